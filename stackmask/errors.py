@@ -1,0 +1,45 @@
+"""Exceptions raised by stackmask. Every documented failure is one of these."""
+
+from __future__ import annotations
+
+
+class StackmaskError(Exception):
+    """Base class of all stackmask errors."""
+
+
+class GrammarError(StackmaskError):
+    """The grammar cannot be used: syntax error, unsupported regex feature,
+    LALR(1) conflict with ``ambiguous=False``, reduction cycle, ...
+
+    ``name`` is the rule or terminal concerned (if any); ``line``/``column``
+    locate the problem in the grammar text when Lark reports a position.
+    """
+
+    def __init__(self, message: str, *, name: str | None = None,
+                 line: int | None = None, column: int | None = None):
+        where = ""
+        if line is not None:
+            where = f" (line {line}" + (f", column {column}" if column is not None else "") + ")"
+        super().__init__(message + where)
+        self.name = name
+        self.line = line
+        self.column = column
+
+
+class TokenRejected(StackmaskError):
+    """A committed token cannot continue the text. The state passed to
+    ``commit`` is unchanged and still usable.
+
+    ``offset`` is the byte offset inside the token's bytes at which every
+    parse died (0-based; ``len(token_bytes)`` when the bytes were all read but
+    the result was not viable).
+    """
+
+    def __init__(self, token_id: int, token_bytes: bytes, offset: int, reason: str = ""):
+        msg = f"token {token_id} ({token_bytes!r}) rejected at byte {offset}"
+        if reason:
+            msg += f": {reason}"
+        super().__init__(msg)
+        self.token_id = token_id
+        self.token_bytes = token_bytes
+        self.offset = offset
