@@ -1,0 +1,22 @@
+"""stackmask: exact grammar-constrained decoding masks for LLMs.
+
+    import stackmask
+    vocab = stackmask.Vocab.qwen2_5()
+    c = stackmask.Constraint(lark_text, vocab)
+    s = c.start()
+    mask = c.get_mask(s)          # packed int32 words, bit id%32 of word id//32
+    s = c.commit(s, token_id)     # new state; raises TokenRejected, old state stays valid
+    c.is_accepting(s)
+"""
+
+from .errors import GrammarError, StackmaskError, TokenRejected
+from .glr.grammar import Grammar, Rule, TerminalDef
+from .runtime.constraint import Constraint, State
+from .vocab import Vocab
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Constraint", "State", "Vocab", "Grammar", "Rule", "TerminalDef",
+    "GrammarError", "TokenRejected", "StackmaskError", "__version__",
+]

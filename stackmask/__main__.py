@@ -1,0 +1,106 @@
+"""``python -m stackmask``: decode a document under a grammar, token by token.
+
+With no arguments: the bundled JSON grammar, the bundled Qwen2.5 vocabulary
+and a small bundled JSON document. Every token of the document (tokenized by
+the real Qwen2.5 tokenizer) must be allowed by ``get_mask`` before it is
+committed, and EOS must be allowed at the end; the run prints one line per
+step and a latency summary (percentiles).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+SAMPLE = '{"name": "stackmask", "tags": ["glr", "masks"], "version": 0.1, "exact": true, "peers": null}'
+
+
+def _percentiles(xs: list[float]) -> str:
+    import numpy as np
+    if not xs:
+        return "n/a"
+    a = np.array(xs) * 1e6
+    ps = np.percentile(a, [50, 90, 99, 99.9])
+    return (f"p50 {ps[0]:.0f} us  p90 {ps[1]:.0f} us  p99 {ps[2]:.0f} us  "
+            f"p99.9 {ps[3]:.0f} us  max {a.max():.0f} us  (n={len(xs)})")
+
+
+def demo(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m stackmask",
+                                 description="Decode a document token by token under a grammar, "
+                                             "checking every token against the mask.")
+    ap.add_argument("--grammar", default="json",
+                    help="bundled grammar name (json) or path to a .lark file (default: json)")
+    ap.add_argument("--text", default=None, help="document to decode (default: a bundled JSON sample)")
+    ap.add_argument("--text-file", default=None, help="read the document from this file")
+    ap.add_argument("--ambiguous", action="store_true", help="allow LALR conflicts (GLR)")
+    ap.add_argument("--quiet", action="store_true", help="only print the summary")
+    args = ap.parse_args(argv)
+
+    import numpy as np
+    from . import Constraint, TokenRejected, Vocab
+    from .grammars import BUNDLED, load
+    from .vocab import qwen2_5_encoding
+
+    if args.grammar in BUNDLED:
+        grammar_text = load(args.grammar)
+    else:
+        with open(args.grammar, encoding="utf-8") as f:
+            grammar_text = f.read()
+    if args.text_file:
+        with open(args.text_file, encoding="utf-8") as f:
+            text = f.read()
+    else:
+        text = args.text if args.text is not None else SAMPLE
+
+    t0 = time.perf_counter()
+    vocab = Vocab.qwen2_5()
+    t1 = time.perf_counter()
+    c = Constraint(grammar_text, vocab, ambiguous=args.ambiguous)
+    t2 = time.perf_counter()
+    print(f"vocabulary: Qwen2.5, {len(vocab.tokens)} tokens, mask width {vocab.size} ({t1 - t0:.2f} s)")
+    print(f"grammar: {args.grammar}: {len(c.grammar.terminals)} terminals, {len(c.grammar.rules)} rules; "
+          f"LR states {c.tables.lr.n_states}, lexer states {c.tables.lexer.n_states} ({t2 - t1:.2f} s)")
+
+    ids = qwen2_5_encoding().encode(text, allowed_special=set())
+    s = c.start()
+    mask_times: list[float] = []
+    commit_times: list[float] = []
+    eos = min(vocab.eos_token_ids)
+    for step, tok in enumerate(ids + [eos]):
+        ta = time.perf_counter()
+        mask = c.get_mask(s)
+        tb = time.perf_counter()
+        mask_times.append(tb - ta)
+        allowed = bool((int(mask[tok >> 5]) >> (tok & 31)) & 1)
+        n_allowed = int(np.unpackbits(mask.view(np.uint8)).sum())
+        if not args.quiet:
+            shown = vocab.tokens[tok] if tok not in vocab.eos_token_ids else b"<EOS>"
+            print(f"step {step:3d}  token {tok:6d} {shown!r:24}  allowed: {n_allowed:6d} tokens"
+                  f"  {'ok' if allowed else 'NOT ALLOWED'}")
+        if not allowed:
+            print(f"error: token {tok} is not allowed at step {step}", file=sys.stderr)
+            return 1
+        try:
+            tc = time.perf_counter()
+            s = c.commit(s, tok)
+            commit_times.append(time.perf_counter() - tc)
+        except TokenRejected as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+    print(f"decoded {len(ids)} tokens + EOS; the document is a sentence of the grammar")
+    print(f"get_mask (reference oracle): {_percentiles(mask_times)}")
+    print(f"commit: {_percentiles(commit_times)}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "demo":
+        argv = argv[1:]
+    return demo(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""Grammar -> the tables the runtime executes: normal form, LR tables, lexer DFA.
+
+This is the first stage of compilation and everything ``commit`` needs. The
+``ambiguous=False`` promise is checked here, on the user's own grammar.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import GrammarError
+from ..glr.grammar import Grammar
+from ..glr.lalr import LRTables, build_lalr, check_deterministic
+from ..glr.normal_form import NormalForm, normalize
+from ..lexer.dfa import DFA, compile_lexer
+
+
+@dataclass(frozen=True, eq=False)
+class GrammarTables:
+    grammar: Grammar              # the user's grammar
+    normal_form: NormalForm
+    lr: LRTables                  # tables of the normal form (commit and masks share them)
+    lexer: DFA                    # combined DFA of all terminals of ``grammar``
+    terminal_ids: dict            # terminal name -> parser terminal index (ids past the LR
+                                  # table's terminals are lexable but never shiftable)
+    ambiguous: bool
+
+
+def coerce_grammar(grammar: "Grammar | str") -> Grammar:
+    if isinstance(grammar, Grammar):
+        return grammar
+    if isinstance(grammar, str):
+        return Grammar.from_lark(grammar)
+    raise TypeError(f"grammar must be Lark text or stackmask.Grammar, not {type(grammar).__name__}")
+
+
+def build_tables(grammar: "Grammar | str", ambiguous: bool = False) -> GrammarTables:
+    g = coerce_grammar(grammar)
+    if not ambiguous:
+        check_deterministic(g)
+    nf = normalize(g)
+    lr = build_lalr(nf.grammar)
+    if any(n == 0 for n in lr.rule_len):
+        raise GrammarError("internal error: normal form still has an empty rule")
+    dfa = compile_lexer(g.terminals)
+    ids = dict(lr.terminal_index)
+    extra = len(lr.terminals)
+    for t in g.terminals:
+        if t.name not in ids:
+            ids[t.name] = extra
+            extra += 1
+    return GrammarTables(grammar=g, normal_form=nf, lr=lr, lexer=dfa, terminal_ids=ids,
+                         ambiguous=ambiguous)

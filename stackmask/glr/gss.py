@@ -1,0 +1,122 @@
+"""Graph-structured stack and the GLR step over (normal-form) LR tables.
+
+Nodes are immutable once the step that created them has finished, so a parse
+configuration is a persistent value: old states share nodes with new ones and
+stay valid. Because the normal form has no epsilon rules, every link goes
+strictly backwards in the input, and a node created by a reduction at the
+current position only ever gains links during the same step; a new link is
+then reduced through on its own (the classic correction for GLR with shared
+nodes), so no reduction path is missed.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .lalr import LRTables
+
+
+class Node:
+    """One GSS node: an LR state with links to the nodes below it."""
+
+    __slots__ = ("state", "links", "_shiftable", "__weakref__")
+
+    def __init__(self, state: int, links: list):
+        self.state = state
+        self.links = links            # list[Node]; never changed after its step
+        self._shiftable = None        # memo: terminal -> bool
+
+    def __repr__(self) -> str:
+        return f"Node({self.state}, {len(self.links)} links)"
+
+
+def _bases(node: Node, length: int, via: Node | None) -> list[Node]:
+    """Distinct nodes reached by popping ``length`` links from ``node``
+    (the first link restricted to ``via`` when given)."""
+    level = [via] if via is not None else node.links
+    for _ in range(length - 1):
+        nxt: dict[int, Node] = {}
+        for n in level:
+            for p in n.links:
+                nxt[id(p)] = p
+        level = list(nxt.values())
+    return level
+
+
+class GLR:
+    """The GLR step: reductions for one lookahead terminal, then its shift."""
+
+    def __init__(self, tables: LRTables):
+        self.tables = tables
+        self.end = 0  # terminal index of END
+        self._shift = tables.shift
+        self._reduce = tables.reduce
+        self._goto = tables.goto
+        self._rlen = tables.rule_len
+        self._rlhs = tables.rule_lhs
+        self.root = Node(tables.start_state, [])
+
+    def reduce_all(self, starts: Iterable[Node], term: int) -> list[Node]:
+        """Every node reachable from ``starts`` by reductions on lookahead
+        ``term`` (the starts included)."""
+        reduce = self._reduce
+        goto = self._goto
+        rlen = self._rlen
+        rlhs = self._rlhs
+        nodes = list(starts)
+        created: dict[int, Node] = {}
+        work: list[tuple[Node, Node | None]] = [(n, None) for n in nodes if term in reduce[n.state]]
+        while work:
+            n, via = work.pop()
+            for r in reduce[n.state].get(term, ()):
+                lhs = rlhs[r]
+                for base in _bases(n, rlen[r], via):
+                    g = goto[base.state][lhs]
+                    m = created.get(g)
+                    if m is None:
+                        m = Node(g, [base])
+                        created[g] = m
+                        nodes.append(m)
+                        if term in reduce[g]:
+                            work.append((m, None))
+                    elif not any(x is base for x in m.links):
+                        m.links.append(base)
+                        if term in reduce[g]:
+                            work.append((m, base))
+        return nodes
+
+    def shift(self, starts: Iterable[Node], term: int) -> list[Node]:
+        """Reduce on lookahead ``term`` then shift it: the new top nodes, one
+        per LR state (heads reaching the same state merge)."""
+        shift = self._shift
+        out: dict[int, Node] = {}
+        for n in self.reduce_all(starts, term):
+            s2 = shift[n.state].get(term)
+            if s2 is not None:
+                m = out.get(s2)
+                if m is None:
+                    out[s2] = Node(s2, [n])
+                elif not any(x is n for x in m.links):
+                    m.links.append(n)
+        return list(out.values())
+
+    def can_shift(self, node: Node, term: int) -> bool:
+        """Whether ``term`` can be shifted after reductions (memoized per node)."""
+        memo = node._shiftable
+        if memo is None:
+            memo = node._shiftable = {}
+        v = memo.get(term)
+        if v is None:
+            shift = self._shift
+            v = any(term in shift[n.state] for n in self.reduce_all((node,), term))
+            memo[term] = v
+        return v
+
+    def accepts(self, node: Node) -> bool:
+        """Whether the stack(s) under ``node`` form a complete sentence."""
+        acc = self.tables.accept_state
+        start = self.tables.start_state
+        for n in self.reduce_all((node,), self.end):
+            if n.state == acc and any(p.state == start and not p.links for p in n.links):
+                return True
+        return False

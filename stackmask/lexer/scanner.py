@@ -1,0 +1,216 @@
+"""Streaming maximal-munch lexing over the combined byte DFA.
+
+A *lexer configuration* is everything the lexer needs to know about the text
+read so far, at one byte boundary:
+
+``(d, shadows)``
+    ``d`` is the combined-DFA state after the pending (unfinished) lexeme, or
+    ``BOUNDARY`` (-1) when no lexeme is pending. ``shadows`` is a set of DFA
+    states of *earlier* lexemes that were emitted although they could still
+    grow (flex-style backtracking): such an emission is only valid if the
+    longer match never completes, so each shadow keeps running on the
+    following bytes and the configuration dies the moment a shadow reaches an
+    accepting state. A shadow that can no longer reach any accepting state is
+    dropped.
+
+Reading a byte from ``(d, S)``: the pending lexeme and every shadow advance;
+if a shadow accepts, or the lexeme dies, the configuration dies. If the
+lexeme now matches some terminal, the lexer *forks*: one branch emits the
+winning terminal(s) and starts a new lexeme (inhibited by the just-finished
+lexeme's state if it could still grow), the other keeps reading (only if the
+lexeme can still grow). That is global maximal munch, executed on a stream.
+
+Among terminals matching the same lexeme the highest priority wins; at equal
+priority a string literal beats a regex; remaining ties are a lexical
+ambiguity and the emission carries every tied terminal (the parser forks).
+``%ignore`` terminals are emitted as ``IGNORE`` and dropped before the parser.
+
+Configurations are interned to small ints; ``BOUNDARY_CONFIG`` (0) is the
+configuration at the start of the text.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..glr.grammar import TerminalDef
+from .dfa import DFA
+
+BOUNDARY = -1          # no pending lexeme
+IGNORE = -1            # emitted alternative: an ignored terminal
+BOUNDARY_CONFIG = 0    # (BOUNDARY, no shadows)
+
+Emission = tuple  # tuple of alternatives: parser terminal ids, or IGNORE
+
+
+class Scanner:
+    """Streaming maximal munch with inhibited terminals over one combined DFA.
+
+    ``terminal_ids`` maps a terminal name to the parser's terminal index;
+    ``ignore`` names the terminals dropped before the parser.
+    """
+
+    def __init__(self, dfa: DFA, terminals: Sequence[TerminalDef], ignore: Iterable[str],
+                 terminal_ids: Mapping[str, int]):
+        self.dfa = dfa
+        self.terminals = tuple(terminals)
+        ignore = frozenset(ignore)
+        self._trans = dfa.trans.tolist()                 # list of lists: fastest per-byte lookup
+        self._live_out = [bool(x) for x in np.asarray(dfa.live_out)]
+        winners: list[Emission] = []
+        for acc in dfa.accepts:
+            winners.append(self._resolve(acc, ignore, terminal_ids))
+        self.winners: tuple[Emission, ...] = tuple(winners)
+        self._accepting = [bool(w) for w in winners]
+        self._configs: list[tuple[int, frozenset[int]]] = [(BOUNDARY, frozenset())]
+        self._config_ids: dict[tuple[int, frozenset[int]], int] = {self._configs[0]: 0}
+        self._steps: dict[int, tuple] = {}
+        self._finish: dict[int, frozenset] = {}
+        self._lock = threading.Lock()
+        self._byte_classes = _byte_classes(dfa.trans)
+
+    # -- terminals ---------------------------------------------------------
+    def _resolve(self, acc: frozenset[int], ignore: frozenset[str],
+                 terminal_ids: Mapping[str, int]) -> Emission:
+        """Winners among the terminals matching one lexeme (see module doc)."""
+        if not acc:
+            return ()
+        defs = [self.terminals[i] for i in acc]
+        top = max(t.priority for t in defs)
+        best = [t for t in defs if t.priority == top]
+        if any(t.is_literal for t in best):
+            best = [t for t in best if t.is_literal]
+        alts = set()
+        for t in best:
+            if t.name in ignore:
+                alts.add(IGNORE)
+            elif t.name in terminal_ids:
+                alts.add(terminal_ids[t.name])
+            # a terminal neither ignored nor used by the parser cannot occur
+            # (the front end keeps only used and ignored terminals)
+        return tuple(sorted(alts))
+
+    # -- configurations ----------------------------------------------------
+    def config(self, cid: int) -> tuple[int, frozenset[int]]:
+        return self._configs[cid]
+
+    def _intern(self, d: int, shadows: frozenset[int]) -> int:
+        key = (d, shadows)
+        cid = self._config_ids.get(key)
+        if cid is None:
+            with self._lock:
+                cid = self._config_ids.get(key)
+                if cid is None:
+                    cid = len(self._configs)
+                    self._configs.append(key)
+                    self._config_ids[key] = cid
+        return cid
+
+    @property
+    def n_configs(self) -> int:
+        return len(self._configs)
+
+    def at_boundary(self, cid: int) -> bool:
+        return self._configs[cid][0] == BOUNDARY
+
+    # -- one byte ------------------------------------------------------------
+    def step(self, cid: int, byte: int) -> tuple:
+        """Outcomes of reading ``byte`` in configuration ``cid``: a tuple of
+        ``(emission or None, next config)``; empty when every branch dies."""
+        key = (cid << 8) | byte
+        out = self._steps.get(key)
+        if out is None:
+            out = self._step(cid, byte)
+            self._steps[key] = out
+        return out
+
+    def _step(self, cid: int, byte: int) -> tuple:
+        trans = self._trans
+        d, shadows = self._configs[cid]
+        nd = trans[0 if d == BOUNDARY else d][byte]
+        if nd < 0:
+            return ()
+        ns = set()
+        for s in shadows:
+            t = trans[s][byte]
+            if t >= 0:
+                if self._accepting[t]:
+                    return ()          # a longer match of an emitted lexeme completed
+                ns.add(t)
+        ns = frozenset(ns)
+        w = self.winners[nd]
+        if not w:
+            return ((None, self._intern(nd, ns)),)
+        if self._live_out[nd]:
+            return ((w, self._intern(BOUNDARY, ns | {nd})), (None, self._intern(nd, ns)))
+        return ((w, self._intern(BOUNDARY, ns)),)
+
+    # -- end of text and lookahead -------------------------------------------
+    def final_emission(self, cid: int) -> Emission | None:
+        """At end of text: ``()`` if no lexeme is pending, the winners if the
+        pending lexeme is complete, ``None`` if it is incomplete (dead)."""
+        d, _ = self._configs[cid]
+        if d == BOUNDARY:
+            return ()
+        w = self.winners[d]
+        return w if w else None
+
+    def shadows(self, cid: int) -> frozenset[int]:
+        return self._configs[cid][1]
+
+    def finishable(self, cid: int) -> frozenset:
+        """Alternatives (terminal ids or IGNORE) that the pending lexeme (or,
+        at a boundary, the next lexeme) can still become by reading more
+        bytes, without any shadow completing a longer match on the way."""
+        out = self._finish.get(cid)
+        if out is None:
+            out = self._finishable(cid)
+            self._finish[cid] = out
+        return out
+
+    def _finishable(self, cid: int) -> frozenset:
+        d, shadows = self._configs[cid]
+        trans = self._trans
+        accepting = self._accepting
+        live_out = self._live_out
+        winners = self.winners
+        result: set = set()
+        start = (0 if d == BOUNDARY else d, shadows)
+        seen = {start}
+        todo = [start]
+        reps = self._byte_classes
+        while todo:
+            d0, s0 = todo.pop()
+            row = trans[d0]
+            for b in reps:
+                nd = row[b]
+                if nd < 0:
+                    continue
+                ns = set()
+                dead = False
+                for s in s0:
+                    t = trans[s][b]
+                    if t >= 0:
+                        if accepting[t]:
+                            dead = True
+                            break
+                        ns.add(t)
+                if dead:
+                    continue
+                result.update(winners[nd])
+                if live_out[nd]:
+                    key = (nd, frozenset(ns))
+                    if key not in seen:
+                        seen.add(key)
+                        todo.append(key)
+        return frozenset(result)
+
+
+def _byte_classes(trans: np.ndarray) -> list[int]:
+    """One representative byte per class of bytes with identical columns."""
+    cols = np.ascontiguousarray(trans.T)
+    _, first = np.unique(cols, axis=0, return_index=True)
+    return sorted(int(i) for i in first)

@@ -1,0 +1,226 @@
+"""The public runtime: ``Constraint``, its immutable ``State`` and ``commit``.
+
+A state is a tuple of *heads*; a head is a GSS node (the top of one or more
+parse stacks) paired with a lexer configuration (see
+:mod:`stackmask.lexer.scanner`). ``commit`` feeds the token's bytes to every
+head in lock step: the scanner says, per byte, which terminals are emitted
+and with which follow-up configuration; emitted terminals are grouped by
+(terminal, configuration) and shifted by the GLR step, so heads that reach
+the same LR state with the same lexer configuration merge into one node.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+from ..compile.tables import GrammarTables, build_tables
+from ..errors import TokenRejected
+from ..glr.grammar import Grammar
+from ..glr.gss import GLR, Node
+from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE, Scanner
+from ..vocab import Vocab
+
+Head = tuple  # (Node, config id)
+
+
+class State:
+    """An immutable decoding state. Keep old states to fork or roll back."""
+
+    __slots__ = ("heads", "finished", "__weakref__")
+
+    def __init__(self, heads: tuple, finished: bool = False):
+        self.heads = heads
+        self.finished = finished
+
+    def __repr__(self) -> str:
+        return f"<stackmask.State heads={len(self.heads)}{' finished' if self.finished else ''}>"
+
+
+class Constraint:
+    """Exact token masks for one grammar and one vocabulary.
+
+    ``grammar`` is Lark text or a :class:`stackmask.Grammar`. With
+    ``ambiguous=False`` (default) the grammar's LALR(1) table must be free of
+    conflicts (else :class:`stackmask.GrammarError` lists them); with
+    ``ambiguous=True`` conflicts are kept and parsed by GLR. Either way the
+    runtime is the same GLR engine over the grammar's normal form.
+    """
+
+    def __init__(self, grammar: "Grammar | str", vocab: Vocab, ambiguous: bool = False):
+        if not isinstance(vocab, Vocab):
+            raise TypeError(f"vocab must be a stackmask.Vocab, not {type(vocab).__name__}")
+        self.vocab = vocab
+        self.tables: GrammarTables = build_tables(grammar, ambiguous=ambiguous)
+        self.grammar = self.tables.grammar
+        self.ambiguous = ambiguous
+        self.glr = GLR(self.tables.lr)
+        self.scanner = Scanner(self.tables.lexer, self.grammar.terminals, self.grammar.ignore,
+                               self.tables.terminal_ids)
+        self._accepts_empty = self.tables.normal_form.accepts_empty
+        self._start = State(((self.glr.root, BOUNDARY_CONFIG),))
+        self._eos = vocab.eos_token_ids
+        self._oracle = None
+        self.mask_words = (vocab.size + 31) // 32
+
+    # -- public API ---------------------------------------------------------
+    def start(self) -> State:
+        """The state before any text."""
+        return self._start
+
+    def commit(self, state: State, token_id: int) -> State:
+        """The state after ``token_id``; raises :class:`TokenRejected` (and
+        leaves ``state`` usable) if the token cannot continue the text."""
+        token_id = self._check_id(token_id)
+        if token_id in self._eos:
+            if self.is_accepting(state):
+                return State((), finished=True)
+            raise TokenRejected(token_id, self.vocab.token_bytes(token_id) or b"", 0,
+                                "end of sequence before the text is a complete sentence")
+        data = self.vocab.token_bytes(token_id)
+        if state.finished:
+            raise TokenRejected(token_id, data or b"", 0, "the sequence has already ended")
+        if not data or token_id in self.vocab.special_token_ids:
+            raise TokenRejected(token_id, data or b"", 0,
+                                "special token" if data else "token has no text bytes")
+        heads = state.heads
+        advance = self.advance
+        for i, b in enumerate(data):
+            heads = advance(heads, b)
+            if not heads:
+                raise TokenRejected(token_id, data, i, "no parse can continue")
+        heads = tuple(h for h in heads if self.viable(h))
+        if not heads:
+            raise TokenRejected(token_id, data, len(data), "no continuation can complete the pending lexeme")
+        return State(heads)
+
+    def commit_bytes(self, state: State, data: bytes) -> State:
+        """Commit raw bytes (not a token): for prompts and tests. Raises
+        ``TokenRejected`` with token id -1."""
+        heads = state.heads
+        if state.finished and data:
+            raise TokenRejected(-1, data, 0, "the sequence has already ended")
+        for i, b in enumerate(data):
+            heads = self.advance(heads, b)
+            if not heads:
+                raise TokenRejected(-1, data, i, "no parse can continue")
+        heads = tuple(h for h in heads if self.viable(h))
+        if not heads and not state.finished:
+            raise TokenRejected(-1, data, len(data), "no continuation can complete the pending lexeme")
+        return State(heads, finished=state.finished)
+
+    def is_accepting(self, state: State) -> bool:
+        """Whether the text so far is a complete sentence."""
+        if state.finished:
+            return True
+        glr = self.glr
+        for node, cfg in state.heads:
+            em = self.scanner.final_emission(cfg)
+            if em is None:
+                continue
+            if not em or IGNORE in em:
+                if self._node_accepts(node):
+                    return True
+            for t in em:
+                if t != IGNORE and any(self._node_accepts(m) for m in glr.shift((node,), t)):
+                    return True
+        return False
+
+    def get_mask(self, state: State, out: np.ndarray | None = None) -> np.ndarray:
+        """Packed allowed-token bitmask: int32 words, bit ``id % 32`` of word
+        ``id // 32``; EOS ids are set exactly when the text is a sentence."""
+        return self.reference_mask(state, out=out)
+
+    def reference_mask(self, state: State, out: np.ndarray | None = None) -> np.ndarray:
+        """The reference oracle: every token committed on the state and its
+        viability checked (sharing work along the token trie). O(|V|)."""
+        from .oracle import ReferenceOracle
+        if self._oracle is None:
+            self._oracle = ReferenceOracle(self)
+        return self._oracle.mask(state, out=out)
+
+    def allowed_tokens(self, state: State) -> np.ndarray:
+        """Sorted ids allowed by ``get_mask`` (convenience for tests/debugging)."""
+        return mask_to_ids(self.get_mask(state), self.vocab.size)
+
+    # -- machinery ------------------------------------------------------------
+    def _check_id(self, token_id) -> int:
+        if isinstance(token_id, (bool, np.bool_)) or not isinstance(token_id, (int, np.integer)):
+            raise ValueError(f"token id must be an int, not {type(token_id).__name__}")
+        token_id = int(token_id)
+        if not 0 <= token_id < self.vocab.size:
+            raise ValueError(f"token id {token_id} outside the vocabulary [0, {self.vocab.size})")
+        return token_id
+
+    def _node_accepts(self, node: Node) -> bool:
+        if not node.links:          # the root: nothing but ignored text so far
+            return self._accepts_empty
+        return self.glr.accepts(node)
+
+    def advance(self, heads: tuple, byte: int) -> tuple:
+        """Heads after one more byte (empty when every parse died)."""
+        step = self.scanner.step
+        if len(heads) == 1:
+            node, cfg = heads[0]
+            outs = step(cfg, byte)
+            if len(outs) == 1 and outs[0][0] is None:
+                return ((node, outs[0][1]),)
+        out: dict = {}
+        groups: dict = {}
+        for node, cfg in heads:
+            for emit, ncfg in step(cfg, byte):
+                if emit is None:
+                    out[(id(node), ncfg)] = (node, ncfg)
+                    continue
+                for t in emit:
+                    if t == IGNORE:
+                        out[(id(node), ncfg)] = (node, ncfg)
+                    else:
+                        groups.setdefault((t, ncfg), {})[id(node)] = node
+        shift = self.glr.shift
+        for (t, ncfg), nodes in groups.items():
+            for m in shift(nodes.values(), t):
+                out[(id(m), ncfg)] = (m, ncfg)
+        return tuple(out.values())
+
+    def viable(self, head: Head) -> bool:
+        """One-terminal lookahead viability (the definition of the mask).
+
+        A head at a lexeme boundary with no inhibition is viable (its stack
+        is a viable prefix). Otherwise it is viable iff the pending lexeme (or,
+        at an inhibited boundary, the next one) can still become, without a
+        shadow completing a longer match, a terminal that is ignored or that
+        its stack can shift after reductions; an inhibited boundary is also
+        viable when the text can end right there.
+        """
+        node, cfg = head
+        scanner = self.scanner
+        boundary = scanner.at_boundary(cfg)
+        if boundary and not scanner.shadows(cfg):
+            return True
+        fin = scanner.finishable(cfg)
+        if IGNORE in fin:
+            return True
+        can_shift = self.glr.can_shift
+        if any(can_shift(node, t) for t in fin):
+            return True
+        return boundary and self._node_accepts(node)
+
+
+def mask_to_ids(mask: np.ndarray, size: int) -> np.ndarray:
+    bits = np.unpackbits(np.ascontiguousarray(mask).view(np.uint8), bitorder="little")[:size]
+    return np.flatnonzero(bits)
+
+
+def ids_to_mask(ids: Iterable[int], size: int, out: np.ndarray | None = None) -> np.ndarray:
+    words = (size + 31) // 32
+    bits = np.zeros(words * 32, dtype=np.uint8)
+    idx = np.fromiter(ids, dtype=np.int64)
+    if idx.size:
+        bits[idx] = 1
+    packed = np.packbits(bits, bitorder="little").view("<i4")
+    if out is None:
+        return packed.astype(np.int32)
+    out[...] = packed
+    return out

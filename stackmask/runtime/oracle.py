@@ -1,0 +1,89 @@
+"""The reference oracle: the definition of the mask, executed literally.
+
+For every token, commit its bytes on the state and check viability. Tokens
+are visited in byte order so that all tokens sharing a prefix share the work
+of committing that prefix (exactly the same ``advance`` calls a separate
+``commit`` would make), and a dead prefix skips every token below it. Cost is
+O(|V|) per step in the worst case: this exists to define and test masks, not
+to serve them.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+import numpy as np
+
+
+class ReferenceOracle:
+    def __init__(self, constraint):
+        self.c = constraint
+        vocab = constraint.vocab
+        ids = [int(i) for i in vocab.text_token_ids()]
+        ids.sort(key=lambda i: vocab.tokens[i])
+        toks: list[bytes] = []
+        groups: list[list[int]] = []
+        for i in ids:
+            b = vocab.tokens[i]
+            if toks and toks[-1] == b:
+                groups[-1].append(i)      # duplicate byte strings: same verdict
+            else:
+                toks.append(b)
+                groups.append([i])
+        self.toks = toks
+        self.groups = groups
+        self.eos = np.array(sorted(vocab.eos_token_ids), dtype=np.int64)
+
+    def allowed(self, state) -> list[int]:
+        if state.finished:
+            return []
+        c = self.c
+        advance, viable = c.advance, c.viable
+        toks, groups = self.toks, self.groups
+        n = len(toks)
+        out: list[int] = []
+        stack = [state.heads]      # stack[k]: heads after the first k bytes of ``prev``
+        prev = b""
+        i = 0
+        while i < n:
+            tb = toks[i]
+            k = 0
+            lim = min(len(prev), len(tb), len(stack) - 1)
+            while k < lim and prev[k] == tb[k]:
+                k += 1
+            del stack[k + 1:]
+            dead = -1
+            for j in range(k, len(tb)):
+                h = advance(stack[j], tb[j])
+                if not h:
+                    dead = j
+                    break
+                stack.append(h)
+            if dead >= 0:
+                # every token starting with tb[:dead+1] dies the same way
+                succ = _successor(tb[:dead + 1])
+                i = n if succ is None else bisect_left(toks, succ, i + 1)
+                prev = tb[:dead]
+                continue
+            heads = stack[len(tb)]
+            if any(viable(h) for h in heads):
+                out.extend(groups[i])
+            prev = tb
+            i += 1
+        return out
+
+    def mask(self, state, out=None) -> np.ndarray:
+        from .constraint import ids_to_mask
+        ids = self.allowed(state)
+        if state.finished or self.c.is_accepting(state):
+            ids.extend(int(e) for e in self.eos)
+        return ids_to_mask(ids, self.c.vocab.size, out=out)
+
+
+def _successor(prefix: bytes) -> bytes | None:
+    """Smallest byte string greater than every string starting with
+    ``prefix`` (None if there is none: the prefix is all 0xFF)."""
+    p = prefix.rstrip(b"\xff")
+    if not p:
+        return None
+    return p[:-1] + bytes([p[-1] + 1])
