@@ -1,0 +1,581 @@
+"""Byte DFAs: determinization, trimming, minimization, product.
+
+Internally automata are handled over *byte equivalence classes*: the 256
+byte values are partitioned into classes that no transition distinguishes, so
+subset construction and minimization work on ``(n_states, n_classes)`` tables;
+the public :class:`DFA` always has a full ``(n_states, 256)`` table.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import GrammarError
+from .regex import ByteNFA, regex_to_nfa
+
+#: Maximum number of DFA states of one terminal (during subset construction)
+#: and of the combined lexer automaton (during the product construction).
+MAX_DFA_STATES = 100_000
+
+
+class _TooManyStates(Exception):
+    pass
+
+__all__ = ["DFA", "compile_terminal", "compile_lexer", "terminal_dfas",
+           "determinize", "minimize", "trim", "product"]
+
+
+# --------------------------------------------------------------------------
+# the public DFA
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class DFA:
+    """A trimmed deterministic automaton over bytes.
+
+    ``trans[s, b]`` is the state after reading byte ``b`` in state ``s``
+    (``-1`` = dead); state 0 is the start state. ``accepts[s]`` holds the
+    indices of the terminals whose language contains the bytes read so far.
+    Every state can reach a state with non-empty ``accepts`` (the one
+    exception: the single start state of an automaton with an empty language,
+    e.g. ``compile_lexer([])``). ``live_out[s]`` is true when ``s`` has at least
+    one outgoing transition. The arrays are read-only.
+    """
+
+    trans: np.ndarray
+    accepts: tuple[frozenset[int], ...]
+    n_states: int
+    live_out: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        trans = np.ascontiguousarray(self.trans, dtype=np.int32)
+        if trans.ndim != 2 or trans.shape[1] != 256 or trans.shape[0] != self.n_states:
+            raise ValueError(f"trans must have shape ({self.n_states}, 256), got {trans.shape}")
+        if len(self.accepts) != self.n_states:
+            raise ValueError("accepts must have one entry per state")
+        trans.setflags(write=False)
+        live = (trans >= 0).any(axis=1)
+        live.setflags(write=False)
+        object.__setattr__(self, "trans", trans)
+        object.__setattr__(self, "live_out", live)
+
+    def _table(self) -> list[list[int]]:
+        """``trans`` as nested Python lists (built on first use; fast scalar access)."""
+        rows = self.__dict__.get("_rows")
+        if rows is None:
+            rows = self.trans.tolist()
+            object.__setattr__(self, "_rows", rows)
+        return rows
+
+    def __repr__(self) -> str:
+        n_acc = sum(1 for a in self.accepts if a)
+        return f"DFA(n_states={self.n_states}, accepting={n_acc})"
+
+    def step(self, state: int, byte: int) -> int:
+        """One transition; ``-1`` stays ``-1``."""
+        if state < 0:
+            return -1
+        return self._table()[state][byte]
+
+    def run(self, data: bytes, state: int = 0) -> int:
+        """The state after reading ``data`` from ``state``; -1 if dead."""
+        if state < 0:
+            return -1
+        rows = self._table()
+        for b in data:
+            state = rows[state][b]
+            if state < 0:
+                return -1
+        return state
+
+    def fullmatch(self, data: bytes) -> frozenset[int]:
+        """Indices of the terminals whose language contains exactly ``data``."""
+        s = self.run(data)
+        return self.accepts[s] if s >= 0 else frozenset()
+
+    def has_successors(self, state: int) -> bool:
+        """Whether some byte leads from ``state`` to a live state."""
+        return bool(state >= 0 and self.live_out[state])
+
+    def is_accepting(self, state: int) -> bool:
+        return bool(state >= 0 and self.accepts[state])
+
+
+# --------------------------------------------------------------------------
+# determinization
+# --------------------------------------------------------------------------
+
+def _byte_classes(boundaries: set[int]) -> np.ndarray:
+    """byte -> class id, for classes delimited by ``boundaries`` (values in 1..255
+    at which a new class starts)."""
+    starts = np.zeros(256, dtype=np.int32)
+    for b in boundaries:
+        if 0 < b < 256:
+            starts[b] = 1
+    return np.cumsum(starts, dtype=np.int32)
+
+
+def determinize(nfa: ByteNFA, max_states: int = MAX_DFA_STATES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Subset construction over byte classes (raises ``_TooManyStates`` past
+    ``max_states`` subsets).
+
+    Returns ``(trans, byte_class, accepting)``: ``trans`` int32
+    ``(n_states, n_classes)`` with -1 for no move (not yet trimmed), ``byte_class``
+    int32 ``(256,)`` mapping bytes to classes, ``accepting`` bool ``(n_states,)``.
+    State 0 is the start state.
+    """
+    n = nfa.n_states
+    bounds: set[int] = set()
+    for es in nfa.edges:
+        for lo, hi, _ in es:
+            bounds.add(lo)
+            bounds.add(hi + 1)
+    b2c = _byte_classes(bounds)
+    b2c_l = b2c.tolist()
+    n_classes = int(b2c[-1]) + 1
+
+    # Only "important" states identify a subset: those with byte moves, and the final state.
+    final = nfa.final
+    edges = nfa.edges
+    important = [bool(edges[s]) or s == final for s in range(n)]
+    eps = nfa.eps
+    closure_memo: dict[int, tuple[int, ...]] = {}
+
+    def closure(s: int) -> tuple[int, ...]:
+        c = closure_memo.get(s)
+        if c is not None:
+            return c
+        seen = {s}
+        stack = [s]
+        while stack:
+            x = stack.pop()
+            for y in eps[x]:
+                if y not in seen:
+                    seen.add(y)
+                    stack.append(y)
+        c = tuple(sorted(x for x in seen if important[x]))
+        closure_memo[s] = c
+        return c
+
+    # per NFA state: [(class, targets)], built on first use
+    moves_memo: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+
+    def moves(s: int) -> list[tuple[int, tuple[int, ...]]]:
+        m = moves_memo.get(s)
+        if m is None:
+            by_c: dict[int, list[int]] = {}
+            for lo, hi, t in edges[s]:
+                for c in range(b2c_l[lo], b2c_l[hi] + 1):
+                    lst = by_c.get(c)
+                    if lst is None:
+                        by_c[c] = [t]
+                    elif t not in lst:
+                        lst.append(t)
+            m = [(c, tuple(sorted(ts))) for c, ts in by_c.items()]
+            moves_memo[s] = m
+        return m
+
+    start = closure(nfa.start)
+    ids: dict[tuple[int, ...], int] = {start: 0}
+    subsets = [start]
+    target_memo: dict[tuple[int, ...], int] = {}  # raw NFA targets -> DFA state
+
+    def dstate(targets: tuple[int, ...]) -> int:
+        d = target_memo.get(targets)
+        if d is None:
+            if len(targets) == 1:
+                key = closure(targets[0])
+            else:
+                acc: set[int] = set()
+                for t in targets:
+                    acc.update(closure(t))
+                key = tuple(sorted(acc))
+            d = ids.get(key)
+            if d is None:
+                d = len(subsets)
+                if d >= max_states:
+                    raise _TooManyStates(d)
+                ids[key] = d
+                subsets.append(key)
+            target_memo[targets] = d
+        return d
+
+    rows: list[list[int]] = []
+    i = 0
+    while i < len(subsets):
+        cur = subsets[i]
+        i += 1
+        row = [-1] * n_classes
+        if len(cur) == 1:
+            for c, ts in moves(cur[0]):
+                row[c] = dstate(ts)
+        else:
+            buckets: dict[int, set[int]] = {}
+            for s in cur:
+                for c, ts in moves(s):
+                    bk = buckets.get(c)
+                    if bk is None:
+                        buckets[c] = set(ts)
+                    else:
+                        bk.update(ts)
+            for c, targets in buckets.items():
+                row[c] = dstate(tuple(sorted(targets)))
+        rows.append(row)
+    trans = np.array(rows, dtype=np.int32).reshape(len(rows), n_classes)
+    accepting = np.array([final in sub for sub in subsets], dtype=bool)
+    return trans, b2c, accepting
+
+
+# --------------------------------------------------------------------------
+# trimming and minimization
+# --------------------------------------------------------------------------
+
+def trim(trans: np.ndarray, accepting: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Keep the states reachable from state 0 that can reach an accepting
+    state; renumber them in BFS order from 0. Returns ``(trans, old_index)``
+    (``old_index[new] = old``). If state 0 cannot reach acceptance the result
+    has no states."""
+    n = trans.shape[0]
+    if n == 0:
+        return trans, np.zeros(0, dtype=np.int64)
+    src, _cls = np.nonzero(trans >= 0)
+    dst = trans[src, _cls]
+    order = np.argsort(dst, kind="stable")
+    src_sorted = src[order].tolist()
+    dst_sorted = dst[order]
+    starts = np.searchsorted(dst_sorted, np.arange(n + 1)).tolist()
+    alive = accepting.astype(bool).tolist()
+    queue = deque(i for i in range(n) if alive[i])
+    while queue:
+        x = queue.popleft()
+        for k in range(starts[x], starts[x + 1]):
+            y = src_sorted[k]
+            if not alive[y]:
+                alive[y] = True
+                queue.append(y)
+    if not alive[0]:
+        return np.zeros((0, trans.shape[1]), dtype=np.int32), np.zeros(0, dtype=np.int64)
+    alive_a = np.array(alive, dtype=bool)
+    t = np.where(alive_a[np.maximum(trans, 0)] & (trans >= 0), trans, -1)
+    return _renumber_bfs(t)
+
+
+def _renumber_bfs(trans: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Renumber states in BFS order from state 0, dropping unreachable ones."""
+    n = trans.shape[0]
+    rows = trans.tolist()
+    new_id = [-1] * n
+    new_id[0] = 0
+    order = [0]
+    i = 0
+    while i < len(order):
+        for t in rows[order[i]]:
+            if t >= 0 and new_id[t] < 0:
+                new_id[t] = len(order)
+                order.append(t)
+        i += 1
+    old = np.array(order, dtype=np.int64)
+    mp = np.array(new_id + [-1], dtype=np.int32)
+    out = mp[trans[old]]  # -1 indexes the appended -1
+    return out.astype(np.int32), old
+
+
+_MOORE_ROUNDS = 12
+
+
+def _hopcroft(trans: np.ndarray, block: np.ndarray) -> np.ndarray:
+    """Coarsest refinement of the partition ``block`` that is compatible with
+    the (partial) transition table ``trans``: Hopcroft's algorithm with
+    splitters (block, class). Dead transitions (-1) form an implicit block that
+    is never used as a splitter, so every initial block is a splitter."""
+    n, C = trans.shape
+    src, cls = np.nonzero(trans >= 0)
+    dst = trans[src, cls].astype(np.int64)
+    key = dst * C + cls
+    order = np.argsort(key, kind="stable")
+    key_s = key[order]
+    src_list = src[order].tolist()
+    ukeys, starts = np.unique(key_s, return_index=True)
+    ends = np.append(starts[1:], len(key_s))
+    inv = dict(zip(ukeys.tolist(), zip(starts.tolist(), ends.tolist())))
+    in_classes: list[list[int]] = [[] for _ in range(n)]
+    for kk in ukeys.tolist():
+        t, c = divmod(kk, C)
+        in_classes[t].append(c)
+
+    block_of = block.tolist()
+    nb0 = int(block.max()) + 1
+    members: list[set[int]] = [set() for _ in range(nb0)]
+    for s_, b in enumerate(block_of):
+        members[b].add(s_)
+    work: list[int] = []
+    in_work: set[int] = set()
+    for b in range(nb0):
+        ds: set[int] = set()
+        for s_ in members[b]:
+            ds.update(in_classes[s_])
+        for d in ds:
+            x = b * C + d
+            work.append(x)
+            in_work.add(x)
+    while work:
+        x = work.pop()
+        in_work.discard(x)
+        bsplit, c = divmod(x, C)
+        pre: list[int] = []
+        for t in members[bsplit]:
+            r = inv.get(t * C + c)
+            if r is not None:
+                pre.extend(src_list[r[0]:r[1]])
+        if not pre:
+            continue
+        touched: dict[int, list[int]] = {}
+        for s_ in pre:
+            lst = touched.get(block_of[s_])
+            if lst is None:
+                touched[block_of[s_]] = [s_]
+            else:
+                lst.append(s_)
+        for y, ys in touched.items():
+            my = members[y]
+            if len(ys) == len(my):
+                continue
+            if 2 * len(ys) <= len(my):
+                moved = ys
+                my.difference_update(ys)
+            else:
+                yset = set(ys)
+                moved = [s_ for s_ in my if s_ not in yset]
+                members[y] = yset
+            nb = len(members)
+            members.append(set(moved))
+            ds = set()
+            for s_ in moved:
+                block_of[s_] = nb
+                ds.update(in_classes[s_])
+            for d in ds:
+                xx = nb * C + d
+                if xx not in in_work:
+                    work.append(xx)
+                    in_work.add(xx)
+    # renumber blocks densely
+    _, dense = np.unique(np.array(block_of, dtype=np.int64), return_inverse=True)
+    return dense.reshape(-1).astype(np.int64)
+
+
+def minimize(trans: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Minimize a trimmed DFA. ``trans`` ``(n, k)`` int with -1 for dead;
+    ``labels`` ``(n,)`` ints giving the initial partition (states with different
+    labels are never merged). Returns ``(trans, old_index)`` for the minimal
+    automaton, numbered in BFS order from the block of state 0; ``old_index[new]``
+    is one original state of each block.
+
+    A few rounds of Moore refinement (vectorized) settle most automata; if the
+    partition is still changing, Hopcroft's algorithm finishes from there (Moore
+    alone is quadratic on long chains such as ``a{30000}``)."""
+    n = trans.shape[0]
+    if n == 0:
+        return trans, np.zeros(0, dtype=np.int64)
+    trans = np.asarray(trans)
+    _, block = np.unique(labels, return_inverse=True)
+    block = block.astype(np.int64).reshape(-1)
+    n_blocks = int(block.max()) + 1
+    k = trans.shape[1] + 1
+    converged = False
+    for _round in range(_MOORE_ROUNDS):
+        ext = np.append(block, -1).astype(np.int32)
+        sig = np.empty((n, k), dtype=np.int32)
+        sig[:, 0] = block
+        sig[:, 1:] = ext[trans]
+        keys = sig.view(np.dtype((np.void, 4 * k))).ravel().tolist()
+        intern: dict[bytes, int] = {}
+        block = np.array([intern.setdefault(x, len(intern)) for x in keys], dtype=np.int64)
+        nb = len(intern)
+        if nb == n_blocks:
+            converged = True
+            break
+        n_blocks = nb
+    if not converged:
+        block = _hopcroft(trans, block)
+        n_blocks = int(block.max()) + 1
+    # quotient automaton
+    rep = np.zeros(n_blocks, dtype=np.int64)
+    rep[block[::-1]] = np.arange(n - 1, -1, -1)  # first state of each block
+    ext = np.append(block, -1)
+    q = ext[trans[rep]].astype(np.int32)
+    # put the start block first, then BFS-renumber
+    start = int(block[0])
+    perm = np.arange(n_blocks)
+    perm[0], perm[start] = start, 0
+    inv = np.empty(n_blocks, dtype=np.int64)
+    inv[perm] = np.arange(n_blocks)
+    q = np.append(inv, -1)[q[perm]].astype(np.int32)
+    rep = rep[perm]
+    q2, old = _renumber_bfs(q)
+    return q2, rep[old]
+
+
+def _expand(trans_cls: np.ndarray, b2c: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(trans_cls[:, b2c], dtype=np.int32)
+
+
+# --------------------------------------------------------------------------
+# compiling terminals
+# --------------------------------------------------------------------------
+
+def _label(name: str, regex: str) -> str:
+    return name or regex
+
+
+@lru_cache(maxsize=4096)
+def _compile_regex(regex: str) -> DFA:
+    """Minimized DFA for ``regex`` (errors are raised uncached, with no name)."""
+    return _build_terminal(regex, "")
+
+
+def _build_terminal(regex: str, name: str) -> DFA:
+    label = _label(name, regex)
+    nfa = regex_to_nfa(regex, name)
+    try:
+        trans, b2c, accepting = determinize(nfa)
+    except _TooManyStates:
+        raise GrammarError(f"terminal {label!r} is too large: its DFA needs more than "
+                           f"{MAX_DFA_STATES} states (MAX_DFA_STATES)", name=name) from None
+    if accepting[0]:
+        raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
+    if nfa.reluctant:
+        # shortest-match rule: no transition leaves an accepting state
+        trans[accepting] = -1
+    t, old = trim(trans, accepting)
+    if t.shape[0] == 0:
+        raise GrammarError(f"terminal {label!r} matches no string at all", name=name)
+    acc = accepting[old]
+    t, old2 = minimize(t, acc.astype(np.int64))
+    acc = acc[old2]
+    full = _expand(t, b2c)
+    accepts = tuple(frozenset((0,)) if a else frozenset() for a in acc.tolist())
+    return DFA(trans=full, accepts=accepts, n_states=full.shape[0])
+
+
+def compile_terminal(regex: str, name: str = "") -> DFA:
+    """Minimized DFA over UTF-8 bytes of one terminal; accepting states have
+    ``accepts == {0}``. Results are cached by regex. Raises GrammarError (with
+    ``name``) for unsupported or invalid patterns and for patterns matching
+    the empty string or nothing at all."""
+    try:
+        return _compile_regex(regex)
+    except GrammarError:
+        if not name:
+            raise
+    # errors are not cached: build again so that the error names the terminal
+    return _build_terminal(regex, name)
+
+
+def _regex_of(t) -> tuple[str, str]:
+    if isinstance(t, str):
+        return t, ""
+    return t.regex, getattr(t, "name", "")
+
+
+def terminal_dfas(terminals: Sequence) -> list[DFA]:
+    """Per-terminal minimized DFAs, in the order of ``terminals`` (TerminalDef
+    objects, or plain regex strings). Cached per regex."""
+    return [compile_terminal(*_regex_of(t)) for t in terminals]
+
+
+def product(dfas: Sequence[DFA]) -> DFA:
+    """Product automaton of trimmed DFAs (BFS over tuples of live component
+    states): ``accepts[s]`` = the indices ``i`` such that ``dfas[i]`` is in an
+    accepting state after the bytes read; minimized with respect to the
+    accepts sets."""
+    k = len(dfas)
+    if k == 0:
+        return DFA(trans=np.full((1, 256), -1, dtype=np.int32), accepts=(frozenset(),), n_states=1)
+    sizes = [d.n_states for d in dfas]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    total = int(offsets[-1])
+    g = np.empty((total, 256), dtype=np.int32)
+    acc_term = np.full(total, -1, dtype=np.int64)
+    for i, d in enumerate(dfas):
+        o = int(offsets[i])
+        t = d.trans
+        g[o:o + d.n_states] = np.where(t >= 0, t + o, -1)
+        acc = np.fromiter((bool(a) for a in d.accepts), dtype=bool, count=d.n_states)
+        acc_term[o:o + d.n_states][acc] = i
+    # global byte classes: columns identical in every automaton
+    _, inv = np.unique(g.T, axis=0, return_inverse=True)
+    b2c = inv.reshape(-1).astype(np.int32)
+    n_classes = int(b2c.max()) + 1
+    rep = np.zeros(n_classes, dtype=np.int64)
+    rep[b2c[::-1]] = np.arange(255, -1, -1)
+    gc = np.ascontiguousarray(g[:, rep])  # (total, n_classes)
+    gc_rows = gc.tolist()
+    acc_l = acc_term.tolist()
+
+    start = tuple(int(o) for o in offsets[:-1])
+    ids: dict[tuple[int, ...], int] = {start: 0}
+    states = [start]
+    rows: list[list[int]] = []
+    i = 0
+    while i < len(states):
+        cur = states[i]
+        i += 1
+        if len(cur) == 1:
+            r = gc_rows[cur[0]]
+            row = [-1] * n_classes
+            for c, x in enumerate(r):
+                if x >= 0:
+                    key = (x,)
+                    d = ids.get(key)
+                    if d is None:
+                        d = len(states)
+                        ids[key] = d
+                        states.append(key)
+                    row[c] = d
+        else:
+            cols = zip(*[gc_rows[x] for x in cur])
+            row = [-1] * n_classes
+            for c, col in enumerate(cols):
+                key = tuple(x for x in col if x >= 0)
+                if key:
+                    d = ids.get(key)
+                    if d is None:
+                        d = len(states)
+                        ids[key] = d
+                        states.append(key)
+                    row[c] = d
+        rows.append(row)
+        if len(states) > MAX_DFA_STATES:
+            raise GrammarError(f"the combined lexer automaton needs more than {MAX_DFA_STATES} "
+                               f"states (MAX_DFA_STATES)")
+    trans = np.array(rows, dtype=np.int32).reshape(len(rows), n_classes)
+    acc_sets = [frozenset(acc_l[x] for x in st if acc_l[x] >= 0) for st in states]
+    label_ids: dict[frozenset, int] = {}
+    labels = np.array([label_ids.setdefault(a, len(label_ids)) for a in acc_sets], dtype=np.int64)
+    t, old = minimize(trans, labels)
+    full = _expand(t, b2c)
+    accepts = tuple(acc_sets[o] for o in old.tolist())
+    return DFA(trans=full, accepts=accepts, n_states=full.shape[0])
+
+
+_LEXER_CACHE: dict[tuple[str, ...], DFA] = {}
+
+
+def compile_lexer(terminals: Sequence) -> DFA:
+    """Combined DFA of all terminals: ``accepts[s]`` = the positions ``i`` in
+    ``terminals`` whose own DFA accepts the bytes read; minimized with respect
+    to the accepts sets. Cached by the tuple of regexes."""
+    pairs = [_regex_of(t) for t in terminals]
+    key = tuple(r for r, _ in pairs)
+    d = _LEXER_CACHE.get(key)
+    if d is None:
+        d = product(terminal_dfas(terminals))
+        if len(_LEXER_CACHE) > 64:
+            _LEXER_CACHE.clear()
+        _LEXER_CACHE[key] = d
+    return d

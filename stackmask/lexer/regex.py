@@ -1,0 +1,515 @@
+"""Python regex (Unicode ``str`` pattern) -> NFA over UTF-8 bytes.
+
+The pattern is parsed with the standard library's own parser
+(``re._parser``), so the syntax accepted, the flag handling and the parser's
+rewrites (common-prefix factoring, ``a|b`` -> ``[ab]``) are exactly those of
+``re``. The parse tree is then turned into a Thompson-style NFA whose edges are
+byte ranges.
+
+Single-character constructs (literals, ``.``, classes, categories) are mapped
+to *sets of code points* that are exact by construction: unless the set is a
+plain union of literals and ranges without IGNORECASE, the construct is
+re-emitted as a one-character pattern and its matches are found by scanning a
+string holding every code point (``re.finditer('(?:X)+', universe)``) with the
+construct's effective flags. Whatever Python's ``re`` does for one character
+(Unicode ``\\w``/``\\d``/``\\s``, IGNORECASE folding such as ``(?i)k`` matching
+U+212A KELVIN SIGN, ``(?a)``, ``(?s)``) is therefore what the NFA does. Code
+point sets are then encoded as UTF-8 byte-range sequences (split by encoding
+length, then at continuation-byte boundaries). Surrogates U+D800..U+DFFF are
+never part of any set, so only valid UTF-8 is ever accepted.
+
+See :mod:`stackmask.lexer` for the full semantics (shortest-match rule for
+reluctant quantifiers, rejected features, size limit).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import re._constants as C
+import re._parser as sre_parse
+
+from ..errors import GrammarError
+
+__all__ = ["ByteNFA", "regex_to_nfa", "MAX_NFA_STATES", "codepoint_set", "utf8_sequences"]
+
+#: Maximum number of NFA states one terminal may need (after expanding bounded
+#: repetition ``{m,n}``). Larger terminals are rejected with GrammarError.
+MAX_NFA_STATES = 100_000
+
+MAX_CP = 0x10FFFF
+SURR_LO, SURR_HI = 0xD800, 0xDFFF
+
+_I = C.SRE_FLAG_IGNORECASE
+_S = C.SRE_FLAG_DOTALL
+_A = C.SRE_FLAG_ASCII
+_CHAR_FLAGS = _I | _S | _A  # the flags that can change what one character matches
+
+Intervals = tuple[tuple[int, int], ...]  # sorted, disjoint, non-adjacent, inclusive, no surrogates
+
+
+# --------------------------------------------------------------------------
+# code point sets
+# --------------------------------------------------------------------------
+
+def _normalize(ivs) -> Intervals:
+    """Sort, merge, and remove surrogates from inclusive intervals."""
+    out: list[list[int]] = []
+    for lo, hi in sorted(ivs):
+        if lo > hi:
+            continue
+        if out and lo <= out[-1][1] + 1:
+            if hi > out[-1][1]:
+                out[-1][1] = hi
+        else:
+            out.append([lo, hi])
+    res: list[tuple[int, int]] = []
+    for lo, hi in out:
+        if hi < SURR_LO or lo > SURR_HI:
+            res.append((lo, hi))
+        else:
+            if lo < SURR_LO:
+                res.append((lo, SURR_LO - 1))
+            if hi > SURR_HI:
+                res.append((SURR_HI + 1, hi))
+    return tuple(res)
+
+
+def _complement(ivs: Intervals) -> Intervals:
+    out = []
+    nxt = 0
+    for lo, hi in ivs:
+        if lo > nxt:
+            out.append((nxt, lo - 1))
+        nxt = hi + 1
+    if nxt <= MAX_CP:
+        out.append((nxt, MAX_CP))
+    return _normalize(out)
+
+
+_UNIVERSE: str | None = None
+
+
+def _universe() -> str:
+    """Every code point except surrogates, in order (built once, ~4 MB)."""
+    global _UNIVERSE
+    if _UNIVERSE is None:
+        _UNIVERSE = "".join(map(chr, range(SURR_LO))) + "".join(map(chr, range(SURR_HI + 1, MAX_CP + 1)))
+    return _UNIVERSE
+
+
+def _pos_to_cp(p: int) -> int:
+    return p if p < SURR_LO else p + (SURR_HI + 1 - SURR_LO)
+
+
+@lru_cache(maxsize=None)
+def _scan(char_pattern: str, flags: int) -> Intervals:
+    """Exact set of code points c with ``re.fullmatch(char_pattern, chr(c), flags)``,
+    where ``char_pattern`` matches exactly one character."""
+    rx = re.compile(f"(?:{char_pattern})+", flags)
+    runs = []
+    for m in rx.finditer(_universe()):
+        a, b = m.span()
+        runs.append((_pos_to_cp(a), _pos_to_cp(b - 1)))
+    return _normalize(runs)
+
+
+_CATEGORY_TEXT = {
+    C.CATEGORY_DIGIT: r"\d", C.CATEGORY_NOT_DIGIT: r"\D",
+    C.CATEGORY_SPACE: r"\s", C.CATEGORY_NOT_SPACE: r"\S",
+    C.CATEGORY_WORD: r"\w", C.CATEGORY_NOT_WORD: r"\W",
+}
+
+
+def _esc(c: int) -> str:
+    return "\\U%08x" % c
+
+
+def _class_text(items) -> str:
+    parts = []
+    for op, av in items:
+        if op is C.NEGATE:
+            parts.append("^")
+        elif op is C.LITERAL:
+            parts.append(_esc(av))
+        elif op is C.RANGE:
+            parts.append(_esc(av[0]) + "-" + _esc(av[1]))
+        elif op is C.CATEGORY:
+            if av not in _CATEGORY_TEXT:
+                raise ValueError(f"unsupported category {av}")
+            parts.append(_CATEGORY_TEXT[av])
+        else:
+            raise ValueError(f"unsupported class item {op}")
+    return "[" + "".join(parts) + "]"
+
+
+def codepoint_set(op, av, flags: int) -> Intervals:
+    """The exact set of code points that the one-character construct
+    ``(op, av)`` (from ``re._parser``) matches under ``flags``."""
+    flags &= _CHAR_FLAGS
+    return _codepoint_set(op, _freeze(av), flags)
+
+
+def _freeze(av):
+    if isinstance(av, list):
+        return tuple((op, tuple(a) if isinstance(a, list) else a) for op, a in av)
+    return av
+
+
+@lru_cache(maxsize=None)
+def _codepoint_set(op, av, flags: int) -> Intervals:
+    icase = bool(flags & _I)
+    if op is C.ANY:
+        if flags & _S:
+            return _normalize([(0, MAX_CP)])
+        return _complement(((10, 10),))
+    if op is C.LITERAL:
+        if not icase:
+            return _normalize([(av, av)])
+        return _scan(_esc(av), flags)
+    if op is C.NOT_LITERAL:
+        if not icase:
+            return _complement(_normalize([(av, av)]))
+        return _scan("[^" + _esc(av) + "]", flags)
+    if op is C.CATEGORY:
+        return _codepoint_set(C.IN, ((C.CATEGORY, av),), flags)
+    if op is C.IN:
+        simple = not icase and all(o in (C.LITERAL, C.RANGE, C.NEGATE) for o, _ in av)
+        if simple:
+            ivs = []
+            neg = False
+            for o, a in av:
+                if o is C.NEGATE:
+                    neg = True
+                elif o is C.LITERAL:
+                    ivs.append((a, a))
+                else:
+                    ivs.append((a[0], a[1]))
+            s = _normalize(ivs)
+            return _complement(s) if neg else s
+        return _scan(_class_text(av), flags)
+    raise ValueError(f"not a one-character construct: {op}")
+
+
+# --------------------------------------------------------------------------
+# UTF-8 range splitting
+# --------------------------------------------------------------------------
+
+def _encode(c: int) -> bytes:
+    return chr(c).encode("utf-8", "surrogatepass")
+
+
+def utf8_sequences(ivs: Intervals) -> list[tuple[tuple[int, int], ...]]:
+    """Byte-range sequences whose union encodes exactly the code points in
+    ``ivs`` (which must not contain surrogates). Each sequence is a tuple of
+    inclusive (lo, hi) byte ranges, one per byte of the encoding."""
+    out = []
+    stack = list(reversed(ivs))
+    while stack:
+        lo, hi = stack.pop()
+        # split by encoding length
+        split = False
+        for m in (0x7F, 0x7FF, 0xFFFF):
+            if lo <= m < hi:
+                stack.append((m + 1, hi))
+                stack.append((lo, m))
+                split = True
+                break
+        if split:
+            continue
+        if hi <= 0x7F:
+            out.append(((lo, hi),))
+            continue
+        # split at continuation-byte boundaries
+        for i in (1, 2, 3):
+            m = (1 << (6 * i)) - 1
+            if (lo & ~m) != (hi & ~m):
+                if (lo & m) != 0:
+                    stack.append(((lo | m) + 1, hi))
+                    stack.append((lo, lo | m))
+                    split = True
+                    break
+                if (hi & m) != m:
+                    stack.append((hi & ~m, hi))
+                    stack.append((lo, (hi & ~m) - 1))
+                    split = True
+                    break
+        if split:
+            continue
+        a, b = _encode(lo), _encode(hi)
+        assert len(a) == len(b)
+        out.append(tuple(zip(a, b)))
+    return out
+
+
+@lru_cache(maxsize=None)
+def _charset_template(ivs: Intervals):
+    """A minimal deterministic byte automaton for a code point set: local
+    state 0 = entry, 1 = exit, further states internal; edges
+    ``(src, lo, hi, dst)``. Built once per set (cached)."""
+    if not ivs:
+        return 2, ()
+    if ivs[-1][1] <= 0x7F:
+        return 2, tuple((0, lo, hi, 1) for lo, hi in ivs)
+    # byte-range sequences with shared suffixes, then determinize + minimize
+    from .dfa import determinize, minimize, trim  # local import: dfa imports this module
+
+    nfa = ByteNFA("", limit=1 << 30)
+    entry, exit_ = nfa.new(), nfa.new()
+    suffix: dict[tuple, int] = {(): exit_}
+
+    def suf(rest: tuple) -> int:
+        st = suffix.get(rest)
+        if st is None:
+            nxt = suf(rest[1:])
+            st = nfa.new()
+            nfa.edges[st].append((rest[0][0], rest[0][1], nxt))
+            suffix[rest] = st
+        return st
+
+    for seq in utf8_sequences(ivs):
+        nfa.edges[entry].append((seq[0][0], seq[0][1], suf(seq[1:])))
+    nfa.start, nfa.final = entry, exit_
+    trans, b2c, acc = determinize(nfa)
+    trans, old = trim(trans, acc)
+    acc = acc[old]
+    trans, old2 = minimize(trans, acc.astype("int64"))
+    acc = acc[old2]
+    full = trans[:, b2c].tolist()
+    finals = [i for i, a in enumerate(acc.tolist()) if a]
+    assert len(finals) == 1 and finals[0] != 0 and all(t < 0 for t in full[finals[0]])
+    fin = finals[0]
+    # local numbering: 0 entry, 1 exit
+    local = {0: 0, fin: 1}
+    for st in range(len(full)):
+        if st not in local:
+            local[st] = len(local)
+    edges = []
+    for st, row in enumerate(full):
+        b = 0
+        while b < 256:
+            t = row[b]
+            e = b
+            while e + 1 < 256 and row[e + 1] == t:
+                e += 1
+            if t >= 0:
+                edges.append((local[st], b, e, local[t]))
+            b = e + 1
+    return len(full), tuple(edges)
+
+
+# --------------------------------------------------------------------------
+# NFA
+# --------------------------------------------------------------------------
+
+class ByteNFA:
+    """An NFA over bytes with epsilon moves and a single final state.
+
+    ``eps[s]`` lists epsilon successors, ``edges[s]`` lists ``(lo, hi, t)``
+    byte-range moves. ``reluctant`` records that the pattern contained a
+    reluctant quantifier (shortest-match semantics apply to the terminal)."""
+
+    __slots__ = ("eps", "edges", "start", "final", "reluctant", "name", "label", "limit")
+
+    def __init__(self, name: str = "", limit: int = MAX_NFA_STATES, label: str | None = None):
+        self.eps: list[list[int]] = []
+        self.edges: list[list[tuple[int, int, int]]] = []
+        self.start = 0
+        self.final = 0
+        self.reluctant = False
+        self.name = name
+        self.label = label if label is not None else name
+        self.limit = limit
+
+    @property
+    def n_states(self) -> int:
+        return len(self.eps)
+
+    def new(self) -> int:
+        n = len(self.eps)
+        if n >= self.limit:
+            raise GrammarError(
+                f"terminal {self.label!r} is too large: its automaton needs more than "
+                f"{self.limit} NFA states (MAX_NFA_STATES; large bounded repetitions such as "
+                f"x{{m,n}} are expanded)", name=self.name)
+        self.eps.append([])
+        self.edges.append([])
+        return n
+
+
+_UNSUPPORTED = {
+    C.GROUPREF: "backreferences (\\1, (?P=name))",
+    C.GROUPREF_EXISTS: "conditional groups (?(id)yes|no)",
+    C.AT: "anchors and boundaries (^ $ \\A \\Z \\b \\B)",
+    C.ATOMIC_GROUP: "atomic groups (?>...)",
+    C.POSSESSIVE_REPEAT: "possessive quantifiers (*+ ++ ?+ {m,n}+)",
+}
+
+
+def _combine_flags(flags: int, add: int, delete: int) -> int:
+    # same rule as re._compiler._combine_flags
+    if add & sre_parse.TYPE_FLAGS:
+        flags &= ~sre_parse.TYPE_FLAGS
+    return (flags | add) & ~delete
+
+
+class _Builder:
+    def __init__(self, nfa: ByteNFA, label: str):
+        self.nfa = nfa
+        self.label = label
+
+    def fail(self, what: str):
+        raise GrammarError(f"terminal {self.label!r} uses an unsupported regex feature: {what}",
+                           name=self.nfa.name)
+
+    def charset(self, ivs: Intervals, cur: int) -> int:
+        nfa = self.nfa
+        n_local, edges = _charset_template(ivs)
+        end = nfa.new()
+        local = [cur, end] + [nfa.new() for _ in range(n_local - 2)]
+        for s, lo, hi, t in edges:
+            nfa.edges[local[s]].append((lo, hi, local[t]))
+        return end
+
+    def size(self, items, flags: int) -> int:
+        """Number of NFA states :meth:`seq` will create for ``items``."""
+        total = 0
+        for op, av in items:
+            if op in (C.LITERAL, C.NOT_LITERAL, C.ANY, C.IN, C.CATEGORY):
+                try:
+                    total += _charset_template(codepoint_set(op, av, flags))[0] - 1
+                except ValueError as e:
+                    self.fail(str(e))
+            elif op is C.SUBPATTERN:
+                total += self.size(av[3], _combine_flags(flags, av[1], av[2]))
+            elif op is C.BRANCH:
+                total += 1 + sum(self.size(br, flags) for br in av[1])
+            elif op is C.MAX_REPEAT or op is C.MIN_REPEAT:
+                lo, hi, sub = av
+                one = self.size(sub, flags)
+                total += lo * one
+                if hi is C.MAXREPEAT or hi == C.MAXREPEAT:
+                    total += 2 + one
+                elif hi > lo:
+                    total += 1 + (hi - lo) * one
+        return total
+
+    def seq(self, items, cur: int, flags: int) -> int:
+        for op, av in items:
+            cur = self.item(op, av, cur, flags)
+        return cur
+
+    def item(self, op, av, cur: int, flags: int) -> int:
+        nfa = self.nfa
+        if op in (C.LITERAL, C.NOT_LITERAL, C.ANY, C.IN, C.CATEGORY):
+            try:
+                ivs = codepoint_set(op, av, flags)
+            except ValueError as e:
+                self.fail(str(e))
+            return self.charset(ivs, cur)
+        if op is C.SUBPATTERN:
+            _group, add, delete, sub = av
+            return self.seq(sub, cur, _combine_flags(flags, add, delete))
+        if op is C.BRANCH:
+            _, branches = av
+            join = nfa.new()
+            for b in branches:
+                end = self.seq(b, cur, flags)
+                nfa.eps[end].append(join)
+            return join
+        if op is C.MAX_REPEAT or op is C.MIN_REPEAT:
+            lo, hi, sub = av
+            for _ in range(lo):
+                cur = self.seq(sub, cur, flags)
+            if hi is C.MAXREPEAT or hi == C.MAXREPEAT:
+                loop = nfa.new()
+                nfa.eps[cur].append(loop)
+                end = self.seq(sub, loop, flags)
+                nfa.eps[end].append(loop)
+                out = nfa.new()
+                nfa.eps[loop].append(out)
+                return out
+            if hi == lo:
+                return cur
+            # x{0,r} as (x(x(x)?)?)? : every intermediate end may exit. (The
+            # flat form x?x?x? would put all r copies into one subset.)
+            join = nfa.new()
+            for _ in range(hi - lo):
+                nfa.eps[cur].append(join)
+                cur = self.seq(sub, cur, flags)
+            nfa.eps[cur].append(join)
+            return join
+        if op is C.ASSERT or op is C.ASSERT_NOT:
+            direction = av[0]
+            kind = "lookahead" if direction == 1 else "lookbehind"
+            neg = "negative " if op is C.ASSERT_NOT else ""
+            self.fail(f"{neg}{kind} assertions")
+        if op in _UNSUPPORTED:
+            self.fail(_UNSUPPORTED[op])
+        self.fail(f"regex construct {op}")
+
+
+def _walk(items):
+    """All (op, av) nodes of a parse tree, pre-order."""
+    for op, av in items:
+        yield op, av
+        if op is C.SUBPATTERN:
+            yield from _walk(av[3])
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+            yield from _walk(av[2])
+        elif op is C.BRANCH:
+            for b in av[1]:
+                yield from _walk(b)
+        elif op is C.ATOMIC_GROUP:
+            yield from _walk(av)
+        elif op is C.ASSERT or op is C.ASSERT_NOT:
+            yield from _walk(av[1])
+        elif op is C.GROUPREF_EXISTS:
+            yield from _walk(av[1])
+            if av[2] is not None:
+                yield from _walk(av[2])
+
+
+def regex_to_nfa(regex: str, name: str = "", limit: int = MAX_NFA_STATES) -> ByteNFA:
+    """Build the byte NFA of ``regex`` (a Python ``str`` pattern).
+
+    Raises :class:`GrammarError` (with ``name``) if ``re`` cannot compile the
+    pattern, if it uses an unsupported feature, or if the NFA would exceed
+    ``limit`` states. Matching the empty string is checked later, on the DFA.
+    """
+    label = name or regex
+    if not isinstance(regex, str):
+        raise GrammarError(f"terminal {label!r}: pattern must be a str, not {type(regex).__name__}",
+                           name=name)
+    try:
+        re.compile(regex)
+        parsed = sre_parse.parse(regex, 0)
+    except (re.error, ValueError, OverflowError, RecursionError, TypeError) as e:
+        raise GrammarError(f"terminal {label!r} has an invalid regex {regex!r}: {e}", name=name) from None
+    flags = parsed.state.flags
+    nfa = ByteNFA(name, limit, label)
+    b = _Builder(nfa, label)
+    # Check the whole tree first (also parts the builder never visits, e.g. x{0}).
+    for op, av in _walk(parsed):
+        if op is C.MIN_REPEAT:
+            nfa.reluctant = True
+        elif op is C.ASSERT or op is C.ASSERT_NOT or op in _UNSUPPORTED:
+            b.item(op, av, 0, flags)  # raises GrammarError naming the feature
+    # Count the states up front so that oversized terminals fail fast.
+    try:
+        needed = 1 + b.size(parsed, flags)
+    except RecursionError:
+        raise GrammarError(f"terminal {label!r}: regex nested too deeply", name=name) from None
+    if needed > limit:
+        raise GrammarError(
+            f"terminal {label!r} is too large: its automaton needs {needed} NFA states, more than "
+            f"the limit of {limit} (MAX_NFA_STATES; large bounded repetitions such as x{{m,n}} "
+            f"are expanded)", name=name)
+    nfa.start = nfa.new()
+    try:
+        nfa.final = b.seq(parsed, nfa.start, flags)
+        assert nfa.n_states == needed, (nfa.n_states, needed)
+    except RecursionError:
+        raise GrammarError(f"terminal {label!r}: regex nested too deeply", name=name) from None
+    return nfa
