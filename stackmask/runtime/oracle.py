@@ -39,9 +39,11 @@ class ReferenceOracle:
             return []
         c = self.c
         advance, viable = c.advance, c.viable
+        step = c.scanner.step
         toks, groups = self.toks, self.groups
         n = len(toks)
         out: list[int] = []
+        verdicts: dict = {}        # (node id, config) -> (node, viable), single-head states
         stack = [state.heads]      # stack[k]: heads after the first k bytes of ``prev``
         prev = b""
         i = 0
@@ -53,20 +55,39 @@ class ReferenceOracle:
                 k += 1
             del stack[k + 1:]
             dead = -1
+            heads = stack[k]
             for j in range(k, len(tb)):
-                h = advance(stack[j], tb[j])
-                if not h:
+                if len(heads) == 1:
+                    # the common case, inlined: one head, no terminal emitted
+                    node, cfg = heads[0]
+                    outs = step(cfg, tb[j])
+                    if len(outs) == 1 and outs[0][0] is None:
+                        heads = ((node, outs[0][1]),)
+                    else:
+                        heads = advance(heads, tb[j])
+                else:
+                    heads = advance(heads, tb[j])
+                if not heads:
                     dead = j
                     break
-                stack.append(h)
+                stack.append(heads)
             if dead >= 0:
                 # every token starting with tb[:dead+1] dies the same way
                 succ = _successor(tb[:dead + 1])
                 i = n if succ is None else bisect_left(toks, succ, i + 1)
                 prev = tb[:dead]
                 continue
-            heads = stack[len(tb)]
-            if any(viable(h) for h in heads):
+            if len(heads) == 1:
+                # keyed by node identity; the entry holds the node so the id
+                # cannot be reused by another node while the entry exists
+                key = (id(heads[0][0]), heads[0][1])
+                hit = verdicts.get(key)
+                if hit is None:
+                    hit = verdicts[key] = (heads[0][0], viable(heads[0]))
+                ok = hit[1]
+            else:
+                ok = any(viable(h) for h in heads)
+            if ok:
                 out.extend(groups[i])
             prev = tb
             i += 1
