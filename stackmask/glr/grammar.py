@@ -145,6 +145,20 @@ class Grammar:
                    ignore=frozenset(str(i) for i in ignore))
 
     @classmethod
+    def from_json_schema(cls, schema, **options) -> "Grammar":
+        """Grammar of the JSON documents valid under ``schema`` (a dict or
+        JSON text). See :mod:`stackmask.grammars.json_schema` for options."""
+        from ..grammars.json_schema import schema_to_grammar
+        return schema_to_grammar(schema, **options)
+
+    @classmethod
+    def from_regex(cls, pattern: str, **options) -> "Grammar":
+        """Grammar whose sentences are the full matches of ``pattern``
+        (Python ``re`` syntax). See :mod:`stackmask.grammars.regex`."""
+        from ..grammars.regex import regex_to_grammar
+        return regex_to_grammar(pattern, **options)
+
+    @classmethod
     def build(cls, terminals: Iterable[TerminalDef], rules: Iterable[Rule], start: str,
               ignore: Iterable[str] = ()) -> "Grammar":
         return cls(terminals=tuple(terminals), rules=tuple(rules), start=start, ignore=frozenset(ignore))
