@@ -71,6 +71,8 @@ class Scanner:
         self._finish: dict[int, frozenset] = {}
         self._lock = threading.Lock()
         self._byte_classes = _byte_classes(dfa.trans)
+        # per DFA state: the alternatives reachable by reading one or more bytes
+        self._reach = _reachable_winners(self._trans, self._byte_classes, self.winners)
 
     # -- terminals ---------------------------------------------------------
     def _resolve(self, acc: frozenset[int], ignore: frozenset[str],
@@ -173,12 +175,18 @@ class Scanner:
 
     def _finishable(self, cid: int) -> frozenset:
         d, shadows = self._configs[cid]
+        d = 0 if d == BOUNDARY else d
+        reach = self._reach
+        if not shadows:
+            return reach[d]
+        # Explore (state, shadows) pairs until the shadows die; from there on
+        # the precomputed per-state reachability answers.
         trans = self._trans
         accepting = self._accepting
         live_out = self._live_out
         winners = self.winners
         result: set = set()
-        start = (0 if d == BOUNDARY else d, shadows)
+        start = (d, shadows)
         seen = {start}
         todo = [start]
         reps = self._byte_classes
@@ -201,7 +209,9 @@ class Scanner:
                 if dead:
                     continue
                 result.update(winners[nd])
-                if live_out[nd]:
+                if not ns:
+                    result.update(reach[nd])
+                elif live_out[nd]:
                     key = (nd, frozenset(ns))
                     if key not in seen:
                         seen.add(key)
@@ -214,3 +224,69 @@ def _byte_classes(trans: np.ndarray) -> list[int]:
     cols = np.ascontiguousarray(trans.T)
     _, first = np.unique(cols, axis=0, return_index=True)
     return sorted(int(i) for i in first)
+
+
+def _reachable_winners(trans: list, reps: list[int], winners: tuple) -> tuple[frozenset, ...]:
+    """For every DFA state, the union of the winners of all states reachable
+    by reading one or more bytes. Tarjan's SCCs (iterative), so long chains
+    and large DFAs cost linear time."""
+    n = len(trans)
+    succ = [sorted({trans[q][b] for b in reps if trans[q][b] >= 0}) for q in range(n)]
+    index = [-1] * n
+    low = [0] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    comp = [-1] * n
+    comps: list[list[int]] = []
+    counter = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        work = [(root, 0)]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        while work:
+            v, i = work[-1]
+            if i < len(succ[v]):
+                work[-1] = (v, i + 1)
+                w = succ[v][i]
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, 0))
+                elif on_stack[w]:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+            if low[v] == index[v]:
+                members = []
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    comp[w] = len(comps)
+                    members.append(w)
+                    if w == v:
+                        break
+                comps.append(members)
+    # Tarjan emits SCCs in reverse topological order: successors first.
+    reach_c: list[frozenset] = []
+    for ci, members in enumerate(comps):
+        acc: set = set()
+        cyclic = len(members) > 1 or members[0] in succ[members[0]]
+        for v in members:
+            for w in succ[v]:
+                if comp[w] != ci:
+                    acc.update(winners[w])
+                    acc.update(reach_c[comp[w]])
+        if cyclic:
+            for v in members:
+                acc.update(winners[v])
+        reach_c.append(frozenset(acc))
+    return tuple(reach_c[comp[q]] for q in range(n))
