@@ -207,6 +207,27 @@ class Constraint:
             return True
         return boundary and self._node_accepts(node)
 
+    # -- decoding helpers: see stackmask.runtime.decoding ---------------------
+    def validate_tokens(self, state: State, tokens) -> int:
+        """How many leading draft ``tokens`` commit from ``state`` (nothing changes)."""
+        from .decoding import validate_tokens
+        return validate_tokens(self, state, tokens)
+
+    def fill_masks(self, states, out, rows=None):
+        """Masks of ``states`` into rows (``rows`` or 0..n-1) of an int32 ``(batch, words)`` array."""
+        from .decoding import fill_masks
+        return fill_masks(self, states, out, rows)
+
+    def forced_bytes(self, state: State, max_bytes: int = 256) -> bytes:
+        """The longest byte string every continuation of the text starts with."""
+        from .decoding import forced_bytes
+        return forced_bytes(self, state, max_bytes)
+
+    def forced_tokens(self, state: State, tokenizer=None, **options) -> list:
+        """Tokens that are the only possible continuation (see decoding.forced_tokens)."""
+        from .decoding import forced_tokens
+        return forced_tokens(self, state, tokenizer, **options)
+
 
 def mask_to_ids(mask: np.ndarray, size: int) -> np.ndarray:
     bits = np.unpackbits(np.ascontiguousarray(mask).view(np.uint8), bitorder="little")[:size]
