@@ -14,9 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stackmask.errors import GrammarError
-from stackmask.glr.grammar import Grammar, Rule, TerminalDef
+from stackmask.glr.grammar import Grammar
 from stackmask.glr.normal_form import (MAX_NULLABLE, NormalForm, check_normal_form, normalize,
                                        nullable_symbols)
+
+from grammar_oracles import Earley, plain_grammar
 
 BENCH = os.path.join(os.environ.get("STACKMASK_BENCH", os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "bench")), "grammars")
@@ -42,59 +44,6 @@ def bench(name: str, start: str = "start") -> Grammar:
 # oracle: Earley recognizer over terminal-name sequences (epsilon rules
 # allowed: Aycock & Horspool's nullable completion)
 
-class Earley:
-    def __init__(self, g: Grammar):
-        self.g = g
-        self.rules = [(r.origin, r.expansion) for r in g.rules]
-        self.by_lhs: dict[str, list[int]] = {}
-        for i, (a, _) in enumerate(self.rules):
-            self.by_lhs.setdefault(a, []).append(i)
-        self.nullable = nullable_symbols(g.rules)
-
-    def accepts(self, tokens) -> bool:
-        rules, by_lhs, nullable = self.rules, self.by_lhs, self.nullable
-        n = len(tokens)
-        sets: list[set] = [set() for _ in range(n + 1)]
-        waiting: list[dict[str, list]] = [dict() for _ in range(n + 1)]
-
-        def add(i, item, agenda):
-            if item not in sets[i]:
-                sets[i].add(item)
-                r, d, o = item
-                rhs = rules[r][1]
-                if d < len(rhs) and rhs[d] in by_lhs:
-                    waiting[i].setdefault(rhs[d], []).append(item)
-                if agenda is not None:
-                    agenda.append(item)
-
-        agenda0: list = []
-        for r in by_lhs.get(self.g.start, ()):
-            add(0, (r, 0, 0), agenda0)
-        agenda = agenda0
-        for i in range(n + 1):
-            if i > 0:
-                agenda = list(sets[i])
-            while agenda:
-                r, d, o = agenda.pop()
-                lhs, rhs = rules[r]
-                if d < len(rhs):
-                    x = rhs[d]
-                    if x in by_lhs:
-                        for r2 in by_lhs[x]:
-                            add(i, (r2, 0, i), agenda)
-                        if x in nullable:
-                            add(i, (r, d + 1, o), agenda)
-                    elif i < n and tokens[i] == x:
-                        add(i + 1, (r, d + 1, o), None)
-                else:
-                    for (r2, d2, o2) in list(waiting[o].get(lhs, ())):
-                        add(i, (r2, d2 + 1, o2), agenda)
-        return any(d == len(rules[r][1]) and o == 0 and rules[r][0] == self.g.start
-                   for (r, d, o) in sets[n])
-
-
-# ---------------------------------------------------------------------------
-# random sentences of a grammar (depth-bounded random derivations)
 
 class Generator:
     """Random derivations: random rules down to a depth bound, then each
@@ -170,22 +119,6 @@ class Generator:
 def lark_grammar(text: str, start: str = "start") -> Grammar:
     return Grammar.from_lark(text, start=start)
 
-
-def plain_grammar(spec: dict[str, list[str]], start: str = "start") -> Grammar:
-    """Grammar from {nonterminal: ["X y z", "", ...]}; lowercase single-letter
-    or unknown names that are not keys are terminals."""
-    nts = set(spec)
-    rules = []
-    terms: dict[str, None] = {}
-    for a, alts in spec.items():
-        for alt in alts:
-            exp = tuple(alt.split())
-            for s in exp:
-                if s not in nts:
-                    terms.setdefault(s, None)
-            rules.append(Rule(a, exp, source=a))
-    tdefs = [TerminalDef(t, t, is_literal=True) for t in terms]
-    return Grammar.build(tdefs, rules, start)
 
 
 def assert_same_language_exhaustive(g: Grammar, nf: NormalForm, max_len: int,
