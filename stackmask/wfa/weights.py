@@ -1,0 +1,227 @@
+"""Token-set weights: roaring bitmaps, interned to small ints, with a cached dense form.
+
+The semiring is (sets of token ids, ∪, ∩, ∅, universe).  Compilation works on pyroaring
+bitmaps; the runtime touches dense packed masks (``numpy.int32`` words, bit ``i % 32`` of word
+``i // 32``, the layout of ``Constraint.get_mask``), computed once per interned weight.
+"""
+
+from __future__ import annotations
+
+import array
+from typing import Iterable, Union
+
+import numpy as np
+from pyroaring import BitMap, FrozenBitMap
+
+__all__ = [
+    "WeightTable",
+    "EMPTY_ID",
+    "UNIVERSE_ID",
+    "as_frozen",
+    "bitmap_from_array",
+    "bitmap_from_mask",
+    "mask_from_bitmap",
+    "n_words",
+]
+
+EMPTY_ID = 0
+UNIVERSE_ID = 1
+
+WeightLike = Union[BitMap, FrozenBitMap, Iterable[int]]
+
+
+def n_words(n_bits: int) -> int:
+    """Number of int32 words of a packed mask with ``n_bits`` bits."""
+    return (int(n_bits) + 31) // 32
+
+
+def bitmap_from_array(ids: np.ndarray) -> BitMap:
+    """Build a BitMap from a numpy array of non-negative ids (fast path via array.array)."""
+    a = np.ascontiguousarray(ids, dtype=np.uint32)
+    bm = BitMap()
+    if a.size:
+        bm.update(array.array("I", a.tobytes()))
+    return bm
+
+
+def as_frozen(w: WeightLike) -> FrozenBitMap:
+    if isinstance(w, FrozenBitMap):
+        return w
+    if isinstance(w, BitMap):
+        return FrozenBitMap(w)
+    if isinstance(w, np.ndarray):
+        return FrozenBitMap(bitmap_from_array(w))
+    if isinstance(w, range) and w.step == 1:
+        bm = BitMap()
+        if len(w):
+            bm.add_range(w.start, w.stop)
+        return FrozenBitMap(bm)
+    return FrozenBitMap(w)
+
+
+def mask_from_bitmap(bm: WeightLike, n_bits: int) -> np.ndarray:
+    """Dense packed mask (int32 words, bit ``i % 32`` of word ``i // 32``) of a token set.
+
+    Ids ``>= n_bits`` raise ValueError (a weight must fit the mask width).
+    """
+    nw = n_words(n_bits)
+    if not isinstance(bm, (BitMap, FrozenBitMap)):
+        bm = as_frozen(bm)
+    if len(bm) == 0:
+        return np.zeros(nw, dtype=np.int32)
+    if bm.max() >= n_bits:
+        raise ValueError(f"token id {bm.max()} does not fit a mask of {n_bits} bits")
+    if len(bm) == n_bits:  # the whole range [0, n_bits)
+        out = np.full(nw, -1, dtype=np.int32)
+        rem = n_bits % 32
+        if rem:
+            out[-1] = np.int32(np.uint32((1 << rem) - 1).view(np.int32))
+        return out
+    ids = np.frombuffer(bm.to_array(), dtype=np.uint32)
+    flags = np.zeros(nw * 32, dtype=np.uint8)
+    flags[ids] = 1
+    packed = np.packbits(flags, bitorder="little")          # byte k, bit j = id 8k + j
+    return packed.view("<u4").astype(np.uint32, copy=False).view(np.int32).copy()
+
+
+def bitmap_from_mask(mask: np.ndarray, n_bits: int | None = None) -> BitMap:
+    """The token set of a dense packed mask (inverse of :func:`mask_from_bitmap`).
+
+    Bits at positions ``>= n_bits`` (padding of the last word) are ignored when ``n_bits`` is
+    given.
+    """
+    words = np.ascontiguousarray(mask, dtype=np.int32).astype("<i4", copy=False)
+    bits = np.unpackbits(words.view(np.uint8), bitorder="little")
+    if n_bits is not None:
+        bits = bits[: int(n_bits)]
+    return bitmap_from_array(np.flatnonzero(bits))
+
+
+class WeightTable:
+    """Interning table: identical token sets get one small int id.
+
+    ``EMPTY_ID`` (0) is ∅ and ``UNIVERSE_ID`` (1) is ``{0, …, n_tokens-1}``.  Ids are dense
+    and stable.  ``dense(id, n_bits)`` caches the packed mask of each weight, computed once.
+    Set operations on ids (``intersect``, ``union``, ``difference``) are memoized.
+    """
+
+    __slots__ = ("n_tokens", "_sets", "_ids", "_dense", "_and", "_or", "_sub")
+
+    def __init__(self, n_tokens: int) -> None:
+        if n_tokens < 0:
+            raise ValueError("n_tokens must be >= 0")
+        self.n_tokens = int(n_tokens)
+        self._sets: list[FrozenBitMap] = []
+        self._ids: dict[FrozenBitMap, int] = {}
+        self._dense: dict[tuple[int, int], np.ndarray] = {}
+        self._and: dict[tuple[int, int], int] = {}
+        self._or: dict[tuple[int, int], int] = {}
+        self._sub: dict[tuple[int, int], int] = {}
+        self.intern(FrozenBitMap())                      # EMPTY_ID == 0
+        u = BitMap()
+        if self.n_tokens:
+            u.add_range(0, self.n_tokens)
+        if self.intern(u) != UNIVERSE_ID:
+            # n_tokens == 0: the universe is ∅; keep id 1 reserved (intern(∅) gives EMPTY_ID)
+            self._sets.append(FrozenBitMap())
+
+    # -- interning -------------------------------------------------------------------------
+    @property
+    def empty_id(self) -> int:
+        return EMPTY_ID
+
+    @property
+    def universe_id(self) -> int:
+        return UNIVERSE_ID
+
+    @property
+    def universe(self) -> FrozenBitMap:
+        return self._sets[UNIVERSE_ID]
+
+    def intern(self, bm: WeightLike) -> int:
+        """The id of token set ``bm`` (a new id the first time a set is seen)."""
+        fz = as_frozen(bm)
+        i = self._ids.get(fz)
+        if i is None:
+            if len(fz) and fz.max() >= self.n_tokens:
+                raise ValueError(f"token id {fz.max()} outside the universe 0..{self.n_tokens - 1}")
+            i = len(self._sets)
+            self._sets.append(fz)
+            self._ids[fz] = i
+        return i
+
+    def get(self, wid: int) -> FrozenBitMap:
+        return self._sets[wid]
+
+    __getitem__ = get
+
+    def __len__(self) -> int:
+        return len(self._sets)
+
+    def __contains__(self, bm: WeightLike) -> bool:
+        return as_frozen(bm) in self._ids
+
+    def is_empty(self, wid: int) -> bool:
+        return len(self._sets[wid]) == 0
+
+    # -- memoized set algebra on ids ------------------------------------------------------
+    def intersect(self, a: int, b: int) -> int:
+        if a == b or b == UNIVERSE_ID:
+            return a
+        if a == UNIVERSE_ID:
+            return b
+        if a == EMPTY_ID or b == EMPTY_ID:
+            return EMPTY_ID
+        key = (a, b) if a < b else (b, a)
+        r = self._and.get(key)
+        if r is None:
+            r = self._and[key] = self.intern(self._sets[a] & self._sets[b])
+        return r
+
+    def union(self, a: int, b: int) -> int:
+        if a == b or b == EMPTY_ID:
+            return a
+        if a == EMPTY_ID:
+            return b
+        if a == UNIVERSE_ID or b == UNIVERSE_ID:
+            return UNIVERSE_ID
+        key = (a, b) if a < b else (b, a)
+        r = self._or.get(key)
+        if r is None:
+            r = self._or[key] = self.intern(self._sets[a] | self._sets[b])
+        return r
+
+    def difference(self, a: int, b: int) -> int:
+        if b == EMPTY_ID or a == EMPTY_ID:
+            return a
+        if a == b or b == UNIVERSE_ID:
+            return EMPTY_ID
+        key = (a, b)
+        r = self._sub.get(key)
+        if r is None:
+            r = self._sub[key] = self.intern(self._sets[a] - self._sets[b])
+        return r
+
+    # -- dense masks ----------------------------------------------------------------------
+    def dense(self, wid: int, n_bits: int | None = None) -> np.ndarray:
+        """Packed int32 mask of weight ``wid`` (cached; read-only array — copy before writing)."""
+        nb = self.n_tokens if n_bits is None else int(n_bits)
+        key = (wid, nb)
+        d = self._dense.get(key)
+        if d is None:
+            d = mask_from_bitmap(self._sets[wid], nb)
+            d.flags.writeable = False
+            self._dense[key] = d
+        return d
+
+    def clear_dense(self) -> None:
+        self._dense.clear()
+
+    def stats(self) -> dict:
+        sizes = [len(s) for s in self._sets]
+        return {
+            "n_weights": len(self._sets),
+            "total_cardinality": int(sum(sizes)),
+            "serialized_bytes": int(sum(len(s.serialize()) for s in self._sets)),
+            "dense_cached": len(self._dense),
+        }
