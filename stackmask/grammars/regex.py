@@ -49,7 +49,7 @@ import re._parser as sre_parse
 
 from ..errors import GrammarError
 from ..glr.grammar import Grammar, Rule, TerminalDef
-from ..lexer.regex import _combine_flags, codepoint_set
+from ..lexer.regex import _combine_flags, codepoint_set, walk_parse_tree
 
 __all__ = ["regex_to_grammar"]
 
@@ -77,7 +77,7 @@ def regex_to_grammar(pattern: str, *, flags: int = 0, name: str = "REGEX",
         raise GrammarError(f"invalid regex {pattern!r}: {e}", name=name) from None
     items = list(parsed)
     stripped = _strip_edges(items)
-    has_reluctant = any(op is C.MIN_REPEAT for op, _ in _walk(items))
+    has_reluctant = any(op is C.MIN_REPEAT for op, _ in walk_parse_tree(items))
     nullable = rx.fullmatch("") is not None
     if shortest_match and nullable:
         raise GrammarError(f"regex {pattern!r} matches the empty string: under shortest-match "
@@ -105,18 +105,6 @@ def regex_to_grammar(pattern: str, *, flags: int = 0, name: str = "REGEX",
 # ---------------------------------------------------------------------------
 # parse tree -> AST
 # ---------------------------------------------------------------------------
-
-def _walk(items):
-    for op, av in items:
-        yield op, av
-        if op is C.SUBPATTERN:
-            yield from _walk(av[3])
-        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
-            yield from _walk(av[2])
-        elif op is C.BRANCH:
-            for b in av[1]:
-                yield from _walk(b)
-
 
 def _strip_edges(items: list) -> list:
     """Drop anchors that are no-ops under full-match semantics: leading ^/\\A

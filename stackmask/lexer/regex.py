@@ -450,25 +450,25 @@ class _Builder:
         self.fail(f"regex construct {op}")
 
 
-def _walk(items):
+def walk_parse_tree(items):
     """All (op, av) nodes of a parse tree, pre-order."""
     for op, av in items:
         yield op, av
         if op is C.SUBPATTERN:
-            yield from _walk(av[3])
+            yield from walk_parse_tree(av[3])
         elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
-            yield from _walk(av[2])
+            yield from walk_parse_tree(av[2])
         elif op is C.BRANCH:
             for b in av[1]:
-                yield from _walk(b)
+                yield from walk_parse_tree(b)
         elif op is C.ATOMIC_GROUP:
-            yield from _walk(av)
+            yield from walk_parse_tree(av)
         elif op is C.ASSERT or op is C.ASSERT_NOT:
-            yield from _walk(av[1])
+            yield from walk_parse_tree(av[1])
         elif op is C.GROUPREF_EXISTS:
-            yield from _walk(av[1])
+            yield from walk_parse_tree(av[1])
             if av[2] is not None:
-                yield from _walk(av[2])
+                yield from walk_parse_tree(av[2])
 
 
 def regex_to_nfa(regex: str, name: str = "", limit: int = MAX_NFA_STATES) -> ByteNFA:
@@ -491,7 +491,7 @@ def regex_to_nfa(regex: str, name: str = "", limit: int = MAX_NFA_STATES) -> Byt
     nfa = ByteNFA(name, limit, label)
     b = _Builder(nfa, label)
     # Check the whole tree first (also parts the builder never visits, e.g. x{0}).
-    for op, av in _walk(parsed):
+    for op, av in walk_parse_tree(parsed):
         if op is C.MIN_REPEAT:
             nfa.reluctant = True
         elif op is C.ASSERT or op is C.ASSERT_NOT or op in _UNSUPPORTED:
