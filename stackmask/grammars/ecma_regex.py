@@ -51,8 +51,9 @@ __all__ = [
     "limit_length", "fullmatch", "cap_repeats",
 ]
 
-MAX_CP = 0x10FFFF
-SURR_LO, SURR_HI = 0xD800, 0xDFFF
+from ..lexer.regex import MAX_CP, SURR_HI, SURR_LO  # noqa: F401  (re-exported)
+from ..lexer.regex import complement_intervals as iv_complement
+from ..lexer.regex import normalize_intervals as iv_norm
 
 
 class PatternError(ValueError):
@@ -67,40 +68,7 @@ class TooComplex(ValueError):
 # code point sets
 # --------------------------------------------------------------------------
 
-def iv_norm(ivs) -> tuple:
-    out: list[list[int]] = []
-    for lo, hi in sorted(ivs):
-        if lo > hi:
-            continue
-        if out and lo <= out[-1][1] + 1:
-            if hi > out[-1][1]:
-                out[-1][1] = hi
-        else:
-            out.append([lo, hi])
-    res = []
-    for lo, hi in out:
-        if hi < SURR_LO or lo > SURR_HI:
-            res.append((lo, hi))
-        else:
-            if lo < SURR_LO:
-                res.append((lo, SURR_LO - 1))
-            if hi > SURR_HI:
-                res.append((SURR_HI + 1, hi))
-    return tuple(res)
-
-
 UNIVERSE = iv_norm([(0, MAX_CP)])
-
-
-def iv_complement(ivs) -> tuple:
-    out, nxt = [], 0
-    for lo, hi in ivs:
-        if lo > nxt:
-            out.append((nxt, lo - 1))
-        nxt = hi + 1
-    if nxt <= MAX_CP:
-        out.append((nxt, MAX_CP))
-    return iv_norm(out)
 
 
 def iv_intersect(a, b) -> tuple:

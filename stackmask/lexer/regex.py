@@ -53,7 +53,7 @@ Intervals = tuple[tuple[int, int], ...]  # sorted, disjoint, non-adjacent, inclu
 # code point sets
 # --------------------------------------------------------------------------
 
-def _normalize(ivs) -> Intervals:
+def normalize_intervals(ivs) -> Intervals:
     """Sort, merge, and remove surrogates from inclusive intervals."""
     out: list[list[int]] = []
     for lo, hi in sorted(ivs):
@@ -76,7 +76,7 @@ def _normalize(ivs) -> Intervals:
     return tuple(res)
 
 
-def _complement(ivs: Intervals) -> Intervals:
+def complement_intervals(ivs: Intervals) -> Intervals:
     out = []
     nxt = 0
     for lo, hi in ivs:
@@ -85,7 +85,7 @@ def _complement(ivs: Intervals) -> Intervals:
         nxt = hi + 1
     if nxt <= MAX_CP:
         out.append((nxt, MAX_CP))
-    return _normalize(out)
+    return normalize_intervals(out)
 
 
 _UNIVERSE: str | None = None
@@ -112,7 +112,7 @@ def _scan(char_pattern: str, flags: int) -> Intervals:
     for m in rx.finditer(_universe()):
         a, b = m.span()
         runs.append((_pos_to_cp(a), _pos_to_cp(b - 1)))
-    return _normalize(runs)
+    return normalize_intervals(runs)
 
 
 _CATEGORY_TEXT = {
@@ -162,15 +162,15 @@ def _codepoint_set(op, av, flags: int) -> Intervals:
     icase = bool(flags & _I)
     if op is C.ANY:
         if flags & _S:
-            return _normalize([(0, MAX_CP)])
-        return _complement(((10, 10),))
+            return normalize_intervals([(0, MAX_CP)])
+        return complement_intervals(((10, 10),))
     if op is C.LITERAL:
         if not icase:
-            return _normalize([(av, av)])
+            return normalize_intervals([(av, av)])
         return _scan(_esc(av), flags)
     if op is C.NOT_LITERAL:
         if not icase:
-            return _complement(_normalize([(av, av)]))
+            return complement_intervals(normalize_intervals([(av, av)]))
         return _scan("[^" + _esc(av) + "]", flags)
     if op is C.CATEGORY:
         return _codepoint_set(C.IN, ((C.CATEGORY, av),), flags)
@@ -186,8 +186,8 @@ def _codepoint_set(op, av, flags: int) -> Intervals:
                     ivs.append((a, a))
                 else:
                     ivs.append((a[0], a[1]))
-            s = _normalize(ivs)
-            return _complement(s) if neg else s
+            s = normalize_intervals(ivs)
+            return complement_intervals(s) if neg else s
         return _scan(_class_text(av), flags)
     raise ValueError(f"not a one-character construct: {op}")
 
