@@ -145,7 +145,7 @@ class Vocab:
     :meth:`from_pretrained` and :meth:`qwen2_5`.
     """
 
-    __slots__ = ("_tokens", "_size", "_eos", "_special", "_text_ids", "_fingerprint")
+    __slots__ = ("_tokens", "_size", "_eos", "_special", "_text_ids", "_fingerprint", "__weakref__")
 
     def __init__(
         self,

@@ -1,0 +1,99 @@
+"""Compilation: grammar tables + vocabulary -> Parser DWA -> cached artifact.
+
+:func:`compile_constraint` is the one entry point the runtime calls: it loads
+the artifact for (grammar, ambiguous, vocabulary, format version) from the
+cache directory, or builds it (tables, terminal DWA per lexer configuration,
+Parser DWA) and stores it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ..glr.grammar import Grammar
+from ..lexer.scanner import Scanner
+from ..wfa.weights import WeightTable
+from . import artifact
+from .parser_dwa import ParserDWA, add_config, build_parser_dwa
+from .tables import GrammarTables, build_tables, coerce_grammar
+from .terminal import TerminalCompiler, vocab_index
+
+
+@dataclass(eq=False)
+class Compiled:
+    tables: GrammarTables
+    configs: list                 # the scanner's interned lexer configurations (ids used by dwa)
+    dwa: ParserDWA
+    stats: dict = field(default_factory=dict)   # sizes and compile time/memory
+
+
+def grammar_text(grammar: "Grammar | str") -> str:
+    """The text an artifact is keyed by: Lark source as given, or a Grammar's canonical form."""
+    if isinstance(grammar, str):
+        return "lark\0" + grammar
+    if isinstance(grammar, Grammar):
+        return "grammar\0" + repr((grammar.terminals, grammar.rules, grammar.start,
+                                   sorted(grammar.ignore)))
+    raise TypeError(f"grammar must be Lark text or stackmask.Grammar, not {type(grammar).__name__}")
+
+
+def make_scanner(tables: GrammarTables) -> Scanner:
+    return Scanner(tables.lexer, tables.grammar.terminals, tables.grammar.ignore, tables.terminal_ids)
+
+
+def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
+                       progress: bool = True) -> tuple[Compiled, Scanner, bool]:
+    """``(compiled, scanner, loaded_from_cache)`` for ``grammar`` and ``vocab``."""
+    text = grammar_text(grammar)
+    directory = artifact.default_cache_dir(cache_dir)
+    key = artifact.artifact_key(text, ambiguous, vocab.fingerprint)
+    path = artifact.artifact_path(directory, key) if directory is not None else None
+    if path is not None:
+        t0 = time.perf_counter()
+        comp = artifact.load(path, key)
+        if comp is not None:
+            scanner = make_scanner(comp.tables)
+            scanner.import_configs(comp.configs)
+            comp.stats["load_s"] = time.perf_counter() - t0
+            return comp, scanner, True
+    t0 = time.perf_counter()
+    tables = build_tables(coerce_grammar(grammar), ambiguous=ambiguous)
+    t1 = time.perf_counter()
+    scanner = make_scanner(tables)
+    weights = WeightTable(vocab.size)
+    dwa = build_parser_dwa(scanner, tables.lr, tables.normal_form.accepts_empty,
+                           vocab_index(vocab), vocab, weights, progress=progress)
+    t2 = time.perf_counter()
+    stats = dwa.stats()
+    stats.update(tables_s=t1 - t0, automaton_s=t2 - t1, compile_s=t2 - t0)
+    dwa.release_items()
+    comp = Compiled(tables=tables, configs=scanner.export_configs(), dwa=dwa, stats=stats)
+    if path is not None:
+        artifact.save(path, key, comp)
+    return comp, scanner, False
+
+
+class LazyConfigs:
+    """Compiles the start of a lexer configuration not compiled yet (one reached only by
+    ``commit_bytes``, or any configuration with lazy compilation)."""
+
+    def __init__(self, dwa: ParserDWA, scanner: Scanner, vocab):
+        self.dwa = dwa
+        self.scanner = scanner
+        self.vocab = vocab
+        self._terms = None
+
+    def __call__(self, cfg: int) -> tuple:
+        dwa = self.dwa
+        with dwa._lock:
+            e = dwa.init.get(cfg)
+            if e is None:
+                if self._terms is None:
+                    self._terms = TerminalCompiler(self.scanner, vocab_index(self.vocab))
+                eos = dwa.weights.intern(sorted(self.vocab.eos_token_ids))
+                e, _ = add_config(dwa, self._terms, cfg, eos)
+            return e
+
+
+__all__ = ["Compiled", "compile_constraint", "LazyConfigs", "grammar_text"]

@@ -115,6 +115,22 @@ class Scanner:
     def n_configs(self) -> int:
         return len(self._configs)
 
+    def export_configs(self) -> list:
+        """The interned configurations, in id order (compiled artifacts refer to these ids)."""
+        with self._lock:
+            return list(self._configs)
+
+    def import_configs(self, configs) -> None:
+        """Adopt configuration ids from a compiled artifact (before any use of this scanner)."""
+        configs = [(int(d), frozenset(int(x) for x in s)) for d, s in configs]
+        if not configs or configs[0] != (BOUNDARY, frozenset()):
+            raise ValueError("configuration 0 must be the boundary configuration")
+        with self._lock:
+            self._configs = configs
+            self._config_ids = {c: i for i, c in enumerate(configs)}
+            self._steps.clear()
+            self._finish.clear()
+
     def at_boundary(self, cid: int) -> bool:
         return self._configs[cid][0] == BOUNDARY
 

@@ -15,12 +15,14 @@ from typing import Iterable
 
 import numpy as np
 
-from ..compile.tables import GrammarTables, build_tables
+from ..compile import Compiled, LazyConfigs, compile_constraint
+from ..compile.tables import GrammarTables
 from ..errors import TokenRejected
 from ..glr.grammar import Grammar
 from ..glr.gss import GLR, Node
-from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE, Scanner
+from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from ..vocab import Vocab
+from .masker import Masker
 
 Head = tuple  # (Node, config id)
 
@@ -46,18 +48,31 @@ class Constraint:
     conflicts (else :class:`stackmask.GrammarError` lists them); with
     ``ambiguous=True`` conflicts are kept and parsed by GLR. Either way the
     runtime is the same GLR engine over the grammar's normal form.
+
+    Construction compiles the mask automaton (or loads it from the artifact
+    cache: ``cache_dir``, default ``$STACKMASK_CACHE_DIR`` or the user cache
+    directory; ``False`` disables it; see :mod:`stackmask.compile.artifact`).
+    Compiles longer than a few seconds report progress on stderr unless
+    ``progress=False``. ``mask_cache_bytes`` bounds the memo of dense masks.
     """
 
-    def __init__(self, grammar: "Grammar | str", vocab: Vocab, ambiguous: bool = False):
+    def __init__(self, grammar: "Grammar | str", vocab: Vocab, ambiguous: bool = False, *,
+                 cache_dir=None, progress: bool = True, mask_cache_bytes: int = 256 << 20):
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a stackmask.Vocab, not {type(vocab).__name__}")
         self.vocab = vocab
-        self.tables: GrammarTables = build_tables(grammar, ambiguous=ambiguous)
+        compiled, scanner, self.loaded_from_cache = compile_constraint(
+            grammar, vocab, ambiguous=ambiguous, cache_dir=cache_dir, progress=progress)
+        self.compiled: Compiled = compiled
+        self.tables: GrammarTables = compiled.tables
         self.grammar = self.tables.grammar
         self.ambiguous = ambiguous
         self.glr = GLR(self.tables.lr)
-        self.scanner = Scanner(self.tables.lexer, self.grammar.terminals, self.grammar.ignore,
-                               self.tables.terminal_ids)
+        self.scanner = scanner
+        dwa = compiled.dwa
+        self._masker = Masker(dwa, vocab.size, vocab.eos_token_ids,
+                              LazyConfigs(dwa, scanner, vocab),
+                              cache_bytes=mask_cache_bytes)
         self._accepts_empty = self.tables.normal_form.accepts_empty
         self._start = State(((self.glr.root, BOUNDARY_CONFIG),))
         self._eos = vocab.eos_token_ids
@@ -129,8 +144,14 @@ class Constraint:
 
     def get_mask(self, state: State, out: np.ndarray | None = None) -> np.ndarray:
         """Packed allowed-token bitmask: int32 words, bit ``id % 32`` of word
-        ``id // 32``; EOS ids are set exactly when the text is a sentence."""
-        return self.reference_mask(state, out=out)
+        ``id // 32``; EOS ids are set exactly when the text is a sentence.
+        Fills ``out`` (int32, ``ceil(vocab_size/32)`` words) when given."""
+        return self._masker.mask(state, out=out)
+
+    def compile_stats(self) -> dict:
+        """Sizes of the compiled mask automaton (states, edges, weights, acyclic,
+        max_depth: the most stack entries a mask walk reads) and compile/load times."""
+        return dict(self.compiled.stats)
 
     def reference_mask(self, state: State, out: np.ndarray | None = None) -> np.ndarray:
         """The reference oracle: every token committed on the state and its

@@ -125,6 +125,20 @@ class WeightTable:
             # n_tokens == 0: the universe is ∅; keep id 1 reserved (intern(∅) gives EMPTY_ID)
             self._sets.append(FrozenBitMap())
 
+    def __getstate__(self):
+        # the interned sets only: memo tables and dense masks are rebuilt on demand
+        return (self.n_tokens, self._sets)
+
+    def __setstate__(self, state) -> None:
+        self.n_tokens, self._sets = state
+        self._ids = {s: i for i, s in enumerate(self._sets)}
+        if self.n_tokens == 0:
+            self._ids = {self._sets[EMPTY_ID]: EMPTY_ID}
+        self._dense = {}
+        self._and = {}
+        self._or = {}
+        self._sub = {}
+
     # -- interning -------------------------------------------------------------------------
     @property
     def empty_id(self) -> int:

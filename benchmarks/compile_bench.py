@@ -1,0 +1,77 @@
+"""Compile time, peak memory and cache-load time per benchmark grammar.
+
+Each compile runs in a fresh subprocess (so peak RSS is that compile's own),
+with an empty cache directory; a second subprocess then builds the same
+``Constraint`` and must load it from the cache.
+
+    python benchmarks/compile_bench.py                      # all benchmark grammars
+    python benchmarks/compile_bench.py --grammars json,c --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+BENCH = Path(os.environ.get("STACKMASK_BENCH", Path(__file__).resolve().parents[2] / "shared" / "bench"))
+GRAMMARS = ("json", "calc", "c", "sql", "java", "go")
+AMBIGUOUS = {"sql", "java", "go"}
+
+CHILD = r"""
+import json, resource, sys, time
+import stackmask
+name, path, amb, cache = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4]
+vocab = stackmask.Vocab.qwen2_5()
+vocab.fingerprint
+rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = time.perf_counter()
+c = stackmask.Constraint(open(path).read(), vocab, ambiguous=amb, cache_dir=cache)
+dt = time.perf_counter() - t
+st = c.compile_stats()
+print(json.dumps({"seconds": dt, "from_cache": c.loaded_from_cache, "stats": st,
+                  "rss_before_kb": rss0,
+                  "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def run(name: str, cache: str, timeout: float) -> dict:
+    path = BENCH / "grammars" / f"{name}.lark"
+    out = subprocess.run([sys.executable, "-c", CHILD, name, str(path), "1" if name in AMBIGUOUS else "0",
+                          cache], capture_output=True, text=True, timeout=timeout)
+    if out.returncode != 0:
+        raise RuntimeError(f"{name}: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--grammars", default=",".join(GRAMMARS))
+    ap.add_argument("--timeout", type=float, default=3600)
+    ap.add_argument("--json", help="write the raw figures here")
+    args = ap.parse_args(argv)
+    rows = []
+    print("| grammar | compile | peak RSS | configs | states | edges | weights | acyclic | max depth | cached load |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name in args.grammars.split(","):
+        with tempfile.TemporaryDirectory(prefix="stackmask-bench-") as cache:
+            first = run(name, cache, args.timeout)
+            second = run(name, cache, args.timeout)
+        assert not first["from_cache"] and second["from_cache"], (first, second)
+        st = first["stats"]
+        rows.append({"grammar": name, "compile": first, "load": second})
+        print(f"| {name} | {first['seconds']:.1f} s | {first['peak_rss_kb'] / 1024 ** 2:.2f} GB | "
+              f"{st['configs']} | {st['states']} | {st['edges']} | {st['weights']} | {st['acyclic']} | "
+              f"{st['max_depth']} | {second['seconds']:.2f} s |", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Compiled constraints on disk: zstd-compressed, keyed, verified, written atomically.
+
+An artifact holds everything the runtime needs (grammar tables, the lexer
+configuration ids, the Parser DWA and its interned token sets). It is keyed
+by the grammar, the ``ambiguous`` flag, the vocabulary fingerprint and
+:data:`FORMAT_VERSION`; the file name is the key's hash, and the header
+repeats the key and a checksum of the payload, so a truncated, corrupted,
+stale or foreign file is detected (and rebuilt with a warning by the caller),
+never loaded into wrong masks. Files are written to a temporary name in the
+same directory and renamed, so a reader never sees a partial file and two
+processes compiling the same grammar at once each leave a complete artifact.
+
+Cache directory: the ``cache_dir`` argument, else ``$STACKMASK_CACHE_DIR``,
+else ``$XDG_CACHE_HOME/stackmask``, else ``~/.cache/stackmask``. Pass
+``cache_dir=False`` (or set ``STACKMASK_CACHE_DIR=off``) to disable caching.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import struct
+import tempfile
+import warnings
+from pathlib import Path
+
+import zstandard
+
+FORMAT_VERSION = 1
+MAGIC = b"STACKMSK"
+_HEADER = struct.Struct("<8sI32s32sQ")    # magic, format version, key, payload sha256, payload size
+
+
+class StaleArtifactWarning(UserWarning):
+    """A cached artifact could not be used and is being rebuilt."""
+
+
+def default_cache_dir(cache_dir=None) -> Path | None:
+    if cache_dir is False:
+        return None
+    if cache_dir is not None and cache_dir is not True:
+        return Path(cache_dir)
+    env = os.environ.get("STACKMASK_CACHE_DIR")
+    if env is not None:
+        if env.strip().lower() in ("", "off", "0", "false", "none"):
+            return None
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "stackmask"
+
+
+def artifact_key(grammar_text: str, ambiguous: bool, vocab_fingerprint: str) -> bytes:
+    h = hashlib.sha256()
+    h.update(f"stackmask-artifact:{FORMAT_VERSION}\0".encode())
+    h.update(b"ambiguous" if ambiguous else b"deterministic")
+    h.update(b"\0" + vocab_fingerprint.encode() + b"\0")
+    h.update(grammar_text.encode("utf-8", "surrogatepass"))
+    return h.digest()
+
+
+def artifact_path(directory: Path, key: bytes) -> Path:
+    return directory / f"{key.hex()[:40]}.smk"
+
+
+def save(path: Path, key: bytes, obj) -> None:
+    payload = zstandard.ZstdCompressor(level=3).compress(pickle.dumps(obj, protocol=5))
+    header = _HEADER.pack(MAGIC, FORMAT_VERSION, key, hashlib.sha256(payload).digest(), len(payload))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(header)
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def load(path: Path, key: bytes):
+    """The artifact at ``path`` for ``key``, or None if absent; a file that exists but
+    cannot be used (truncated, corrupted, other version or key) warns and returns None."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        warnings.warn(f"stackmask: cannot read cached artifact {path}: {e}; recompiling",
+                      StaleArtifactWarning, stacklevel=3)
+        return None
+    problem = _check(data, key)
+    if problem is None:
+        try:
+            body = zstandard.ZstdDecompressor().decompress(data[_HEADER.size:])
+            return pickle.loads(body)
+        except Exception as e:     # noqa: BLE001 - any decoding failure means: rebuild
+            problem = f"cannot decode ({type(e).__name__}: {e})"
+    warnings.warn(f"stackmask: cached artifact {path} is {problem}; recompiling",
+                  StaleArtifactWarning, stacklevel=3)
+    return None
+
+
+def _check(data: bytes, key: bytes) -> str | None:
+    if len(data) < _HEADER.size:
+        return "truncated (no header)"
+    magic, version, k, digest, size = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        return "not a stackmask artifact"
+    if version != FORMAT_VERSION:
+        return f"of format version {version} (this stackmask reads {FORMAT_VERSION})"
+    if k != key:
+        return "for another grammar or vocabulary"
+    if len(data) - _HEADER.size != size:
+        return f"truncated ({len(data) - _HEADER.size} of {size} payload bytes)"
+    if hashlib.sha256(memoryview(data)[_HEADER.size:]).digest() != digest:
+        return "corrupted (checksum mismatch)"
+    return None

@@ -1,0 +1,458 @@
+"""Parser DWA: token outcomes (terminal DWA) composed with the LR templates.
+
+Input of the automaton: the LR state ids of one parse stack, **top first**.
+Output: the set of tokens whose outcome the stack allows (see
+:mod:`stackmask.compile.terminal`). One automaton start per lexer
+configuration; the edges carry the tokens decided *on that edge*
+("accepted here", so a walk unions edge weights and stops when the state has
+nothing left to decide).
+
+Templates as symbolic LR runs
+-----------------------------
+The template of a terminal sequence ``t1 … tk`` (then possibly a lookahead
+check ``t``) is the LR parser run on a stack whose lower part is unknown.
+A *waiting item* ``(skip, lhs, terms, F)`` is such a run suspended until
+it reads the next stack entry: it first discards ``skip`` entries (popped by a
+reduction without being looked at — in a valid LR stack their identity is
+implied), then reads the exposed state ``p`` and continues with
+``goto[p][lhs]`` pushed on it (``lhs`` = -1 at the very start: the read state
+is the top). Between reads the run works on the known part ``A`` of the stack
+(pushed states and read states not yet popped): the stack effect
+``pop(read…)·push(A…)`` of the polycyclic monoid, cancelled as it goes. GLR
+conflicts branch the run; a run succeeds when it shifts its last terminal (or
+its lookahead check can be shifted, or for the END check: the stack accepts).
+
+A Parser DWA state is a set of waiting items, each with the tokens still
+undecided for it (weights are interned token sets, :class:`WeightTable`).
+Reading a stack state steps every item (memoized per (item, state): the
+symbolic run does not depend on tokens); tokens of items that succeeded are
+the edge's weight and are removed from every item still waiting (they are
+decided). This is weighted determinization in the (∪, ∩) semiring of token
+sets, with "subtract final weights from outgoing edges" built in.
+
+Symbols with no specific behaviour go through the ``DEFAULT`` edge (only
+items that discard the entry unread survive it). The normal form's bounded
+reduction chains make the automaton acyclic in practice; where it is not, the
+runtime walk still terminates because it reads a finite stack (cycles only
+mean the walk may read the whole stack). ``stats()`` reports both.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from itertools import product
+
+from pyroaring import BitMap
+
+from ..glr.lalr import LRTables
+from ..lexer.scanner import IGNORE
+from ..wfa.weights import EMPTY_ID, WeightTable, bitmap_from_array
+from .terminal import TRUE
+
+END = 0          # LR terminal index of end of input
+NO_LHS = -1
+ALL = frozenset([-1])   # relevance marker: the item reads every stack state the same way
+_NONE: frozenset = frozenset()
+STOP = (-1, EMPTY_ID)   # an edge that ends the walk (stored where the default edge must not apply)
+
+Item = tuple     # (skip, lhs, terms, F): F = check set (None: no check)
+
+
+class ParserDWA:
+    """The determinized token-set automaton over stack states, built lazily or eagerly.
+
+    ``trans[q]`` maps a stack state id to ``(next state or -1, weight id)``; ``default[q]``
+    is the else-edge (or None). ``-1`` as next state means "nothing left to decide".
+    ``trans[q] is None`` for a state not expanded yet (:meth:`expand`).
+    """
+
+    def __init__(self, lr: LRTables, accepts_empty: bool, weights: WeightTable):
+        self.weights = weights
+        self._shift = lr.shift
+        self._reduce = lr.reduce
+        self._goto = lr.goto
+        self._rlen = lr.rule_len
+        self._rlhs = lr.rule_lhs
+        self._accept_state = lr.accept_state
+        self._start_state = lr.start_state
+        self._accepts_empty = accepts_empty
+        n = lr.n_states
+        act: dict[int, set] = {}
+        for q in range(n):
+            for t in lr.shift[q]:
+                act.setdefault(t, set()).add(q)
+            for t in lr.reduce[q]:
+                act.setdefault(t, set()).add(q)
+        end = act.setdefault(END, set())
+        end.add(lr.accept_state)
+        if accepts_empty:
+            end.add(lr.start_state)
+        self._act = {t: frozenset(s) for t, s in act.items()}
+        gs: dict[int, list] = {}
+        for q in range(n):
+            for a in lr.goto[q]:
+                gs.setdefault(a, []).append(q)
+        self._goto_states = {a: frozenset(s) for a, s in gs.items()}
+        self._shiftable = tuple(
+            frozenset(lr.shift[q])
+            | ({END} if q == lr.accept_state or (q == lr.start_state and accepts_empty) else frozenset())
+            for q in range(n))
+        self._n_terminals = len(lr.terminals)
+        self._step_memo: dict = {}
+        self._split_memo: dict = {}
+        self._check_rel: dict = {}
+        # the automaton
+        self.items: list = []            # state -> tuple of (item, weight id); None once released
+        self.trans: list = []            # state -> dict symbol -> (dst, wid)
+        self.default: list = []          # state -> (dst, wid) or None
+        self.complete: list = []         # state -> all edges computed (else: computed on use)
+        self._groups: list = []          # state -> item index for computing edges
+        self._ids: dict = {}
+        self.init: dict = {}             # lexer config -> (state or -1, weight id)
+        self._lock = threading.RLock()
+
+    # -- templates: symbolic LR runs --------------------------------------------------------
+    def _run(self, A: tuple, terms: tuple, F):
+        """Run the LR parser on known stack part ``A`` (top last): shift ``terms``, then
+        (``F`` not None) check that some terminal of ``F`` can be shifted.
+
+        Returns ``(success, waiting items)``; on success the waiting items are irrelevant."""
+        shift, reduce, goto = self._shift, self._reduce, self._goto
+        rlen, rlhs = self._rlen, self._rlhs
+        waiting: dict = {}
+        work = [(A, terms, F)]
+        while work:
+            A, terms, F = work.pop()
+            q = A[-1]
+            if terms:
+                t = terms[0]
+                q2 = shift[q].get(t)
+                if q2 is not None:
+                    rest = terms[1:]
+                    if not rest and F is None:
+                        return True, ()
+                    work.append((A + (q2,), rest, F))
+                red = [(r, F) for r in reduce[q].get(t, ())]
+            else:
+                if not F.isdisjoint(self._shiftable[q]):
+                    return True, ()
+                red = self._split(q, F)
+            for r, Fs in red:
+                n = rlen[r]
+                if len(A) > n:
+                    A2 = A[:-n]
+                    g = goto[A2[-1]].get(rlhs[r])
+                    if g is not None:
+                        work.append((A2 + (g,), terms, Fs))
+                else:
+                    waiting[(n - len(A), rlhs[r], terms, Fs)] = None
+        return False, tuple(waiting)
+
+    def _split(self, q: int, F: frozenset) -> tuple:
+        """The reductions at state ``q`` for check set ``F``: ``(rule, terminals of F
+        it is done for)`` (memoized)."""
+        key = (q, F)
+        r = self._split_memo.get(key)
+        if r is None:
+            red = self._reduce[q]
+            by_rule: dict = {}
+            for t in F:
+                for rule in red.get(t, ()):
+                    by_rule.setdefault(rule, set()).add(t)
+            r = self._split_memo[key] = tuple((rule, frozenset(ts)) for rule, ts in by_rule.items())
+        return r
+
+    def _step(self, item: Item, s: int):
+        key = (item, s)
+        r = self._step_memo.get(key)
+        if r is None:
+            skip, lhs, terms, F = item
+            if skip:
+                r = (False, ((skip - 1, lhs, terms, F),))
+            elif lhs == NO_LHS:
+                r = self._run((s,), terms, F)
+            else:
+                g = self._goto[s].get(lhs)
+                r = (False, ()) if g is None else self._run((s, g), terms, F)
+            self._step_memo[key] = r
+        return r
+
+    def _relevant(self, item: Item) -> frozenset:
+        """Stack states on which ``item`` does more than die (``ALL``: every state)."""
+        skip, lhs, terms, F = item
+        if skip:
+            return ALL
+        if lhs != NO_LHS:
+            return self._goto_states.get(lhs, _NONE)
+        if terms:
+            return self._act.get(terms[0], _NONE)
+        r = self._check_rel.get(F)
+        if r is None:
+            acc: set = set()
+            for t in F:
+                acc.update(self._act.get(t, ()))
+            r = self._check_rel[F] = frozenset(acc)
+        return r
+
+    # -- automaton construction ----------------------------------------------------------
+    def _state(self, pairs: dict) -> int:
+        """Intern a state from ``item -> weight id`` (empty weights dropped); -1 if empty."""
+        key = frozenset((it, w) for it, w in pairs.items() if w != EMPTY_ID)
+        if not key:
+            return -1
+        q = self._ids.get(key)
+        if q is None:
+            q = len(self.items)
+            self._ids[key] = q
+            self.items.append(tuple(key))
+            self.trans.append({})
+            self.default.append(None)
+            self.complete.append(False)
+            self._groups.append(None)
+        return q
+
+    def add_config(self, cfg: int, outcomes: dict) -> tuple:
+        """Start state of lexer configuration ``cfg`` from ``outcome -> weight id``."""
+        wt = self.weights
+        pairs: dict = {}
+        acc = EMPTY_ID
+        n_terms = self._n_terminals
+        for (ems, req), wid in outcomes.items():
+            if req == TRUE:
+                F = None
+            else:
+                checks, can_end = req
+                F = frozenset(t for t in checks if 0 < t < n_terms) | ({END} if can_end else frozenset())
+                if not F:
+                    continue
+            for terms in _expand(ems):
+                if not terms and F is None:
+                    acc = wt.union(acc, wid)
+                    continue
+                it = (0, NO_LHS, terms, F)
+                pairs[it] = wt.union(pairs.get(it, EMPTY_ID), wid)
+        if acc != EMPTY_ID:
+            pairs = {it: wt.difference(w, acc) for it, w in pairs.items()}
+        with self._lock:
+            entry = (self._state(pairs), acc)
+            self.init[cfg] = entry
+        return entry
+
+    def _index(self, q: int):
+        """Group the items of state ``q`` by relevant symbols; compute its default edge."""
+        g = self._groups[q]
+        if g is not None:
+            return g
+        wt = self.weights
+        groups: dict = {}
+        d_next: dict = {}
+        for pair in self.items[q]:
+            it, w = pair
+            rel = self._relevant(it)
+            if rel is ALL:
+                # discards the entry unread: the same on every symbol
+                for it2 in self._step(it, 0)[1]:
+                    d_next[it2] = wt.union(d_next.get(it2, EMPTY_ID), w)
+            else:
+                groups.setdefault(rel, []).append(pair)
+        dd = self._state(d_next)
+        self.default[q] = (dd, EMPTY_ID) if dd >= 0 else None
+        g = self._groups[q] = (tuple(groups.items()), d_next)
+        return g
+
+    def edge(self, q: int, s: int):
+        """The edge of state ``q`` on stack state ``s`` (computed on first use; thread-safe).
+        Returns ``(dst or -1, weight id)`` or None (the walk stops)."""
+        with self._lock:
+            t = self.trans[q]
+            e = t.get(s)
+            if e is not None or (self.complete[q] and s in t):
+                return e
+            groups, d_next = self._index(q)
+            e = self._edge(q, s, groups, d_next)
+            if e is None:
+                e = self.default[q]
+            if not self.complete[q]:
+                t[s] = e if e is not None else STOP
+            return e
+
+    def _edge(self, q: int, s: int, groups, d_next):
+        wt = self.weights
+        acc = EMPTY_ID
+        nxt = None
+        for rel, pairs in groups:
+            if s not in rel:
+                continue
+            if nxt is None:
+                nxt = dict(d_next)
+            for it, w in pairs:
+                ok, waits = self._step(it, s)
+                if ok:
+                    acc = wt.union(acc, w)
+                else:
+                    for it2 in waits:
+                        nxt[it2] = wt.union(nxt.get(it2, EMPTY_ID), w)
+        if nxt is None:
+            return None              # like every other symbol: the default edge
+        if acc != EMPTY_ID:
+            nxt = {it: wt.difference(w, acc) for it, w in nxt.items()}
+        dst = self._state(nxt)
+        return (dst, acc)
+
+    def expand(self, q: int) -> None:
+        """Compute every edge of state ``q`` (idempotent; thread-safe)."""
+        with self._lock:
+            if self.complete[q]:
+                return
+            groups, d_next = self._index(q)
+            syms: set = set()
+            for rel, _ in groups:
+                syms.update(rel)
+            edges: dict = {}
+            for s in syms:
+                e = self._edge(q, s, groups, d_next)
+                # None: the default edge applies; STOP only arises without a default edge
+                # (the default's items are part of every symbol's successor)
+                if e is not None and e != STOP:
+                    edges[s] = e
+            self.trans[q] = edges
+            self.complete[q] = True
+            self._groups[q] = None
+
+    def expand_all(self, progress=None) -> None:
+        """Expand every state reachable from the configurations added so far."""
+        q = 0
+        while q < len(self.items):
+            if not self.complete[q]:
+                self.expand(q)
+            q += 1
+            if progress is not None and q % 2000 == 0:
+                progress(q, len(self.items))
+
+    def release_items(self) -> None:
+        """Drop the item sets of complete states (only incomplete states need them)."""
+        for q, done in enumerate(self.complete):
+            if done:
+                self.items[q] = None
+        self._ids = {k: q for k, q in self._ids.items() if not self.complete[q]}
+        self._step_memo.clear()
+
+    # -- pickling (artifacts) ----------------------------------------------------------
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d["_lock"] = None
+        d["_step_memo"] = {}
+        d["_split_memo"] = {}
+        d["_groups"] = [None] * len(d["items"])
+        return d
+
+    def __setstate__(self, d):
+        self.__dict__.update(d)
+        self._lock = threading.RLock()
+
+    # -- reports -----------------------------------------------------------------------
+    def stats(self) -> dict:
+        n = len(self.trans)
+        edges = sum(len(t) for t in self.trans if t is not None)
+        depth, acyclic = _depth(self)
+        return {"configs": len(self.init), "states": n, "edges": edges,
+                "defaults": sum(1 for d in self.default if d is not None),
+                "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth}
+
+
+def _expand(ems: tuple) -> list:
+    """Concrete terminal sequences of an emission sequence (alternatives multiply,
+    an IGNORE alternative contributes nothing)."""
+    if not ems:
+        return [()]
+    opts = [tuple(() if t == IGNORE else (t,) for t in em) for em in ems]
+    out = {}
+    for combo in product(*opts):
+        out[tuple(t for part in combo for t in part)] = None
+    return list(out)
+
+
+def _depth(dwa: ParserDWA) -> tuple:
+    """(max number of stack entries a walk can read, acyclic?) over expanded states."""
+    n = len(dwa.trans)
+    succ = []
+    for q in range(n):
+        s = {d for d, _ in dwa.trans[q].values() if d >= 0}
+        d = dwa.default[q]
+        if d is not None and d[0] >= 0:
+            s.add(d[0])
+        succ.append(s)
+    # iterative DFS: colour 0 new, 1 on stack, 2 done; depth = longest path in edges
+    colour = [0] * n
+    depth = [0] * n
+    acyclic = True
+    for root in range(n):
+        if colour[root]:
+            continue
+        stack = [(root, iter(succ[root]))]
+        colour[root] = 1
+        while stack:
+            v, it = stack[-1]
+            w = next(it, None)
+            if w is None:
+                stack.pop()
+                colour[v] = 2
+                depth[v] = 1 + max((depth[x] for x in succ[v]), default=0)
+                continue
+            if colour[w] == 0:
+                colour[w] = 1
+                stack.append((w, iter(succ[w])))
+            elif colour[w] == 1:
+                acyclic = False
+    starts = [q for q, _ in dwa.init.values() if q >= 0]
+    return (max((depth[q] for q in starts), default=0) if acyclic else None), acyclic
+
+
+def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, weights: WeightTable,
+                     configs=None, progress: bool = False) -> ParserDWA:
+    """Compile the Parser DWA for every lexer configuration reachable at token boundaries
+    (or for ``configs``), expanding every reachable state."""
+    from ..lexer.scanner import BOUNDARY_CONFIG
+    from .terminal import TerminalCompiler
+    dwa = ParserDWA(lr, accepts_empty, weights)
+    terms = TerminalCompiler(scanner, index)
+    eos = BitMap(sorted(vocab.eos_token_ids))
+    eos_w = weights.intern(eos)
+    todo = [BOUNDARY_CONFIG] if configs is None else list(configs)
+    seen = set(todo)
+    t0 = time.monotonic()
+    last = [t0]
+
+    def report(msg):
+        now = time.monotonic()
+        if progress and now - last[0] > 5:
+            last[0] = now
+            print(f"stackmask: compiling ({now - t0:.0f} s): {msg}", file=sys.stderr, flush=True)
+
+    while todo:
+        cfg = todo.pop()
+        _, ends = add_config(dwa, terms, cfg, eos_w)
+        report(f"{len(seen)} lexer configurations, {len(dwa.items)} automaton states")
+        if configs is None:
+            for c in ends:
+                if c not in seen:
+                    seen.add(c)
+                    todo.append(c)
+    dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"))
+    return dwa
+
+
+def add_config(dwa: ParserDWA, terms, cfg: int, eos_w: int) -> tuple:
+    """Add lexer configuration ``cfg``: its token outcomes (and EOS) become start items.
+    Returns ``(start entry, configurations its tokens end in)``."""
+    from .terminal import final_outcomes
+    groups, ends = terms.outcomes(cfg)
+    wt = dwa.weights
+    index = terms.index
+    outcomes = {key: wt.intern(bitmap_from_array(index.ids_of(pos))) for key, pos in groups.items()}
+    if eos_w != EMPTY_ID:
+        for key in final_outcomes(terms.scanner, cfg):
+            outcomes[key] = wt.union(outcomes.get(key, EMPTY_ID), eos_w)
+    return dwa.add_config(cfg, outcomes), ends

@@ -1,0 +1,317 @@
+"""Terminal DWA: what every token does from one lexer configuration.
+
+For a lexer configuration ``c`` reachable at a token boundary, every token's
+bytes are run through the streaming scanner (:mod:`stackmask.lexer.scanner`).
+Each surviving branch ends with
+
+* the sequence of *emissions* the token completed (each emission a tuple of
+  alternative terminal ids: a lexical ambiguity; ``IGNORE`` among them means
+  "nothing for the parser"; emissions that are only ``IGNORE`` are dropped),
+* the configuration it ends in, summarized by its **requirement**: what the
+  parse stack must allow after the emissions for the head to be viable
+  (the one-terminal lookahead of ``Constraint.viable``):
+
+  - ``TRUE``: always viable (a clean lexeme boundary, or the pending lexeme
+    can still become an ignored terminal);
+  - ``(F, acc)``: viable iff the stack can shift some terminal of ``F`` after
+    reductions, or (``acc``) the text can end here (an inhibited boundary).
+
+A token's *outcome* is ``(emissions, requirement)``. Tokens are grouped by
+outcome (a token with several branches is in several groups); the groups are
+the weights the parser side intersects with stack conditions.
+
+Tokens are visited in byte order (``VocabIndex``, built once per vocabulary
+and shared by all grammars) so tokens sharing a prefix share the scanner work
+of that prefix, and a dead prefix skips its whole subtree.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from bisect import bisect_left
+
+import numpy as np
+
+from ..lexer.scanner import IGNORE, Scanner
+from ..vocab import Vocab
+
+TRUE = "T"          # requirement: always viable
+Requirement = object   # TRUE or (frozenset of terminal ids, bool)
+
+
+class VocabIndex:
+    """The vocabulary's text tokens sorted by bytes, duplicates grouped (one per vocabulary)."""
+
+    def __init__(self, vocab: Vocab):
+        ids = [int(i) for i in vocab.text_token_ids()]
+        tokens = vocab.tokens
+        ids.sort(key=lambda i: tokens[i])
+        toks: list[bytes] = []
+        groups: list[list[int]] = []
+        for i in ids:
+            b = tokens[i]
+            if toks and toks[-1] == b:
+                groups[-1].append(i)
+            else:
+                toks.append(b)
+                groups.append([i])
+        self.toks = toks
+        self.groups = groups
+        # byte-order position -> first token id (duplicates are expanded at the end)
+        self.first_id = np.array([g[0] for g in groups], dtype=np.int64)
+        self.dups = {k: g[1:] for k, g in enumerate(groups) if len(g) > 1}
+        self._dup_keys = np.array(sorted(self.dups), dtype=np.int64)
+
+    def byte_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """Tokens (byte order) as a zero-padded uint8 matrix and their lengths (cached)."""
+        m = getattr(self, "_matrix", None)
+        if m is None:
+            lengths = np.fromiter((len(t) for t in self.toks), dtype=np.int64, count=len(self.toks))
+            width = int(lengths.max()) if len(lengths) else 0
+            flat = np.frombuffer(b"".join(t.ljust(width, b"\0") for t in self.toks), dtype=np.uint8)
+            m = self._matrix = (flat.reshape(len(self.toks), width), lengths)
+        return m
+
+    def ids_of(self, positions: list[int]) -> np.ndarray:
+        """Token ids of the given byte-order positions (duplicates included)."""
+        pos = np.asarray(positions, dtype=np.int64)
+        out = self.first_id[pos]
+        if self.dups:
+            hit = pos[np.isin(pos, self._dup_keys)]
+            if len(hit):
+                extra = [i for p in hit.tolist() for i in self.dups[p]]
+                out = np.concatenate([out, np.asarray(extra, dtype=np.int64)])
+        return out
+
+
+_INDEX: "weakref.WeakKeyDictionary[Vocab, VocabIndex]" = weakref.WeakKeyDictionary()
+_INDEX_LOCK = threading.Lock()
+
+
+def vocab_index(vocab: Vocab) -> VocabIndex:
+    """The shared :class:`VocabIndex` of ``vocab`` (computed once per vocabulary object)."""
+    with _INDEX_LOCK:
+        idx = _INDEX.get(vocab)
+        if idx is None:
+            idx = _INDEX[vocab] = VocabIndex(vocab)
+        return idx
+
+
+def requirement(scanner: Scanner, cfg: int):
+    """What a head whose lexer is in ``cfg`` needs from its stack (None: never viable)."""
+    boundary = scanner.at_boundary(cfg)
+    if boundary and not scanner.shadows(cfg):
+        return TRUE
+    fin = scanner.finishable(cfg)
+    if IGNORE in fin:
+        return TRUE
+    if not fin and not boundary:
+        return None
+    return (frozenset(fin), boundary)
+
+
+def final_outcomes(scanner: Scanner, cfg: int) -> list:
+    """Outcomes of ending the text in ``cfg`` (EOS): the pending lexeme's emission, then the
+    stack must accept (requirement ``(∅, True)``)."""
+    em = scanner.final_emission(cfg)
+    if em is None:
+        return []
+    end = (frozenset(), True)
+    if not em or em == (IGNORE,):
+        return [((), end)]
+    return [((em,), end)]
+
+
+KILLED = -2        # shadow run: a longer match completed inside the token
+GONE = -1          # shadow run: the shadow can no longer match
+
+
+class TerminalCompiler:
+    """Token outcomes per lexer configuration, factored to share work.
+
+    A configuration ``(d, S)`` behaves like ``(d, ∅)`` except that its shadows
+    ``S`` run on the token's bytes independently of the branches: a shadow that
+    completes a match kills the token, the survivors join every branch's end
+    configuration. So the trie walk (Python, per token) is done once per pending
+    DFA state ``d``, and each shadow state is run once over the whole vocabulary
+    as a padded byte matrix (numpy, one gather per byte column).
+    """
+
+    def __init__(self, scanner: Scanner, index: VocabIndex):
+        self.scanner = scanner
+        self.index = index
+        self._walks: dict = {}
+        self._shadow_runs: dict = {}
+        self._req: dict = {}
+        trans = np.asarray(scanner.dfa.trans, dtype=np.int32)
+        self._trans = np.concatenate([trans, np.full((1, 256), -1, dtype=np.int32)])
+        acc = np.array(scanner._accepting + [False], dtype=bool)
+        self._accepting = acc
+
+    def requirement(self, cfg: int):
+        r = self._req.get(cfg, 0)
+        if r == 0:
+            r = self._req[cfg] = requirement(self.scanner, cfg)
+        return r
+
+    def outcomes(self, cfg: int):
+        """``(groups, end_configs)``: outcome ``(emissions, requirement)`` -> int64 array of
+        byte-order token positions, and the viable configurations tokens end in."""
+        sc = self.scanner
+        d, shadows = sc.config(cfg)
+        base = self._walk(d)
+        acc: dict = {}
+        ends: set = set()
+        intern = sc._intern
+        config = sc.config
+
+        def add(branches, pos, extra):
+            seen = set()
+            for ems, ec in branches:
+                if extra:
+                    de, sb = config(ec)
+                    ec = intern(de, sb | extra)
+                r = self.requirement(ec)
+                if r is None:
+                    continue
+                ends.add(ec)
+                key = (ems, r)
+                if key in seen:
+                    continue
+                seen.add(key)
+                lst = acc.get(key)
+                if lst is None:
+                    acc[key] = [pos]
+                else:
+                    lst.append(pos)
+
+        if not shadows:
+            for branches, pos in base.items():
+                add(branches, pos, None)
+        else:
+            runs = np.stack([self._shadow_run(s) for s in sorted(shadows)], axis=1)
+            keys = list(base)
+            pos = np.concatenate([base[k] for k in keys])
+            gid = np.repeat(np.arange(len(keys)), [len(base[k]) for k in keys])
+            sub = runs[pos]
+            alive = ~(sub == KILLED).any(axis=1)
+            pos, gid, sub = pos[alive], gid[alive], sub[alive]
+            if len(pos):
+                combo = np.concatenate([gid[:, None], sub], axis=1)
+                uniq, inv = np.unique(combo, axis=0, return_inverse=True)
+                inv = inv.reshape(-1)
+                order = np.argsort(inv, kind="stable")
+                bounds = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
+                for u in range(len(uniq)):
+                    row = uniq[u]
+                    extra = frozenset(int(x) for x in row[1:] if x >= 0)
+                    add(keys[int(row[0])], pos[order[bounds[u]:bounds[u + 1]]], extra)
+        groups = {k: (v[0] if len(v) == 1 else np.concatenate(v)) for k, v in acc.items()}
+        return groups, ends
+
+    def _walk(self, d: int) -> dict:
+        """Trie walk from ``(d, ∅)``: branch set -> positions of the tokens having it."""
+        w = self._walks.get(d)
+        if w is None:
+            cfg = self.scanner._intern(d, frozenset())
+            w = self._walks[d] = {k: np.asarray(v, dtype=np.int64)
+                                  for k, v in _trie_walk(self.scanner, cfg, self.index).items()}
+        return w
+
+    def _shadow_run(self, s: int) -> np.ndarray:
+        """Per token (byte order): KILLED, GONE or the shadow's DFA state after the token."""
+        r = self._shadow_runs.get(s)
+        if r is not None:
+            return r
+        mat, lengths = self.index.byte_matrix()
+        trans, accepting = self._trans, self._accepting
+        n = len(lengths)
+        out = np.empty(n, dtype=np.int32)
+        idx = np.arange(n)
+        state = np.full(n, s, dtype=np.int32)
+        for col in range(mat.shape[1]):
+            done = lengths[idx] <= col
+            if done.any():
+                out[idx[done]] = state[done]
+                keep = ~done
+                idx, state = idx[keep], state[keep]
+            if not len(idx):
+                break
+            t = trans[state, mat[idx, col]]
+            dead = t < 0
+            killed = ~dead & accepting[t]
+            stop = dead | killed
+            if stop.any():
+                out[idx[dead]] = GONE
+                out[idx[killed]] = KILLED
+                keep = ~stop
+                idx, t = idx[keep], t[keep]
+            state = t
+        if len(idx):
+            out[idx] = state
+        self._shadow_runs[s] = out
+        return out
+
+
+def _trie_walk(scanner: Scanner, cfg: int, index: VocabIndex) -> dict:
+    """Every token from configuration ``cfg``: branch set (tuple of ``(emissions, end
+    config)``) -> list of byte-order positions. Tokens sharing a prefix share its work."""
+    step = scanner.step
+    toks = index.toks
+    n = len(toks)
+    groups: dict = {}
+    stack: list = [(((), cfg),)]
+    prev = b""
+    i = 0
+    while i < n:
+        tb = toks[i]
+        k = 0
+        lim = min(len(prev), len(tb), len(stack) - 1)
+        while k < lim and prev[k] == tb[k]:
+            k += 1
+        del stack[k + 1:]
+        branches = stack[k]
+        dead = -1
+        for j in range(k, len(tb)):
+            b = tb[j]
+            if len(branches) == 1:
+                ems, c = branches[0]
+                outs = step(c, b)
+                if len(outs) == 1 and outs[0][0] is None:
+                    branches = ((ems, outs[0][1]),)
+                    stack.append(branches)
+                    continue
+            nb = {}
+            for ems, c in branches:
+                for em, nc in step(c, b):
+                    if em is None or em == (IGNORE,):
+                        nb[(ems, nc)] = None
+                    else:
+                        nb[(ems + (em,), nc)] = None
+            if not nb:
+                dead = j
+                break
+            branches = tuple(nb)
+            stack.append(branches)
+        if dead >= 0:
+            succ = _successor(tb[:dead + 1])
+            i = n if succ is None else bisect_left(toks, succ, i + 1)
+            prev = tb[:dead]
+            continue
+        g = groups.get(branches)
+        if g is None:
+            groups[branches] = [i]
+        else:
+            g.append(i)
+        prev = tb
+        i += 1
+    return groups
+
+
+def _successor(prefix: bytes) -> bytes | None:
+    """Smallest byte string greater than every string starting with ``prefix``."""
+    p = prefix.rstrip(b"\xff")
+    if not p:
+        return None
+    return p[:-1] + bytes([p[-1] + 1])

@@ -1,0 +1,140 @@
+"""get_mask: walk the Parser DWA down the graph-structured stack.
+
+For each head ``(node, lexer configuration)`` the walk starts at the
+configuration's start state and reads the LR states of the GSS top down,
+following every link (GLR stacks share tails, so the frontier is a set of
+``(DWA state, GSS node)`` pairs: paths that meet in the same pair are walked
+once). Edge weights are token sets decided on that edge; the mask is their
+union. A walk stops where the DWA state has nothing left to decide (-1) or the
+stack ends (the root has no links).
+
+The dense mask is memoized by the set of edge weights met, so a repeated
+configuration costs the walk (a few dict lookups), one frozenset and one copy.
+The memo is an LRU bounded in bytes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ..wfa.weights import EMPTY_ID
+
+
+class Masker:
+    def __init__(self, dwa, n_bits: int, eos_ids, ensure_config, cache_bytes: int = 256 << 20):
+        self.dwa = dwa
+        self.n_bits = n_bits
+        self.n_words = (n_bits + 31) // 32
+        self._ensure_config = ensure_config      # cfg -> start entry (compiles a new config)
+        self._memo: OrderedDict = OrderedDict()
+        self._memo_bytes = 0
+        self.cache_bytes = int(cache_bytes)
+        self._lock = threading.Lock()
+        from pyroaring import BitMap
+        self._eos_mask = dwa.weights.dense(dwa.weights.intern(BitMap(sorted(eos_ids))), n_bits)
+        self.hits = 0
+        self.misses = 0
+
+    def weights_of(self, heads) -> frozenset:
+        """The edge weights a walk over ``heads`` meets (the mask is their union)."""
+        dwa = self.dwa
+        init = dwa.init
+        trans = dwa.trans
+        default = dwa.default
+        complete = dwa.complete
+        outs = set()
+        for node, cfg in heads:
+            e = init.get(cfg)
+            if e is None:
+                e = self._ensure_config(cfg)
+            q, w = e
+            if w:
+                outs.add(w)
+            # single-path fast loop
+            while q >= 0:
+                e = trans[q].get(node.state)
+                if e is None:
+                    e = default[q] if complete[q] else dwa.edge(q, node.state)
+                    if e is None:
+                        break
+                q, w = e
+                if w:
+                    outs.add(w)
+                links = node.links
+                if len(links) == 1:
+                    node = links[0]
+                    continue
+                if len(links) > 1 and q >= 0:
+                    self._walk_branching(q, links, outs)
+                break
+        return frozenset(outs)
+
+    def _walk_branching(self, q0: int, links, outs: set) -> None:
+        dwa = self.dwa
+        trans = dwa.trans
+        default = dwa.default
+        complete = dwa.complete
+        todo = [(q0, n) for n in links]
+        seen = {(q0, id(n)) for n in links}
+        keep = list(links)        # keeps ids valid while ``seen`` holds them
+        while todo:
+            q, node = todo.pop()
+            e = trans[q].get(node.state)
+            if e is None:
+                e = default[q] if complete[q] else dwa.edge(q, node.state)
+                if e is None:
+                    continue
+            q2, w = e
+            if w:
+                outs.add(w)
+            if q2 < 0:
+                continue
+            for m in node.links:
+                key = (q2, id(m))
+                if key not in seen:
+                    seen.add(key)
+                    keep.append(m)
+                    todo.append((q2, m))
+
+    def mask(self, state, out=None) -> np.ndarray:
+        if state.finished:
+            src = self._eos_mask
+        else:
+            key = self.weights_of(state.heads)
+            src = self._memo.get(key)
+            if src is None:
+                src = self._union(key)
+            else:
+                self.hits += 1
+                try:
+                    self._memo.move_to_end(key)
+                except KeyError:       # evicted by another thread meanwhile
+                    pass
+        if out is None:
+            return src.copy()
+        np.copyto(out, src, casting="unsafe")
+        return out
+
+    def _union(self, key: frozenset) -> np.ndarray:
+        wt = self.dwa.weights
+        n_bits = self.n_bits
+        ws = [w for w in key if w != EMPTY_ID]
+        if not ws:
+            m = np.zeros(self.n_words, dtype=np.int32)
+        else:
+            m = wt.dense(ws[0], n_bits).copy()
+            for w in ws[1:]:
+                np.bitwise_or(m, wt.dense(w, n_bits), out=m)
+        m.flags.writeable = False
+        with self._lock:
+            self.misses += 1
+            if key not in self._memo:
+                self._memo[key] = m
+                self._memo_bytes += m.nbytes
+                while self._memo_bytes > self.cache_bytes and len(self._memo) > 1:
+                    _, old = self._memo.popitem(last=False)
+                    self._memo_bytes -= old.nbytes
+        return m
