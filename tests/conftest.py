@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,24 @@ BENCH = Path(os.environ.get("STACKMASK_BENCH", Path(__file__).resolve().parents[
 GRAMMAR_DIR = BENCH / "grammars"
 BENCH_GRAMMARS = ("json", "calc", "c", "sql", "java", "go")
 AMBIGUOUS_BENCH = frozenset({"sql", "java", "go"})   # LALR(1) conflicts: need ambiguous=True
+
+
+_OWN_CACHE = None
+
+
+def pytest_configure(config):
+    """Compiled artifacts go to a fresh cache directory per test session (never the user's
+    cache: artifacts written by another version of the code must not leak into tests)."""
+    global _OWN_CACHE
+    if "STACKMASK_CACHE_DIR" not in os.environ:
+        _OWN_CACHE = tempfile.mkdtemp(prefix="stackmask-test-cache-")
+        os.environ["STACKMASK_CACHE_DIR"] = _OWN_CACHE
+
+
+def pytest_unconfigure(config):
+    if _OWN_CACHE is not None:
+        shutil.rmtree(_OWN_CACHE, ignore_errors=True)
+        os.environ.pop("STACKMASK_CACHE_DIR", None)
 
 
 def read_bench_grammar(name: str) -> str:

@@ -43,8 +43,16 @@ def make_scanner(tables: GrammarTables) -> Scanner:
 
 
 def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
-                       progress: bool = True) -> tuple[Compiled, Scanner, bool]:
-    """``(compiled, scanner, loaded_from_cache)`` for ``grammar`` and ``vocab``."""
+                       progress: bool = True, mode: str = "eager") -> tuple[Compiled, Scanner, bool]:
+    """``(compiled, scanner, loaded_from_cache)`` for ``grammar`` and ``vocab``.
+
+    ``mode="eager"`` compiles every lexer configuration reachable at a token boundary and
+    every automaton state reachable from them, and caches the artifact. ``mode="lazy"``
+    builds only the grammar tables; configurations and automaton edges are compiled when a
+    mask first needs them (same results; the first masks of each new situation are slow).
+    A lazy constraint uses a cached eager artifact when there is one and writes none."""
+    if mode not in ("eager", "lazy"):
+        raise ValueError(f"compile mode must be 'eager' or 'lazy', not {mode!r}")
     text = grammar_text(grammar)
     directory = artifact.default_cache_dir(cache_dir)
     key = artifact.artifact_key(text, ambiguous, vocab.fingerprint)
@@ -62,11 +70,16 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     t1 = time.perf_counter()
     scanner = make_scanner(tables)
     weights = WeightTable(vocab.size)
+    if mode == "lazy":
+        dwa = ParserDWA(tables.lr, tables.normal_form.accepts_empty, weights)
+        comp = Compiled(tables=tables, configs=[], dwa=dwa,
+                        stats={"mode": "lazy", "tables_s": t1 - t0, "compile_s": t1 - t0})
+        return comp, scanner, False
     dwa = build_parser_dwa(scanner, tables.lr, tables.normal_form.accepts_empty,
                            vocab_index(vocab), vocab, weights, progress=progress)
     t2 = time.perf_counter()
     stats = dwa.stats()
-    stats.update(tables_s=t1 - t0, automaton_s=t2 - t1, compile_s=t2 - t0)
+    stats.update(mode="eager", tables_s=t1 - t0, automaton_s=t2 - t1, compile_s=t2 - t0)
     dwa.release_items()
     comp = Compiled(tables=tables, configs=scanner.export_configs(), dwa=dwa, stats=stats)
     if path is not None:

@@ -53,16 +53,21 @@ class Constraint:
     cache: ``cache_dir``, default ``$STACKMASK_CACHE_DIR`` or the user cache
     directory; ``False`` disables it; see :mod:`stackmask.compile.artifact`).
     Compiles longer than a few seconds report progress on stderr unless
-    ``progress=False``. ``mask_cache_bytes`` bounds the memo of dense masks.
+    ``progress=False``. ``compile="lazy"`` skips the up-front compilation: parts
+    of the automaton are compiled the first time a mask needs them (same masks;
+    the first mask in each new situation is slow; nothing is written to the
+    cache). ``mask_cache_bytes`` bounds the memo of dense masks.
     """
 
     def __init__(self, grammar: "Grammar | str", vocab: Vocab, ambiguous: bool = False, *,
-                 cache_dir=None, progress: bool = True, mask_cache_bytes: int = 256 << 20):
+                 cache_dir=None, progress: bool = True, compile: str = "eager",
+                 mask_cache_bytes: int = 256 << 20):
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a stackmask.Vocab, not {type(vocab).__name__}")
         self.vocab = vocab
         compiled, scanner, self.loaded_from_cache = compile_constraint(
-            grammar, vocab, ambiguous=ambiguous, cache_dir=cache_dir, progress=progress)
+            grammar, vocab, ambiguous=ambiguous, cache_dir=cache_dir, progress=progress,
+            mode=compile)
         self.compiled: Compiled = compiled
         self.tables: GrammarTables = compiled.tables
         self.grammar = self.tables.grammar

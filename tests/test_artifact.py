@@ -1,0 +1,198 @@
+"""Compiled-constraint artifacts: cache hits, and every kind of bad file is detected,
+warned about and rebuilt atomically (never loaded into wrong masks)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stackmask
+from stackmask import Constraint, Vocab
+from stackmask.compile import artifact
+from stackmask.compile.artifact import StaleArtifactWarning
+from stackmask.grammars import load as load_grammar
+
+JSON = load_grammar("json")
+
+
+def small_vocab() -> Vocab:
+    pieces = ['{', '}', '[', ']', ',', ':', '"', ' ', '\n', 'true', 'false', 'null', '0', '1', '12',
+              '-', '.', 'e', 'a', 'b', 'ab', '"a', 'a"', '":', '",', '{"', '"}', ' "', '\\', '\\n',
+              'é'.encode(), b'\xc3', b'\xa9', 'tru', 'nul', '1.', ', "', '}]', '[{']
+    toks = [p.encode() if isinstance(p, str) else p for p in pieces] + [b"<eos>"]
+    return Vocab(toks, eos_token_ids=[len(toks) - 1], special_token_ids=[len(toks) - 1])
+
+
+def masks_along(c: Constraint, text: bytes) -> list[np.ndarray]:
+    out = []
+    s = c.start()
+    for b in text:
+        out.append(c.get_mask(s))
+        s = c.commit_bytes(s, bytes([b]))
+    out.append(c.get_mask(s))
+    return out
+
+
+DOC = b'{"a": [1, -12.5e1, "ab\\n\xc3\xa9", true, null], "b": {}}'
+
+
+def only_file(d: Path) -> Path:
+    files = [p for p in d.iterdir() if p.suffix == ".smk"]
+    assert len(files) == 1, files
+    return files[0]
+
+
+def test_second_constraint_loads_from_cache(tmp_path):
+    v = small_vocab()
+    c1 = Constraint(JSON, v, cache_dir=tmp_path)
+    assert not c1.loaded_from_cache
+    path = only_file(tmp_path)
+    c2 = Constraint(JSON, v, cache_dir=tmp_path)
+    assert c2.loaded_from_cache
+    assert "load_s" in c2.compile_stats()
+    for a, b in zip(masks_along(c1, DOC), masks_along(c2, DOC)):
+        assert np.array_equal(a, b)
+    # the masks are the oracle's
+    for m, r in zip(masks_along(c2, DOC), [c2.reference_mask(s) for s in states_along(c2, DOC)]):
+        assert np.array_equal(m, r)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert path.stat().st_size > 0
+
+
+def states_along(c, text):
+    s = c.start()
+    out = [s]
+    for b in text:
+        s = c.commit_bytes(s, bytes([b]))
+        out.append(s)
+    return out
+
+
+def test_key_separates_grammar_vocab_and_ambiguity(tmp_path):
+    v = small_vocab()
+    Constraint(JSON, v, cache_dir=tmp_path)
+    Constraint(JSON, v, ambiguous=True, cache_dir=tmp_path)
+    Constraint(JSON + "\n", v, cache_dir=tmp_path)
+    toks = list(v.tokens)
+    toks[0] = b"["
+    Constraint(JSON, Vocab(toks, eos_token_ids=[len(toks) - 1], special_token_ids=[len(toks) - 1]),
+               cache_dir=tmp_path)
+    assert len([p for p in tmp_path.iterdir() if p.suffix == ".smk"]) == 4
+
+
+def _damage_truncate(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _damage_flip(data: bytes) -> bytes:
+    b = bytearray(data)
+    b[-10] ^= 0x55
+    return bytes(b)
+
+
+def _damage_header_only(data: bytes) -> bytes:
+    return data[:10]
+
+
+def _damage_version(data: bytes) -> bytes:
+    b = bytearray(data)
+    b[8:12] = (artifact.FORMAT_VERSION + 7).to_bytes(4, "little")
+    return bytes(b)
+
+
+def _damage_key(data: bytes) -> bytes:
+    b = bytearray(data)
+    b[12] ^= 0xFF
+    return bytes(b)
+
+
+def _damage_magic(data: bytes) -> bytes:
+    return b"NOTMAGIC" + data[8:]
+
+
+@pytest.mark.parametrize("damage,words", [
+    (_damage_truncate, "truncated"),
+    (_damage_flip, "corrupted"),
+    (_damage_header_only, "truncated"),
+    (_damage_version, "format version"),
+    (_damage_key, "another grammar"),
+    (_damage_magic, "not a stackmask artifact"),
+])
+def test_bad_artifact_is_rebuilt_with_warning(tmp_path, damage, words):
+    v = small_vocab()
+    good = Constraint(JSON, v, cache_dir=tmp_path)
+    path = only_file(tmp_path)
+    path.write_bytes(damage(path.read_bytes()))
+    with pytest.warns(StaleArtifactWarning, match=words):
+        c = Constraint(JSON, v, cache_dir=tmp_path)
+    assert not c.loaded_from_cache
+    for a, b in zip(masks_along(good, DOC), masks_along(c, DOC)):
+        assert np.array_equal(a, b)
+    # rebuilt atomically: the file is whole again and loads without a warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        c3 = Constraint(JSON, v, cache_dir=tmp_path)
+    assert c3.loaded_from_cache
+
+
+def test_cache_disabled_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("STACKMASK_CACHE_DIR", str(tmp_path))
+    c = Constraint(JSON, small_vocab(), cache_dir=False)
+    assert not c.loaded_from_cache
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setenv("STACKMASK_CACHE_DIR", "off")
+    assert artifact.default_cache_dir() is None
+    monkeypatch.setenv("STACKMASK_CACHE_DIR", str(tmp_path / "x"))
+    assert artifact.default_cache_dir() == tmp_path / "x"
+
+
+def test_lazy_mode_writes_nothing_and_gives_the_same_masks(tmp_path):
+    v = small_vocab()
+    lazy = Constraint(JSON, v, cache_dir=tmp_path, compile="lazy")
+    assert list(tmp_path.iterdir()) == []
+    eager = Constraint(JSON, v, cache_dir=False)
+    for a, b in zip(masks_along(lazy, DOC), masks_along(eager, DOC)):
+        assert np.array_equal(a, b)
+    with pytest.raises(ValueError, match="compile mode"):
+        Constraint(JSON, v, compile="sometimes")
+
+
+def _compile_in_child(cache_dir: str, q) -> None:
+    c = Constraint(JSON, small_vocab(), cache_dir=cache_dir, progress=False)
+    s = c.commit_bytes(c.start(), b'{"a": [')
+    q.put(np.flatnonzero(c.get_mask(s)).tolist())
+
+
+def test_concurrent_writers_leave_a_valid_artifact(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_compile_in_child, args=(str(tmp_path), q)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    results = [q.get(timeout=300) for _ in procs]
+    for p in procs:
+        p.join(timeout=300)
+        assert p.exitcode == 0
+    assert all(r == results[0] for r in results)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        c = Constraint(JSON, small_vocab(), cache_dir=tmp_path)
+    assert c.loaded_from_cache
+
+
+def test_commit_bytes_reaches_configurations_compiled_on_demand(tmp_path):
+    # '"a' ends inside a string: a configuration tokens of this vocabulary reach too; 'tr'
+    # is a prefix no token ends in ('tru' does), so its configuration is compiled on use
+    v = small_vocab()
+    c = Constraint(JSON, v, cache_dir=tmp_path)
+    s = c.commit_bytes(c.start(), b'[tr')
+    assert np.array_equal(c.get_mask(s), c.reference_mask(s))
+    c2 = Constraint(JSON, v, cache_dir=tmp_path)
+    s2 = c2.commit_bytes(c2.start(), b'[fa')
+    assert np.array_equal(c2.get_mask(s2), c2.reference_mask(s2))
