@@ -211,12 +211,12 @@ class TerminalCompiler:
         return groups, ends
 
     def _walk(self, d: int) -> dict:
-        """Trie walk from ``(d, ∅)``: branch set -> positions of the tokens having it."""
+        """Every token from ``(d, ∅)``: branch set -> positions of the tokens having it."""
         w = self._walks.get(d)
         if w is None:
             cfg = self.scanner._intern(d, frozenset())
             w = self._walks[d] = {k: np.asarray(v, dtype=np.int64)
-                                  for k, v in _trie_walk(self.scanner, cfg, self.index).items()}
+                                  for k, v in trie_walk(self.scanner, cfg, self.index).items()}
         return w
 
     def _shadow_run(self, s: int) -> np.ndarray:
@@ -254,9 +254,10 @@ class TerminalCompiler:
         return out
 
 
-def _trie_walk(scanner: Scanner, cfg: int, index: VocabIndex) -> dict:
+def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex) -> dict:
     """Every token from configuration ``cfg``: branch set (tuple of ``(emissions, end
-    config)``) -> list of byte-order positions. Tokens sharing a prefix share its work."""
+    config)``) -> list of byte-order positions, by running the scanner itself over the
+    token trie (tokens sharing a prefix share its work; a dead prefix skips its subtree)."""
     step = scanner.step
     toks = index.toks
     n = len(toks)
