@@ -62,7 +62,10 @@ def as_frozen(w: WeightLike) -> FrozenBitMap:
 def mask_from_bitmap(bm: WeightLike, n_bits: int) -> np.ndarray:
     """Dense packed mask (int32 words, bit ``i % 32`` of word ``i // 32``) of a token set.
 
-    Ids ``>= n_bits`` raise ValueError (a weight must fit the mask width).
+    Ids ``>= n_bits`` raise ValueError (a weight must fit the mask width). Decodes the
+    roaring portable serialization container by container (bitmap containers are copied
+    as they are, array and run containers are scattered with numpy), so the cost is a few
+    numpy calls per 65,536 ids whatever the set's size.
     """
     nw = n_words(n_bits)
     if not isinstance(bm, (BitMap, FrozenBitMap)):
@@ -71,17 +74,68 @@ def mask_from_bitmap(bm: WeightLike, n_bits: int) -> np.ndarray:
         return np.zeros(nw, dtype=np.int32)
     if bm.max() >= n_bits:
         raise ValueError(f"token id {bm.max()} does not fit a mask of {n_bits} bits")
-    if len(bm) == n_bits:  # the whole range [0, n_bits)
-        out = np.full(nw, -1, dtype=np.int32)
-        rem = n_bits % 32
-        if rem:
-            out[-1] = np.int32(np.uint32((1 << rem) - 1).view(np.int32))
-        return out
-    ids = np.frombuffer(bm.to_array(), dtype=np.uint32)
-    flags = np.zeros(nw * 32, dtype=np.uint8)
-    flags[ids] = 1
-    packed = np.packbits(flags, bitorder="little")          # byte k, bit j = id 8k + j
-    return packed.view("<u4").astype(np.uint32, copy=False).view(np.int32).copy()
+    n_chunks = (nw * 32 + 65535) >> 16
+    out = np.zeros(n_chunks * 2048, dtype=np.uint32)
+    view = out.view(np.uint8)
+    for key, kind, payload in _containers(bm.serialize()):
+        chunk = view[key * 8192:(key + 1) * 8192]
+        if kind == _BITMAP:
+            chunk[:] = np.frombuffer(payload, dtype=np.uint8)
+        elif kind == _ARRAY:
+            flags = np.zeros(65536, dtype=np.uint8)
+            flags[np.frombuffer(payload, dtype="<u2")] = 1
+            chunk[:] = np.packbits(flags, bitorder="little")
+        else:
+            runs = np.frombuffer(payload, dtype="<u2").astype(np.int64).reshape(-1, 2)
+            ends = runs[:, 0] + runs[:, 1] + 1                 # sorted, disjoint runs
+            gaps = runs[:, 0] - np.concatenate(([0], ends[:-1]))
+            lengths = np.empty(2 * len(runs) + 1, dtype=np.int64)
+            lengths[0:-1:2] = gaps
+            lengths[1::2] = runs[:, 1] + 1
+            lengths[-1] = 65536 - ends[-1]
+            flags = np.repeat(np.tile(np.array([0, 1], dtype=np.uint8), len(runs) + 1)[:len(lengths)],
+                              lengths)
+            chunk[:] = np.packbits(flags, bitorder="little")
+    return out[:nw].view(np.int32).copy()
+
+
+_ARRAY, _BITMAP, _RUN = 0, 1, 2
+
+
+def _containers(data: bytes):
+    """``(key, kind, payload bytes)`` of each container of a roaring portable serialization."""
+    mv = memoryview(data)
+    cookie = int.from_bytes(mv[0:4], "little")
+    pos = 4
+    if (cookie & 0xFFFF) == 12347:          # SERIAL_COOKIE: has run containers
+        size = (cookie >> 16) + 1
+        run_flags = bytes(mv[pos:pos + (size + 7) // 8])
+        pos += (size + 7) // 8
+        has_offsets = size >= 4
+    elif cookie == 12346:                    # SERIAL_COOKIE_NO_RUNCONTAINER
+        size = int.from_bytes(mv[4:8], "little")
+        pos = 8
+        run_flags = bytes((size + 7) // 8)
+        has_offsets = True
+    else:
+        raise ValueError("not a roaring portable serialization")
+    header = np.frombuffer(data, dtype="<u2", count=2 * size, offset=pos).reshape(-1, 2)
+    pos += 4 * size
+    if has_offsets:
+        pos += 4 * size
+    for i in range(size):
+        key = int(header[i, 0])
+        card = int(header[i, 1]) + 1
+        if run_flags[i >> 3] >> (i & 7) & 1:
+            n_runs = int.from_bytes(mv[pos:pos + 2], "little")
+            yield key, _RUN, mv[pos + 2:pos + 2 + 4 * n_runs]
+            pos += 2 + 4 * n_runs
+        elif card > 4096:
+            yield key, _BITMAP, mv[pos:pos + 8192]
+            pos += 8192
+        else:
+            yield key, _ARRAY, mv[pos:pos + 2 * card]
+            pos += 2 * card
 
 
 def bitmap_from_mask(mask: np.ndarray, n_bits: int | None = None) -> BitMap:
