@@ -589,3 +589,18 @@ def test_dwa_pickles():
     d2 = pickle.loads(pickle.dumps(d))
     assert d2.edges == d.edges and d2.final == d.final
     assert d2.run([0]) == d.run([0]) == BitMap([1, 2])
+
+
+@given(st.integers(1, 300_000), st.lists(st.tuples(st.floats(0, 1), st.integers(1, 70_000)), max_size=30),
+       st.lists(st.floats(0, 1), max_size=6000), st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_dense_from_every_container_kind(n, ranges, points, optimize):
+    """Array, bitmap and run containers (several 65,536-id chunks, partial last word)."""
+    bm = BitMap()
+    for a, length in ranges:
+        start = int(a * (n - 1))
+        bm.add_range(start, min(n, start + length))
+    bm.update(int(p * (n - 1)) for p in points)
+    if optimize:
+        bm.run_optimize()
+    np.testing.assert_array_equal(mask_from_bitmap(bm, n), reference_mask(sorted(bm), n))
