@@ -36,6 +36,8 @@ def demo(argv: list[str]) -> int:
     ap.add_argument("--text-file", default=None, help="read the document from this file")
     ap.add_argument("--ambiguous", action="store_true", help="allow LALR conflicts (GLR)")
     ap.add_argument("--quiet", action="store_true", help="only print the summary")
+    ap.add_argument("--no-verify", action="store_true",
+                    help="do not compare every mask with the reference oracle (O(|V|) per step)")
     args = ap.parse_args(argv)
 
     import numpy as np
@@ -61,7 +63,12 @@ def demo(argv: list[str]) -> int:
     t2 = time.perf_counter()
     print(f"vocabulary: Qwen2.5, {len(vocab.tokens)} tokens, mask width {vocab.size} ({t1 - t0:.2f} s)")
     print(f"grammar: {args.grammar}: {len(c.grammar.terminals)} terminals, {len(c.grammar.rules)} rules; "
-          f"LR states {c.tables.lr.n_states}, lexer states {c.tables.lexer.n_states} ({t2 - t1:.2f} s)")
+          f"LR states {c.tables.lr.n_states}, lexer states {c.tables.lexer.n_states}")
+    st = c.compile_stats()
+    how = "loaded from cache" if c.loaded_from_cache else "compiled"
+    print(f"mask automaton {how} in {t2 - t1:.2f} s: {st.get('configs')} lexer configurations, "
+          f"{st.get('states')} states, {st.get('edges')} edges, {st.get('weights')} token sets, "
+          f"reads at most {st.get('max_depth')} stack entries")
 
     ids = qwen2_5_encoding().encode(text, allowed_special=set())
     s = c.start()
@@ -82,6 +89,9 @@ def demo(argv: list[str]) -> int:
         if not allowed:
             print(f"error: token {tok} is not allowed at step {step}", file=sys.stderr)
             return 1
+        if not args.no_verify and not np.array_equal(mask, c.reference_mask(s)):
+            print(f"error: the mask at step {step} differs from the reference oracle", file=sys.stderr)
+            return 1
         try:
             tc = time.perf_counter()
             s = c.commit(s, tok)
@@ -90,7 +100,9 @@ def demo(argv: list[str]) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 1
     print(f"decoded {len(ids)} tokens + EOS; the document is a sentence of the grammar")
-    print(f"get_mask (reference oracle): {_percentiles(mask_times)}")
+    if not args.no_verify:
+        print(f"all {len(mask_times)} masks are equal to the reference oracle's")
+    print(f"get_mask: {_percentiles(mask_times)}")
     print(f"commit: {_percentiles(commit_times)}")
     return 0
 
