@@ -604,3 +604,21 @@ def test_dense_from_every_container_kind(n, ranges, points, optimize):
     if optimize:
         bm.run_optimize()
     np.testing.assert_array_equal(mask_from_bitmap(bm, n), reference_mask(sorted(bm), n))
+
+
+def test_weight_table_pickles_lazily_and_keeps_ids():
+    import pickle
+    W = WeightTable(1000)
+    ids = [W.intern(range(k, 1000, k + 1)) for k in range(1, 40)]
+    W2 = pickle.loads(pickle.dumps(W))
+    assert len(W2) == len(W)
+    assert all(s is None for s in W2._sets)             # nothing deserialized yet
+    assert W2.get(ids[3]) == W.get(ids[3])
+    np.testing.assert_array_equal(W2.dense(ids[5]), W.dense(ids[5]))
+    # interning after loading finds the existing ids and appends new ones after them
+    assert [W2.intern(range(k, 1000, k + 1)) for k in range(1, 40)] == ids
+    assert W2.intern([1, 2, 3]) == len(W)
+    assert W2.union(ids[0], ids[1]) == W.union(ids[0], ids[1]) or \
+        W2.get(W2.union(ids[0], ids[1])) == W.get(W.union(ids[0], ids[1]))
+    E = pickle.loads(pickle.dumps(WeightTable(0)))
+    assert E.intern([]) == EMPTY_ID and len(E.get(UNIVERSE_ID)) == 0

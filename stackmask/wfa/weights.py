@@ -159,14 +159,16 @@ class WeightTable:
     Set operations on ids (``intersect``, ``union``, ``difference``) are memoized.
     """
 
-    __slots__ = ("n_tokens", "_sets", "_ids", "_dense", "_and", "_or", "_sub")
+    __slots__ = ("n_tokens", "_sets", "_ids", "_dense", "_and", "_or", "_sub", "_blob", "_offsets")
 
     def __init__(self, n_tokens: int) -> None:
         if n_tokens < 0:
             raise ValueError("n_tokens must be >= 0")
         self.n_tokens = int(n_tokens)
-        self._sets: list[FrozenBitMap] = []
-        self._ids: dict[FrozenBitMap, int] = {}
+        self._sets: list[FrozenBitMap | None] = []   # None: not deserialized yet (see _get)
+        self._ids: dict[FrozenBitMap, int] | None = {}  # None: not built yet (see _index)
+        self._blob = b""
+        self._offsets = None
         self._dense: dict[tuple[int, int], np.ndarray] = {}
         self._and: dict[tuple[int, int], int] = {}
         self._or: dict[tuple[int, int], int] = {}
@@ -180,18 +182,43 @@ class WeightTable:
             self._sets.append(FrozenBitMap())
 
     def __getstate__(self):
-        # the interned sets only: memo tables and dense masks are rebuilt on demand
-        return (self.n_tokens, self._sets)
+        # the interned sets only, as one blob of roaring serializations: loading is one
+        # bytes object, and each set is deserialized the first time it is used
+        parts = [self._serialized(i) for i in range(len(self._sets))]
+        offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in parts], out=offsets[1:])
+        return (self.n_tokens, b"".join(parts), offsets)
 
     def __setstate__(self, state) -> None:
-        self.n_tokens, self._sets = state
-        self._ids = {s: i for i, s in enumerate(self._sets)}
-        if self.n_tokens == 0:
-            self._ids = {self._sets[EMPTY_ID]: EMPTY_ID}
+        self.n_tokens, self._blob, self._offsets = state
+        self._sets = [None] * (len(self._offsets) - 1)
+        self._ids = None
         self._dense = {}
         self._and = {}
         self._or = {}
         self._sub = {}
+
+    def _serialized(self, i: int) -> bytes:
+        s = self._sets[i]
+        if s is None:
+            return bytes(self._blob[self._offsets[i]:self._offsets[i + 1]])
+        return s.serialize()
+
+    def _get(self, i: int) -> FrozenBitMap:
+        s = self._sets[i]
+        if s is None:
+            s = self._sets[i] = FrozenBitMap.deserialize(
+                self._blob[int(self._offsets[i]):int(self._offsets[i + 1])])
+        return s
+
+    def _index(self) -> dict:
+        ids = self._ids
+        if ids is None:
+            ids = {}
+            for i in range(len(self._sets)):
+                ids.setdefault(self._get(i), i)   # n_tokens == 0: id 1 is a second ∅
+            self._ids = ids
+        return ids
 
     # -- interning -------------------------------------------------------------------------
     @property
@@ -204,22 +231,23 @@ class WeightTable:
 
     @property
     def universe(self) -> FrozenBitMap:
-        return self._sets[UNIVERSE_ID]
+        return self._get(UNIVERSE_ID)
 
     def intern(self, bm: WeightLike) -> int:
         """The id of token set ``bm`` (a new id the first time a set is seen)."""
         fz = as_frozen(bm)
-        i = self._ids.get(fz)
+        ids = self._index()
+        i = ids.get(fz)
         if i is None:
             if len(fz) and fz.max() >= self.n_tokens:
                 raise ValueError(f"token id {fz.max()} outside the universe 0..{self.n_tokens - 1}")
             i = len(self._sets)
             self._sets.append(fz)
-            self._ids[fz] = i
+            ids[fz] = i
         return i
 
     def get(self, wid: int) -> FrozenBitMap:
-        return self._sets[wid]
+        return self._get(wid)
 
     __getitem__ = get
 
@@ -227,10 +255,10 @@ class WeightTable:
         return len(self._sets)
 
     def __contains__(self, bm: WeightLike) -> bool:
-        return as_frozen(bm) in self._ids
+        return as_frozen(bm) in self._index()
 
     def is_empty(self, wid: int) -> bool:
-        return len(self._sets[wid]) == 0
+        return len(self._get(wid)) == 0
 
     # -- memoized set algebra on ids ------------------------------------------------------
     def intersect(self, a: int, b: int) -> int:
@@ -243,7 +271,7 @@ class WeightTable:
         key = (a, b) if a < b else (b, a)
         r = self._and.get(key)
         if r is None:
-            r = self._and[key] = self.intern(self._sets[a] & self._sets[b])
+            r = self._and[key] = self.intern(self._get(a) & self._get(b))
         return r
 
     def union(self, a: int, b: int) -> int:
@@ -256,7 +284,7 @@ class WeightTable:
         key = (a, b) if a < b else (b, a)
         r = self._or.get(key)
         if r is None:
-            r = self._or[key] = self.intern(self._sets[a] | self._sets[b])
+            r = self._or[key] = self.intern(self._get(a) | self._get(b))
         return r
 
     def difference(self, a: int, b: int) -> int:
@@ -267,7 +295,7 @@ class WeightTable:
         key = (a, b)
         r = self._sub.get(key)
         if r is None:
-            r = self._sub[key] = self.intern(self._sets[a] - self._sets[b])
+            r = self._sub[key] = self.intern(self._get(a) - self._get(b))
         return r
 
     # -- dense masks ----------------------------------------------------------------------
@@ -277,7 +305,7 @@ class WeightTable:
         key = (wid, nb)
         d = self._dense.get(key)
         if d is None:
-            d = mask_from_bitmap(self._sets[wid], nb)
+            d = mask_from_bitmap(self._get(wid), nb)
             d.flags.writeable = False
             self._dense[key] = d
         return d
@@ -286,10 +314,10 @@ class WeightTable:
         self._dense.clear()
 
     def stats(self) -> dict:
-        sizes = [len(s) for s in self._sets]
+        sizes = [len(self._get(i)) for i in range(len(self._sets))]
         return {
             "n_weights": len(self._sets),
             "total_cardinality": int(sum(sizes)),
-            "serialized_bytes": int(sum(len(s.serialize()) for s in self._sets)),
+            "serialized_bytes": int(sum(len(self._serialized(i)) for i in range(len(self._sets)))),
             "dense_cached": len(self._dense),
         }
