@@ -618,7 +618,6 @@ def test_weight_table_pickles_lazily_and_keeps_ids():
     # interning after loading finds the existing ids and appends new ones after them
     assert [W2.intern(range(k, 1000, k + 1)) for k in range(1, 40)] == ids
     assert W2.intern([1, 2, 3]) == len(W)
-    assert W2.union(ids[0], ids[1]) == W.union(ids[0], ids[1]) or \
-        W2.get(W2.union(ids[0], ids[1])) == W.get(W.union(ids[0], ids[1]))
+    assert W2.get(W2.union(ids[0], ids[1])) == W.get(ids[0]) | W.get(ids[1])
     E = pickle.loads(pickle.dumps(WeightTable(0)))
     assert E.intern([]) == EMPTY_ID and len(E.get(UNIVERSE_ID)) == 0
