@@ -1,0 +1,170 @@
+"""Compilation internals against direct definitions.
+
+* Terminal outcomes (per lexer configuration, factored by pending DFA state with
+  shadows run separately over the vocabulary) equal running the scanner on every
+  token from that configuration.
+* The Parser DWA's symbolic LR runs agree with the GLR engine: a token is in the
+  compiled mask iff committing it leaves a viable head (checked against the oracle
+  in the exactness tests; here on small grammars, eager and lazy compilation alike).
+* Reports: sizes, acyclicity and the read depth.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from stackmask import Constraint, Vocab
+from stackmask.compile import make_scanner
+from stackmask.compile.parser_dwa import _expand
+from stackmask.compile.tables import build_tables
+from stackmask.compile.terminal import TRUE, TerminalCompiler, VocabIndex, requirement
+from stackmask.lexer.scanner import IGNORE
+from stackmask.runtime.constraint import mask_to_ids
+
+from conftest import read_bench_grammar
+
+
+def scanner_outcomes(scanner, cfg, tok: bytes) -> set:
+    """The definition: run the scanner byte by byte, keep every branch."""
+    branches = {((), cfg)}
+    for b in tok:
+        nb = set()
+        for ems, c in branches:
+            for em, nc in scanner.step(c, b):
+                nb.add((ems if em is None or em == (IGNORE,) else ems + (em,), nc))
+        branches = nb
+    out = set()
+    for ems, c in branches:
+        r = requirement(scanner, c)
+        if r is not None:
+            out.add((ems, r))
+    return out
+
+
+def sample_vocab(qwen_vocab, n: int, seed: int) -> Vocab:
+    rng = random.Random(seed)
+    ids = rng.sample([int(i) for i in qwen_vocab.text_token_ids()], n)
+    toks = [qwen_vocab.tokens[i] for i in ids]
+    toks += [b" ", b"  ", b"\n", b"*/", b"/*", b"//", b"...", b"..", b"'", b"\\", b'"', b"0x",
+             b"1e", b"1.", b"a", b"ab", b"if", b"iff", b"(", b")", b"{", b"}"]
+    return Vocab(toks)
+
+
+@pytest.mark.parametrize("name", ["json", "c", "java", "go"])
+def test_terminal_outcomes_equal_scanner_runs(name, qwen_vocab):
+    vocab = sample_vocab(qwen_vocab, 2500, seed=len(name))
+    tables = build_tables(read_bench_grammar(name), ambiguous=True)
+    sc = make_scanner(tables)
+    index = VocabIndex(vocab)
+    tc = TerminalCompiler(sc, index)
+    todo, seen = [0], {0}
+    checked = 0
+    while todo and checked < 25 * len(index.toks):
+        cfg = todo.pop(0)
+        groups, ends = tc.outcomes(cfg)
+        got: dict = {}
+        for key, pos in groups.items():
+            for p in np.asarray(pos).tolist():
+                got.setdefault(p, set()).add(key)
+        for p, tok in enumerate(index.toks):
+            want = scanner_outcomes(sc, cfg, tok)
+            assert got.get(p, set()) == want, (name, sc.config(cfg), tok)
+            checked += 1
+        for c in sorted(ends):
+            if c not in seen:
+                seen.add(c)
+                todo.append(c)
+    assert len(seen) > 5 and checked >= 10 * len(index.toks)
+
+
+def test_shadowed_configurations_are_covered():
+    # keywords vs identifiers and "." vs "..." make configurations with shadows
+    g = r"""
+    start: (KW | NAME | DOT | ELL)+
+    KW: "if" | "iffy"
+    NAME: /[a-z]+/
+    DOT: "."
+    ELL: "..."
+    %ignore " "
+    """
+    toks = [b"i", b"if", b"iff", b"f", b"fy", b"y", b"a", b".", b"..", b"...", b" ", b"i.", b"f."]
+    vocab = Vocab(toks)
+    tables = build_tables(g, ambiguous=True)
+    sc = make_scanner(tables)
+    index = VocabIndex(vocab)
+    tc = TerminalCompiler(sc, index)
+    todo, seen = [0], {0}
+    while todo:
+        cfg = todo.pop()
+        groups, ends = tc.outcomes(cfg)
+        got: dict = {}
+        for key, pos in groups.items():
+            for p in np.asarray(pos).tolist():
+                got.setdefault(p, set()).add(key)
+        for p, tok in enumerate(index.toks):
+            assert got.get(p, set()) == scanner_outcomes(sc, cfg, tok), (sc.config(cfg), tok)
+        for c in ends:
+            if c not in seen:
+                seen.add(c)
+                todo.append(c)
+    assert any(sc.config(c)[1] for c in seen), "no configuration with shadows was reached"
+
+
+def test_expand_alternatives():
+    assert _expand(()) == [()]
+    assert sorted(_expand(((1,), (2, 3)))) == [(1, 2), (1, 3)]
+    assert sorted(_expand(((IGNORE, 4), (5,)))) == [(4, 5), (5,)]
+    assert TRUE == "T"
+
+
+SMALL = [
+    (r"""
+    start: expr
+    expr: expr "+" expr | expr "*" expr | "(" expr ")" | NUM
+    NUM: /[0-9]+/
+    %ignore " "
+    """, True),
+    (r"""
+    start: item*
+    item: "a" item "b" | "c"
+    """, False),
+    (r"""
+    start: s
+    s: s s | "x" | "y" s
+    """, True),
+]
+
+
+@pytest.mark.parametrize("grammar,amb", SMALL)
+def test_eager_and_lazy_give_the_oracles_masks(grammar, amb):
+    toks = [b"(", b")", b"+", b"*", b"1", b"12", b"2+", b"(1", b"1)", b" ", b"+ ", b"a", b"b", b"c",
+            b"ab", b"ca", b"x", b"y", b"xy", b"yx", b"xx", b"*(", b")*"]
+    vocab = Vocab(toks + [b"<eos>"], eos_token_ids=[len(toks)], special_token_ids=[len(toks)])
+    eager = Constraint(grammar, vocab, ambiguous=amb, cache_dir=False)
+    lazy = Constraint(grammar, vocab, ambiguous=amb, cache_dir=False, compile="lazy")
+    assert eager.compile_stats()["acyclic"]
+    rng = random.Random(7)
+    for _ in range(30):
+        s_e, s_l = eager.start(), lazy.start()
+        for _ in range(25):
+            m = eager.get_mask(s_e)
+            assert np.array_equal(m, eager.reference_mask(s_e))
+            assert np.array_equal(lazy.get_mask(s_l), m)
+            ids = [i for i in mask_to_ids(m, vocab.size) if i != len(toks)]
+            if not ids:
+                break
+            t = rng.choice(ids)
+            s_e, s_l = eager.commit(s_e, t), lazy.commit(s_l, t)
+
+
+def test_stats_report_size_and_depth(qwen_vocab):
+    from stackmask.grammars import load
+    c = Constraint(load("json"), qwen_vocab)
+    st = c.compile_stats()
+    for k in ("configs", "states", "edges", "weights", "acyclic", "max_depth", "compile_s"):
+        assert k in st or (k == "compile_s" and c.loaded_from_cache), k
+    assert st["acyclic"] is True and st["max_depth"] >= 1
+    assert st["configs"] >= 10 and st["states"] >= st["configs"] // 2
