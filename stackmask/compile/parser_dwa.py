@@ -55,6 +55,7 @@ END = 0          # LR terminal index of end of input
 NO_LHS = -1
 ALL = frozenset([-1])   # relevance marker: the item reads every stack state the same way
 _NONE: frozenset = frozenset()
+_SUCCESS = (True, ())
 STOP = (-1, EMPTY_ID)   # an edge that ends the walk (stored where the default edge must not apply)
 
 Item = tuple     # (skip, lhs, terms, F): F = check set (None: no check)
@@ -101,6 +102,8 @@ class ParserDWA:
             for q in range(n))
         self._n_terminals = len(lr.terminals)
         self._step_memo: dict = {}
+        self._run_memo: dict = {}
+        self._closure_memo: dict = {}
         self._split_memo: dict = {}
         self._check_rel: dict = {}
         # the automaton
@@ -118,37 +121,97 @@ class ParserDWA:
         """Run the LR parser on known stack part ``A`` (top last): shift ``terms``, then
         (``F`` not None) check that some terminal of ``F`` can be shifted.
 
-        Returns ``(success, waiting items)``; on success the waiting items are irrelevant."""
+        Returns ``(success, waiting items)``; on success the waiting items are irrelevant.
+        Memoized on ``(A, terms, F)``; the reductions for one lookahead are memoized on
+        ``(A, terminal)`` (:meth:`_closure`), so items sharing a prefix or a suffix share
+        that work."""
+        key = (A, terms, F)
+        r = self._run_memo.get(key)
+        if r is not None:
+            return r
+        if not terms:
+            r = self._check(A, F)
+        else:
+            shifted, pops = self._closure(A, terms[0])
+            waiting = {(skip, lhs, terms, F): None for skip, lhs in pops}
+            rest = terms[1:]
+            r = None
+            for A2 in shifted:
+                if not rest and F is None:
+                    r = _SUCCESS
+                    break
+                ok, w = self._run(A2, rest, F)
+                if ok:
+                    r = _SUCCESS
+                    break
+                waiting.update(dict.fromkeys(w))
+            if r is None:
+                r = (False, tuple(waiting))
+        self._run_memo[key] = r
+        return r
+
+    def _closure(self, A: tuple, t: int):
+        """Reductions on lookahead ``t`` from ``A``, then the shift of ``t``: the known
+        stacks after the shift, and the reductions that pop below ``A`` as
+        ``(entries to discard, lhs)``."""
+        key = (A, t)
+        r = self._closure_memo.get(key)
+        if r is not None:
+            return r
         shift, reduce, goto = self._shift, self._reduce, self._goto
         rlen, rlhs = self._rlen, self._rlhs
-        waiting: dict = {}
-        work = [(A, terms, F)]
+        shifted: dict = {}
+        pops: dict = {}
+        work = [A]
+        seen = {A}
         while work:
-            A, terms, F = work.pop()
-            q = A[-1]
-            if terms:
-                t = terms[0]
-                q2 = shift[q].get(t)
-                if q2 is not None:
-                    rest = terms[1:]
-                    if not rest and F is None:
-                        return True, ()
-                    work.append((A + (q2,), rest, F))
-                red = [(r, F) for r in reduce[q].get(t, ())]
-            else:
-                if not F.isdisjoint(self._shiftable[q]):
-                    return True, ()
-                red = self._split(q, F)
-            for r, Fs in red:
-                n = rlen[r]
-                if len(A) > n:
-                    A2 = A[:-n]
-                    g = goto[A2[-1]].get(rlhs[r])
+            A1 = work.pop()
+            q = A1[-1]
+            q2 = shift[q].get(t)
+            if q2 is not None:
+                shifted[A1 + (q2,)] = None
+            for rule in reduce[q].get(t, ()):
+                n = rlen[rule]
+                if len(A1) > n:
+                    A2 = A1[:-n]
+                    g = goto[A2[-1]].get(rlhs[rule])
                     if g is not None:
-                        work.append((A2 + (g,), terms, Fs))
+                        A2 = A2 + (g,)
+                        if A2 not in seen:
+                            seen.add(A2)
+                            work.append(A2)
                 else:
-                    waiting[(n - len(A), rlhs[r], terms, Fs)] = None
-        return False, tuple(waiting)
+                    pops[(n - len(A1), rlhs[rule])] = None
+        r = self._closure_memo[key] = (tuple(shifted), tuple(pops))
+        return r
+
+    def _check(self, A: tuple, F: frozenset):
+        """Whether some terminal of ``F`` can be shifted on ``A`` after reductions (on that
+        terminal); else the waiting items for reductions popping below ``A``."""
+        shift_ok = self._shiftable
+        reduce_split = self._split
+        goto, rlen, rlhs = self._goto, self._rlen, self._rlhs
+        waiting: dict = {}
+        work = [(A, F)]
+        seen = {(A, F)}
+        while work:
+            A1, F1 = work.pop()
+            q = A1[-1]
+            if not F1.isdisjoint(shift_ok[q]):
+                return _SUCCESS
+            for rule, Fs in reduce_split(q, F1):
+                n = rlen[rule]
+                if len(A1) > n:
+                    A2 = A1[:-n]
+                    g = goto[A2[-1]].get(rlhs[rule])
+                    if g is not None:
+                        nxt = (A2 + (g,), Fs)
+                        if nxt not in seen:
+                            seen.add(nxt)
+                            work.append(nxt)
+                else:
+                    waiting[(n - len(A1), rlhs[rule], (), Fs)] = None
+        return (False, tuple(waiting))
 
     def _split(self, q: int, F: frozenset) -> tuple:
         """The reductions at state ``q`` for check set ``F``: ``(rule, terminals of F
@@ -338,12 +401,16 @@ class ParserDWA:
                 self.items[q] = None
         self._ids = {k: q for k, q in self._ids.items() if not self.complete[q]}
         self._step_memo.clear()
+        self._run_memo.clear()
+        self._closure_memo.clear()
 
     # -- pickling (artifacts) ----------------------------------------------------------
     def __getstate__(self):
         d = dict(self.__dict__)
         d["_lock"] = None
         d["_step_memo"] = {}
+        d["_run_memo"] = {}
+        d["_closure_memo"] = {}
         d["_split_memo"] = {}
         d["_groups"] = [None] * len(d["items"])
         return d
