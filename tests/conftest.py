@@ -55,3 +55,25 @@ def qwen_vocab():
 def qwen_encoding():
     from stackmask.vocab import qwen2_5_encoding
     return qwen2_5_encoding()
+
+
+# Benchmark-grammar constraints are expensive to build, so they are shared by the whole
+# session. The eager compile of c/sql/java/go takes minutes each on the 2-core CI machine, so
+# the default run compiles those lazily (the same automaton construction, done per state on
+# first use: masks are identical, which test_compile.py and test_artifact.py check on smaller
+# grammars); STACKMASK_TEST_EAGER=1 or slow tests (eager=True) compile them up front.
+LAZY_BY_DEFAULT = frozenset({"c", "sql", "java", "go"})
+_BENCH_CONSTRAINTS: dict = {}
+
+
+def bench_constraint(name: str, vocab, eager: bool | None = None):
+    from stackmask import Constraint
+    if eager is None:
+        eager = name not in LAZY_BY_DEFAULT or os.environ.get("STACKMASK_TEST_EAGER") == "1"
+    key = (name, vocab.fingerprint, eager)
+    c = _BENCH_CONSTRAINTS.get(key)
+    if c is None:
+        c = _BENCH_CONSTRAINTS[key] = Constraint(read_bench_grammar(name), vocab,
+                                                 ambiguous=name in AMBIGUOUS_BENCH,
+                                                 compile="eager" if eager else "lazy")
+    return c

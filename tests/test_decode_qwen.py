@@ -15,16 +15,10 @@ import pytest
 from stackmask import Constraint, TokenRejected
 from stackmask.generate import SentenceGenerator, mutate
 
-from conftest import AMBIGUOUS_BENCH, BENCH_GRAMMARS, read_bench_grammar
+from conftest import BENCH_GRAMMARS, bench_constraint, read_bench_grammar
 
-_CACHE: dict = {}
-
-
-def constraint_for(name, vocab) -> Constraint:
-    c = _CACHE.get(name)
-    if c is None:
-        c = _CACHE[name] = Constraint(read_bench_grammar(name), vocab, ambiguous=name in AMBIGUOUS_BENCH)
-    return c
+def constraint_for(name, vocab, eager=None) -> Constraint:
+    return bench_constraint(name, vocab, eager)
 
 
 def bit(mask: np.ndarray, i: int) -> bool:
@@ -93,7 +87,7 @@ def test_mutations_rejected_no_earlier_than_first_invalid_byte(name, qwen_vocab,
 @pytest.mark.slow
 @pytest.mark.parametrize("name", BENCH_GRAMMARS)
 def test_teacher_forced_every_step_full_mask(name, qwen_vocab, qwen_encoding):
-    c = constraint_for(name, qwen_vocab)
+    c = constraint_for(name, qwen_vocab, eager=True)
     for text in programs(name, 3, seed=21, max_terminals=80):
         ids = qwen_encoding.encode(text, disallowed_special=())
         teacher_force(c, ids, set(range(len(ids))))
