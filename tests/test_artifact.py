@@ -196,3 +196,20 @@ def test_commit_bytes_reaches_configurations_compiled_on_demand(tmp_path):
     c2 = Constraint(JSON, v, cache_dir=tmp_path)
     s2 = c2.commit_bytes(c2.start(), b'[fa')
     assert np.array_equal(c2.get_mask(s2), c2.reference_mask(s2))
+
+
+def test_compile_budget_leaves_the_rest_to_first_use(tmp_path, capsys):
+    v = small_vocab()
+    full = Constraint(JSON, v, cache_dir=False, compile_budget_s=None)
+    assert not full.compile_stats()["budget_exhausted"]
+    part = Constraint(JSON, v, cache_dir=tmp_path, compile_budget_s=0)
+    st = part.compile_stats()
+    assert st["budget_exhausted"] and st["complete_states"] < full.compile_stats()["states"]
+    assert "compile budget" in capsys.readouterr().err
+    again = Constraint(JSON, v, cache_dir=tmp_path)          # the partial artifact, reloaded
+    assert again.loaded_from_cache
+    for s_full, s_part, s_again in zip(states_along(full, DOC), states_along(part, DOC),
+                                       states_along(again, DOC)):
+        m = full.get_mask(s_full)
+        assert np.array_equal(part.get_mask(s_part), m)
+        assert np.array_equal(again.get_mask(s_again), m)

@@ -43,7 +43,8 @@ def make_scanner(tables: GrammarTables) -> Scanner:
 
 
 def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
-                       progress: bool = True, mode: str = "eager") -> tuple[Compiled, Scanner, bool]:
+                       progress: bool = True, mode: str = "eager",
+                       budget_s: float | None = None) -> tuple[Compiled, Scanner, bool]:
     """``(compiled, scanner, loaded_from_cache)`` for ``grammar`` and ``vocab``.
 
     ``mode="eager"`` compiles every lexer configuration reachable at a token boundary and
@@ -76,7 +77,8 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
                         stats={"mode": "lazy", "tables_s": t1 - t0, "compile_s": t1 - t0})
         return comp, scanner, False
     dwa = build_parser_dwa(scanner, tables.lr, tables.normal_form.accepts_empty,
-                           vocab_index(vocab), vocab, weights, progress=progress)
+                           vocab_index(vocab), vocab, weights, progress=progress,
+                           budget_s=budget_s)
     t2 = time.perf_counter()
     stats = dwa.stats()
     stats.update(mode="eager", tables_s=t1 - t0, automaton_s=t2 - t1, compile_s=t2 - t0)

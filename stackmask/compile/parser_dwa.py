@@ -384,15 +384,19 @@ class ParserDWA:
             self.complete[q] = True
             self._groups[q] = None
 
-    def expand_all(self, progress=None) -> None:
-        """Expand every state reachable from the configurations added so far."""
+    def expand_all(self, progress=None, deadline: float | None = None) -> bool:
+        """Expand every state reachable from the configurations added so far, breadth
+        first; stop at ``deadline`` (time.monotonic()). Returns whether all are complete."""
         q = 0
         while q < len(self.items):
+            if deadline is not None and time.monotonic() > deadline:
+                return all(self.complete)
             if not self.complete[q]:
                 self.expand(q)
             q += 1
             if progress is not None and q % 2000 == 0:
                 progress(q, len(self.items))
+        return True
 
     def release_items(self) -> None:
         """Drop the item sets of complete states (only incomplete states need them)."""
@@ -424,7 +428,8 @@ class ParserDWA:
         n = len(self.trans)
         edges = sum(len(t) for t in self.trans if t is not None)
         depth, acyclic = _depth(self)
-        return {"configs": len(self.init), "states": n, "edges": edges,
+        return {"configs": len(self.init), "states": n, "complete_states": sum(self.complete),
+                "budget_exhausted": getattr(self, "budget_exhausted", False), "edges": edges,
                 "defaults": sum(1 for d in self.default if d is not None),
                 "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth}
 
@@ -478,9 +483,11 @@ def _depth(dwa: ParserDWA) -> tuple:
 
 
 def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, weights: WeightTable,
-                     configs=None, progress: bool = False) -> ParserDWA:
+                     configs=None, progress: bool = False, budget_s: float | None = None) -> ParserDWA:
     """Compile the Parser DWA for every lexer configuration reachable at token boundaries
-    (or for ``configs``), expanding every reachable state."""
+    (or for ``configs``), expanding every reachable state breadth first. With ``budget_s``
+    compilation stops after that many seconds; what is left (configurations, states) is
+    compiled on first use, with the same results."""
     from ..lexer.scanner import BOUNDARY_CONFIG
     from .terminal import TerminalCompiler
     dwa = ParserDWA(lr, accepts_empty, weights)
@@ -491,6 +498,7 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     seen = set(todo)
     t0 = time.monotonic()
     last = [t0]
+    deadline = None if budget_s is None else t0 + budget_s
 
     def report(msg):
         now = time.monotonic()
@@ -499,6 +507,8 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
             print(f"stackmask: compiling ({now - t0:.0f} s): {msg}", file=sys.stderr, flush=True)
 
     while todo:
+        if deadline is not None and time.monotonic() > deadline:
+            break
         cfg = todo.pop()
         _, ends = add_config(dwa, terms, cfg, eos_w)
         report(f"{len(seen)} lexer configurations, {len(dwa.items)} automaton states")
@@ -507,7 +517,13 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
                 if c not in seen:
                     seen.add(c)
                     todo.append(c)
-    dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"))
+    complete = dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"), deadline)
+    dwa.budget_exhausted = bool(todo) or not complete
+    if progress and dwa.budget_exhausted:
+        print(f"stackmask: compile budget of {budget_s:g} s used up: {len(dwa.init)} lexer "
+              f"configurations and {sum(dwa.complete)} of {len(dwa.items)} automaton states "
+              f"compiled; the rest is compiled when a mask first needs it", file=sys.stderr,
+              flush=True)
     return dwa
 
 

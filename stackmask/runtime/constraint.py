@@ -56,18 +56,21 @@ class Constraint:
     ``progress=False``. ``compile="lazy"`` skips the up-front compilation: parts
     of the automaton are compiled the first time a mask needs them (same masks;
     the first mask in each new situation is slow; nothing is written to the
-    cache). ``mask_cache_bytes`` bounds the memo of dense masks.
+    cache). ``compile_budget_s`` (default 300) bounds the up-front compile:
+    what is not compiled by then is compiled when a mask first needs it (same
+    masks; a message on stderr says so); ``None`` compiles everything.
+    ``mask_cache_bytes`` bounds the memo of dense masks.
     """
 
     def __init__(self, grammar: "Grammar | str", vocab: Vocab, ambiguous: bool = False, *,
                  cache_dir=None, progress: bool = True, compile: str = "eager",
-                 mask_cache_bytes: int = 256 << 20):
+                 compile_budget_s: float | None = 300.0, mask_cache_bytes: int = 256 << 20):
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a stackmask.Vocab, not {type(vocab).__name__}")
         self.vocab = vocab
         compiled, scanner, self.loaded_from_cache = compile_constraint(
             grammar, vocab, ambiguous=ambiguous, cache_dir=cache_dir, progress=progress,
-            mode=compile)
+            mode=compile, budget_s=compile_budget_s)
         self.compiled: Compiled = compiled
         self.tables: GrammarTables = compiled.tables
         self.grammar = self.tables.grammar
