@@ -296,7 +296,7 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex) -> dict:
             branches = tuple(nb)
             stack.append(branches)
         if dead >= 0:
-            succ = _successor(tb[:dead + 1])
+            succ = successor(tb[:dead + 1])
             i = n if succ is None else bisect_left(toks, succ, i + 1)
             prev = tb[:dead]
             continue
@@ -310,7 +310,7 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex) -> dict:
     return groups
 
 
-def _successor(prefix: bytes) -> bytes | None:
+def successor(prefix: bytes) -> bytes | None:
     """Smallest byte string greater than every string starting with ``prefix``."""
     p = prefix.rstrip(b"\xff")
     if not p:

@@ -14,24 +14,16 @@ from bisect import bisect_left
 
 import numpy as np
 
+from ..compile.terminal import successor as _successor, vocab_index
+
 
 class ReferenceOracle:
     def __init__(self, constraint):
         self.c = constraint
         vocab = constraint.vocab
-        ids = [int(i) for i in vocab.text_token_ids()]
-        ids.sort(key=lambda i: vocab.tokens[i])
-        toks: list[bytes] = []
-        groups: list[list[int]] = []
-        for i in ids:
-            b = vocab.tokens[i]
-            if toks and toks[-1] == b:
-                groups[-1].append(i)      # duplicate byte strings: same verdict
-            else:
-                toks.append(b)
-                groups.append([i])
-        self.toks = toks
-        self.groups = groups
+        index = vocab_index(vocab)          # tokens in byte order; duplicates share a verdict
+        self.toks = index.toks
+        self.groups = index.groups
         self.eos = np.array(sorted(vocab.eos_token_ids), dtype=np.int64)
 
     def allowed(self, state) -> list[int]:
@@ -99,12 +91,3 @@ class ReferenceOracle:
         if state.finished or self.c.is_accepting(state):
             ids.extend(int(e) for e in self.eos)
         return ids_to_mask(ids, self.c.vocab.size, out=out)
-
-
-def _successor(prefix: bytes) -> bytes | None:
-    """Smallest byte string greater than every string starting with
-    ``prefix`` (None if there is none: the prefix is all 0xFF)."""
-    p = prefix.rstrip(b"\xff")
-    if not p:
-        return None
-    return p[:-1] + bytes([p[-1] + 1])
