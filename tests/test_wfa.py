@@ -621,3 +621,17 @@ def test_weight_table_pickles_lazily_and_keeps_ids():
     assert W2.get(W2.union(ids[0], ids[1])) == W.get(ids[0]) | W.get(ids[1])
     E = pickle.loads(pickle.dumps(WeightTable(0)))
     assert E.intern([]) == EMPTY_ID and len(E.get(UNIVERSE_ID)) == 0
+
+
+def test_interning_is_by_content_whatever_the_container_layout():
+    import random
+    W = WeightTable(200_000)
+    rng = random.Random(0)
+    for _ in range(100):
+        a, n = rng.randrange(190_000), rng.randrange(1, 9000)
+        runs = BitMap()
+        runs.add_range(a, a + n)                       # run containers
+        plain = BitMap(range(a, a + n))                # array/bitmap containers
+        mixed = BitMap(runs) | BitMap(rng.sample(range(a, a + n), min(n, 50)))
+        assert W.intern(runs) == W.intern(plain) == W.intern(mixed)
+        assert plain in W

@@ -106,8 +106,9 @@ class LazyConfigs:
             if e is None:
                 if self._terms is None:
                     self._terms = TerminalCompiler(self.scanner, vocab_index(self.vocab))
-                eos = dwa.weights.intern(sorted(self.vocab.eos_token_ids))
-                e, _ = add_config(dwa, self._terms, cfg, eos)
+                if dwa.eos_weight is None:
+                    dwa.eos_weight = dwa.weights.intern(sorted(self.vocab.eos_token_ids))
+                e, _ = add_config(dwa, self._terms, cfg, dwa.eos_weight)
             return e
 
 

@@ -114,6 +114,7 @@ class ParserDWA:
         self._groups: list = []          # state -> item index for computing edges
         self._ids: dict = {}
         self.init: dict = {}             # lexer config -> (state or -1, weight id)
+        self.eos_weight: int | None = None   # weight id of the EOS ids, once interned
         self._lock = threading.RLock()
 
     # -- templates: symbolic LR runs --------------------------------------------------------
@@ -492,8 +493,7 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     from .terminal import TerminalCompiler
     dwa = ParserDWA(lr, accepts_empty, weights)
     terms = TerminalCompiler(scanner, index)
-    eos = BitMap(sorted(vocab.eos_token_ids))
-    eos_w = weights.intern(eos)
+    eos_w = dwa.eos_weight = weights.intern(BitMap(sorted(vocab.eos_token_ids)))
     todo = [BOUNDARY_CONFIG] if configs is None else list(configs)
     seen = set(todo)
     t0 = time.monotonic()

@@ -20,7 +20,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..wfa.weights import EMPTY_ID
+from ..wfa.weights import EMPTY_ID, mask_from_bitmap
 
 
 class Masker:
@@ -34,7 +34,8 @@ class Masker:
         self.cache_bytes = int(cache_bytes)
         self._lock = threading.Lock()
         from pyroaring import BitMap
-        self._eos_mask = dwa.weights.dense(dwa.weights.intern(BitMap(sorted(eos_ids))), n_bits)
+        self._eos_mask = mask_from_bitmap(BitMap(sorted(eos_ids)), n_bits)    # no interning:
+        self._eos_mask.flags.writeable = False     # that would index every set of an artifact
         self.hits = 0
         self.misses = 0
 

@@ -59,6 +59,14 @@ def as_frozen(w: WeightLike) -> FrozenBitMap:
     return FrozenBitMap(w)
 
 
+def _canonical(bm: WeightLike) -> FrozenBitMap:
+    """The set as a FrozenBitMap with every container in its most compact form, so equal
+    sets serialize to equal bytes (the interning key)."""
+    b = BitMap(bm) if isinstance(bm, (BitMap, FrozenBitMap)) else BitMap(as_frozen(bm))
+    b.run_optimize()
+    return FrozenBitMap(b)
+
+
 def mask_from_bitmap(bm: WeightLike, n_bits: int) -> np.ndarray:
     """Dense packed mask (int32 words, bit ``i % 32`` of word ``i // 32``) of a token set.
 
@@ -166,7 +174,10 @@ class WeightTable:
             raise ValueError("n_tokens must be >= 0")
         self.n_tokens = int(n_tokens)
         self._sets: list[FrozenBitMap | None] = []   # None: not deserialized yet (see _get)
-        self._ids: dict[FrozenBitMap, int] | None = {}  # None: not built yet (see _index)
+        # serialization -> id (None: not built yet, see _index). Keyed by the roaring
+        # serialization of the run-optimized set (canonical: each container in its most
+        # compact form), whose hash is cheap; a set's own hash walks all its containers.
+        self._ids: dict[bytes, int] | None = {}
         self._blob = b""
         self._offsets = None
         self._dense: dict[tuple[int, int], np.ndarray] = {}
@@ -216,7 +227,7 @@ class WeightTable:
         if ids is None:
             ids = {}
             for i in range(len(self._sets)):
-                ids.setdefault(self._get(i), i)   # n_tokens == 0: id 1 is a second ∅
+                ids.setdefault(self._serialized(i), i)   # n_tokens == 0: id 1 is a second ∅
             self._ids = ids
         return ids
 
@@ -235,15 +246,16 @@ class WeightTable:
 
     def intern(self, bm: WeightLike) -> int:
         """The id of token set ``bm`` (a new id the first time a set is seen)."""
-        fz = as_frozen(bm)
+        fz = _canonical(bm)
         ids = self._index()
-        i = ids.get(fz)
+        key = fz.serialize()
+        i = ids.get(key)
         if i is None:
             if len(fz) and fz.max() >= self.n_tokens:
                 raise ValueError(f"token id {fz.max()} outside the universe 0..{self.n_tokens - 1}")
             i = len(self._sets)
             self._sets.append(fz)
-            ids[fz] = i
+            ids[key] = i
         return i
 
     def get(self, wid: int) -> FrozenBitMap:
@@ -255,7 +267,7 @@ class WeightTable:
         return len(self._sets)
 
     def __contains__(self, bm: WeightLike) -> bool:
-        return as_frozen(bm) in self._index()
+        return _canonical(bm).serialize() in self._index()
 
     def is_empty(self, wid: int) -> bool:
         return len(self._get(wid)) == 0
