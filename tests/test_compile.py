@@ -44,6 +44,19 @@ def scanner_outcomes(scanner, cfg, tok: bytes) -> set:
     return out
 
 
+def check_outcomes(tc, sc, index, cfg) -> set:
+    """tc.outcomes(cfg) groups every token exactly by its scanner outcomes; returns the
+    end configurations."""
+    groups, ends = tc.outcomes(cfg)
+    got: dict = {}
+    for key, pos in groups.items():
+        for p in np.asarray(pos).tolist():
+            got.setdefault(p, set()).add(key)
+    for p, tok in enumerate(index.toks):
+        assert got.get(p, set()) == scanner_outcomes(sc, cfg, tok), (sc.config(cfg), tok)
+    return ends
+
+
 def sample_vocab(qwen_vocab, n: int, seed: int) -> Vocab:
     rng = random.Random(seed)
     ids = rng.sample([int(i) for i in qwen_vocab.text_token_ids()], n)
@@ -64,15 +77,8 @@ def test_terminal_outcomes_equal_scanner_runs(name, qwen_vocab):
     checked = 0
     while todo and checked < 25 * len(index.toks):
         cfg = todo.pop(0)
-        groups, ends = tc.outcomes(cfg)
-        got: dict = {}
-        for key, pos in groups.items():
-            for p in np.asarray(pos).tolist():
-                got.setdefault(p, set()).add(key)
-        for p, tok in enumerate(index.toks):
-            want = scanner_outcomes(sc, cfg, tok)
-            assert got.get(p, set()) == want, (name, sc.config(cfg), tok)
-            checked += 1
+        ends = check_outcomes(tc, sc, index, cfg)
+        checked += len(index.toks)
         for c in sorted(ends):
             if c not in seen:
                 seen.add(c)
@@ -99,13 +105,7 @@ def test_shadowed_configurations_are_covered():
     todo, seen = [0], {0}
     while todo:
         cfg = todo.pop()
-        groups, ends = tc.outcomes(cfg)
-        got: dict = {}
-        for key, pos in groups.items():
-            for p in np.asarray(pos).tolist():
-                got.setdefault(p, set()).add(key)
-        for p, tok in enumerate(index.toks):
-            assert got.get(p, set()) == scanner_outcomes(sc, cfg, tok), (sc.config(cfg), tok)
+        ends = check_outcomes(tc, sc, index, cfg)
         for c in ends:
             if c not in seen:
                 seen.add(c)

@@ -16,6 +16,7 @@ from typing import Iterable
 import numpy as np
 
 from ..compile import Compiled, LazyConfigs, compile_constraint
+from ..compile.terminal import TRUE, requirement
 from ..compile.tables import GrammarTables
 from ..errors import TokenRejected
 from ..glr.grammar import Grammar
@@ -82,6 +83,7 @@ class Constraint:
                               LazyConfigs(dwa, scanner, vocab),
                               cache_bytes=mask_cache_bytes)
         self._accepts_empty = self.tables.normal_form.accepts_empty
+        self._requirements: dict = {}     # lexer config -> what its head needs (see viable)
         self._start = State(((self.glr.root, BOUNDARY_CONFIG),))
         self._eos = vocab.eos_token_ids
         self._oracle = None
@@ -224,17 +226,18 @@ class Constraint:
         viable when the text can end right there.
         """
         node, cfg = head
-        scanner = self.scanner
-        boundary = scanner.at_boundary(cfg)
-        if boundary and not scanner.shadows(cfg):
+        req = self._requirements.get(cfg, 0)
+        if req == 0:
+            req = self._requirements[cfg] = requirement(self.scanner, cfg)
+        if req is None:
+            return False
+        if req == TRUE:
             return True
-        fin = scanner.finishable(cfg)
-        if IGNORE in fin:
-            return True
+        terminals, can_end = req
         can_shift = self.glr.can_shift
-        if any(can_shift(node, t) for t in fin):
+        if any(can_shift(node, t) for t in terminals):
             return True
-        return boundary and self._node_accepts(node)
+        return can_end and self._node_accepts(node)
 
     # -- decoding helpers: see stackmask.runtime.decoding ---------------------
     def validate_tokens(self, state: State, tokens) -> int:
