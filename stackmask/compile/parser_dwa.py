@@ -39,6 +39,7 @@ mean the walk may read the whole stack). ``stats()`` reports both.
 
 from __future__ import annotations
 
+import pickle
 import sys
 import threading
 import time
@@ -312,7 +313,10 @@ class ParserDWA:
         wt = self.weights
         groups: dict = {}
         d_next: dict = {}
-        for pair in self.items[q]:
+        items = self.items[q]
+        if isinstance(items, bytes):          # from an artifact: unpickled on first use
+            items = self.items[q] = pickle.loads(items)
+        for pair in items:
             it, w = pair
             rel = self._relevant(it)
             if rel is ALL:
@@ -418,6 +422,10 @@ class ParserDWA:
         d["_closure_memo"] = {}
         d["_split_memo"] = {}
         d["_groups"] = [None] * len(d["items"])
+        # pending states' item sets as separate pickles: loading an artifact then costs
+        # nothing for them until a mask needs one
+        d["items"] = [it if it is None or isinstance(it, bytes)
+                      else pickle.dumps(it, protocol=pickle.HIGHEST_PROTOCOL) for it in d["items"]]
         return d
 
     def __setstate__(self, d):
