@@ -73,6 +73,12 @@ def bench_constraint(name: str, vocab, eager: bool | None = None):
     key = (name, vocab.fingerprint, eager)
     c = _BENCH_CONSTRAINTS.get(key)
     if c is None:
+        if eager and name in LAZY_BY_DEFAULT:
+            # an eagerly compiled big grammar holds several GB: keep one at a time
+            for k in [k for k in _BENCH_CONSTRAINTS if k[2] and k[0] in LAZY_BY_DEFAULT]:
+                del _BENCH_CONSTRAINTS[k]
+            import gc
+            gc.collect()
         c = _BENCH_CONSTRAINTS[key] = Constraint(read_bench_grammar(name), vocab,
                                                  ambiguous=name in AMBIGUOUS_BENCH,
                                                  compile="eager" if eager else "lazy")
