@@ -398,10 +398,21 @@ class ParserDWA:
                 return all(self.complete)
             if not self.complete[q]:
                 self.expand(q)
+                self._bound_memos()
             q += 1
             if progress is not None and q % 2000 == 0:
                 progress(q, len(self.items))
         return True
+
+    MEMO_ENTRIES = 1_500_000
+
+    def _bound_memos(self) -> None:
+        """The symbolic-run memos are caches: past MEMO_ENTRIES entries they are dropped
+        (recomputed on demand), which bounds compile memory on large grammars."""
+        if len(self._step_memo) + len(self._run_memo) + len(self._closure_memo) > self.MEMO_ENTRIES:
+            self._step_memo.clear()
+            self._run_memo.clear()
+            self._closure_memo.clear()
 
     def release_items(self) -> None:
         """Drop the item sets of complete states (only incomplete states need them)."""
