@@ -168,3 +168,16 @@ def test_stats_report_size_and_depth(qwen_vocab):
         assert k in st or (k == "compile_s" and c.loaded_from_cache), k
     assert st["acyclic"] is True and st["max_depth"] >= 1
     assert st["configs"] >= 10 and st["states"] >= st["configs"] // 2
+
+
+def test_get_mask_out_must_be_an_int32_row_of_the_mask_width():
+    vocab = Vocab([b"a", b"b", b"ab"])
+    c = Constraint('start: "a" "b"', vocab, cache_dir=False)
+    words = (vocab.size + 31) // 32
+    good = np.full(words, -1, dtype=np.int32)
+    assert c.get_mask(c.start(), out=good) is good
+    assert np.array_equal(good, c.reference_mask(c.start()))
+    for bad in (np.zeros(words, dtype=np.int64), np.zeros(words + 1, dtype=np.int32),
+                np.zeros((1, words), dtype=np.int32)):
+        with pytest.raises(ValueError, match="int32"):
+            c.get_mask(c.start(), out=bad)

@@ -116,7 +116,10 @@ class Masker:
                     pass
         if out is None:
             return src.copy()
-        np.copyto(out, src, casting="unsafe")
+        if out.dtype != np.int32 or out.shape != src.shape:
+            raise ValueError(f"out must be an int32 array of shape {src.shape}, "
+                             f"not {out.dtype} {out.shape}")
+        np.copyto(out, src)
         return out
 
     def _union(self, key: frozenset) -> np.ndarray:
