@@ -57,7 +57,7 @@ class Constraint:
     ``progress=False``. ``compile="lazy"`` skips the up-front compilation: parts
     of the automaton are compiled the first time a mask needs them (same masks;
     the first mask in each new situation is slow; nothing is written to the
-    cache). ``compile_budget_s`` (default 300) bounds the up-front compile:
+    cache). ``compile_budget_s`` (default 120) bounds the up-front compile:
     what is not compiled by then is compiled when a mask first needs it (same
     masks; a message on stderr says so); ``None`` compiles everything.
     ``mask_cache_bytes`` bounds the memo of dense masks.
@@ -65,7 +65,7 @@ class Constraint:
 
     def __init__(self, grammar: "Grammar | str", vocab: Vocab, ambiguous: bool = False, *,
                  cache_dir=None, progress: bool = True, compile: str = "eager",
-                 compile_budget_s: float | None = 300.0, mask_cache_bytes: int = 256 << 20):
+                 compile_budget_s: float | None = 120.0, mask_cache_bytes: int = 256 << 20):
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a stackmask.Vocab, not {type(vocab).__name__}")
         self.vocab = vocab
