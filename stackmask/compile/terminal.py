@@ -37,7 +37,6 @@ from ..lexer.scanner import IGNORE, Scanner
 from ..vocab import Vocab
 
 TRUE = "T"          # requirement: always viable
-Requirement = object   # TRUE or (frozenset of terminal ids, bool)
 
 
 class VocabIndex:
