@@ -1,10 +1,13 @@
-"""``python -m stackmask``: decode a document under a grammar, token by token.
+"""``stackmask`` / ``python -m stackmask``: the command line.
 
-With no arguments: the bundled JSON grammar, the bundled Qwen2.5 vocabulary
-and a small bundled JSON document. Every token of the document (tokenized by
-the real Qwen2.5 tokenizer) must be allowed by ``get_mask`` before it is
-committed, and EOS must be allowed at the end; the run prints one line per
-step and a latency summary (percentiles).
+* ``stackmask`` or ``stackmask report [...]``: compile a grammar and print its
+  latency-percentile report (see :mod:`stackmask.report`). With no arguments:
+  the bundled JSON grammar, the bundled Qwen2.5 vocabulary and the bundled JSON
+  corpus, with 20 masks checked against the reference oracle.
+* ``stackmask demo [...]``: decode one document token by token under a
+  grammar, printing every step; every token must be allowed by ``get_mask``
+  before it is committed, EOS must be allowed at the end, and every mask is
+  compared with the reference oracle (``--no-verify`` skips that).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ def _percentiles(xs: list[float]) -> str:
 
 
 def demo(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m stackmask",
+    ap = argparse.ArgumentParser(prog="stackmask demo",
                                  description="Decode a document token by token under a grammar, "
                                              "checking every token against the mask.")
     ap.add_argument("--grammar", default="json",
@@ -110,8 +113,16 @@ def demo(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "demo":
+        return demo(argv[1:])
+    if argv and argv[0] == "report":
         argv = argv[1:]
-    return demo(argv)
+    if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
+        print("usage: stackmask [report] [options]   (latency report; stackmask report --help)\n"
+              "       stackmask demo [options]       (decode one document step by step; "
+              "stackmask demo --help)")
+        return 0
+    from .report import main as report_main
+    return report_main(argv)
 
 
 if __name__ == "__main__":

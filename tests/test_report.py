@@ -1,0 +1,131 @@
+"""`stackmask report`: workload resolution, replay, verification, peers, output formats."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from stackmask.__main__ import main as cli_main
+from stackmask.report import format_table, main, percentiles, run_engine, summarize
+from stackmask.report.engines import clear_special_bits, strip_rule_priorities
+from stackmask.report.workload import (WorkloadError, default_corpus, load_traces, load_vocab,
+                                       load_workload)
+
+
+def test_strip_rule_priorities_keeps_terminal_priorities():
+    text = "start: a\noperand.3: NAME\n?expr.-1 : x\nNAME.2: /[a-z]+/\nfoo.bar: x\n"
+    out, n = strip_rule_priorities(text)
+    assert n == 2
+    assert "operand: NAME" in out and "?expr : x" in out
+    assert "NAME.2:" in out          # terminal priorities change the lexing: kept
+
+
+def test_clear_special_bits():
+    m = np.full(3, -1, dtype=np.int32)
+    out = clear_special_bits(m, np.array([0, 33], dtype=np.int64), 70)
+    bits = np.unpackbits(out.view(np.uint8), bitorder="little")
+    assert bits[0] == 0 and bits[33] == 0 and bits[1] == 1 and bits[69] == 1
+    assert not bits[70:].any()
+    assert m[0] == -1                # the input is not modified
+
+
+def test_percentiles():
+    d = percentiles([1000, 2000, 3000, 4000])
+    assert d["n"] == 4 and d["p50"] == pytest.approx(2.5) and d["max"] == pytest.approx(4.0)
+    assert percentiles([]) == {"n": 0}
+
+
+def test_workload_resolution(tmp_path):
+    w = load_workload("json")
+    assert w.kind == "lark" and not w.ambiguous and "value" in w.text
+    assert len(default_corpus(w)) >= 10
+    schema = tmp_path / "s.json"
+    schema.write_text('{"type": "integer"}')
+    ws = load_workload(str(schema))
+    assert ws.kind == "schema" and ws.schema == {"type": "integer"}
+    with pytest.raises(WorkloadError, match="not a bundled grammar"):
+        load_workload("no-such-grammar")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(WorkloadError, match="not valid JSON"):
+        load_workload(str(bad))
+    with pytest.raises(WorkloadError, match="nothing is downloaded"):
+        load_vocab("org/some-model")
+
+
+def test_traces_from_corpus_files(tmp_path):
+    vocab, encode = load_vocab("qwen2.5")
+    w = load_workload("json")
+    f = tmp_path / "c.jsonl"
+    f.write_text('{"text": "[1, 2]"}\n"{}"\n{"tokens": [58, 16, 60]}\n')
+    plain = tmp_path / "doc.txt"
+    plain.write_text('{"a": true}')
+    tr = load_traces(w, [str(f), str(plain)], "qwen2.5", vocab, encode)
+    assert tr.tokens[0] == encode("[1, 2]") and tr.tokens[1] == encode("{}")
+    assert tr.tokens[2] == [58, 16, 60] and tr.tokens[3] == encode('{"a": true}')
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"tokens": [999999999]}\n')
+    with pytest.raises(WorkloadError, match="outside the vocabulary"):
+        load_traces(w, [str(bad)], "qwen2.5", vocab, encode)
+    with pytest.raises(WorkloadError, match="no such file"):
+        load_traces(w, [str(tmp_path / "missing.jsonl")], "qwen2.5", vocab, encode)
+
+
+def test_run_engine_in_process_counts_and_rejections():
+    vocab, encode = load_vocab("qwen2.5")
+    w = load_workload("json")
+    good = encode('{"k": [1, 2.5, null]}')
+    bad = encode('{"k": [1,, 2]}')
+    r = run_engine("stackmask", "qwen2.5", None, w, [good, bad], {"verify": 4, "cache_dir": False})
+    assert "error" not in r, r.get("traceback")
+    assert r["cold"]["accepted"] == 1 and r["warm"]["accepted"] == 1
+    rej = r["cold"]["first_reject"]
+    assert rej["trace"] == 1 and rej["in_mask"] is False
+    assert len(r["cold"]["mask_ns"]) == len(good) + 1 + rej["step"] + 1
+    assert r["verify"] == (4, 0)
+    rows = summarize([r], 2)
+    table = format_table(rows)
+    assert table.count("| stackmask |") == 2 and "| 1/2 |" in table
+
+
+def test_report_cli_end_to_end(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    rc = cli_main(["report", "--limit", "3", "--verify", "3", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0
+    assert "| stackmask | cold |" in text and "| stackmask | warm |" in text
+    assert "3 masks checked against the reference oracle, 0 different" in text
+    raw = json.loads(out.read_text())
+    assert raw["traces"] == 3 and raw["rows"][0]["accepted"] == 3
+    assert len(raw["engines"][0]["cold"]["mask_ns"]) == raw["tokens"] + 3
+
+
+def test_report_exit_status_when_stackmask_rejects(tmp_path, capsys):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"text": "[1, 2]"}\n{"text": "[1 2]"}\n')
+    rc = main(["--corpus", str(corpus), "--verify", "0"])
+    text = capsys.readouterr().out
+    assert rc == 1 and "stackmask rejected a trace" in text
+
+
+def test_report_unknown_peer_and_missing_corpus(tmp_path, capsys):
+    assert main(["--compare", "nosuch"]) == 2
+    g = tmp_path / "g.lark"
+    g.write_text('start: "a"+\n')
+    assert main(["--grammar", str(g)]) == 2
+    assert "give --corpus" in capsys.readouterr().err
+
+
+def test_report_compares_glrmask_on_same_tokens(tmp_path, capsys):
+    pytest.importorskip("glrmask")
+    rc = main(["--limit", "2", "--verify", "0", "--compare", "glrmask"])
+    text = capsys.readouterr().out
+    assert rc == 0
+    row = next(line for line in text.splitlines() if line.startswith("| glrmask | cold |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[4] == "2/2"
+    same, n = map(int, cells[-1].split("/"))
+    assert n > 0 and same == n        # same grammar, same tokens: the same masks
+    assert "stackmask / glrmask (cold)" in text
