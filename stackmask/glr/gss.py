@@ -19,12 +19,13 @@ from .lalr import LRTables
 class Node:
     """One GSS node: an LR state with links to the nodes below it."""
 
-    __slots__ = ("state", "links", "_shiftable", "__weakref__")
+    __slots__ = ("state", "links", "_shiftable", "_mask_keys", "__weakref__")
 
     def __init__(self, state: int, links: list):
         self.state = state
         self.links = links            # list[Node]; never changed after its step
         self._shiftable = None        # memo: terminal -> bool
+        self._mask_keys = None        # memo of the masker: lexer config -> weights met
 
     def __repr__(self) -> str:
         return f"Node({self.state}, {len(self.links)} links)"
@@ -41,6 +42,9 @@ def _bases(node: Node, length: int, via: Node | None) -> list[Node]:
                 nxt[id(p)] = p
         level = list(nxt.values())
     return level
+
+
+AMBIGUOUS = object()   # shift1: the deterministic fast path does not apply
 
 
 class GLR:
@@ -99,6 +103,31 @@ class GLR:
                 elif not any(x is n for x in m.links):
                     m.links.append(n)
         return list(out.values())
+
+    def shift1(self, node: Node, term: int):
+        """``shift((node,), term)`` when the parse is deterministic there: the new
+        top node, or ``None`` when ``term`` cannot be shifted. Returns ``AMBIGUOUS``
+        (and builds nothing visible) where GLR would branch: a conflict on
+        ``term`` or a reduction popping through a node with several links."""
+        reduce = self._reduce
+        shift = self._shift
+        n = node
+        while True:
+            st = n.state
+            rs = reduce[st].get(term)
+            if not rs:
+                s2 = shift[st].get(term)
+                return None if s2 is None else Node(s2, [n])
+            if len(rs) != 1 or term in shift[st]:
+                return AMBIGUOUS
+            r = rs[0]
+            base = n
+            for _ in range(self._rlen[r]):
+                links = base.links
+                if len(links) != 1:
+                    return AMBIGUOUS
+                base = links[0]
+            n = Node(self._goto[base.state][self._rlhs[r]], [base])
 
     def can_shift(self, node: Node, term: int) -> bool:
         """Whether ``term`` can be shifted after reductions (memoized per node)."""

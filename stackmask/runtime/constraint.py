@@ -20,7 +20,7 @@ from ..compile.terminal import TRUE, requirement
 from ..compile.tables import GrammarTables
 from ..errors import TokenRejected
 from ..glr.grammar import Grammar
-from ..glr.gss import GLR, Node
+from ..glr.gss import AMBIGUOUS, GLR, Node
 from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from ..vocab import Vocab
 from .masker import Masker
@@ -84,6 +84,11 @@ class Constraint:
                               cache_bytes=mask_cache_bytes)
         self._accepts_empty = self.tables.normal_form.accepts_empty
         self._requirements: dict = {}     # lexer config -> what its head needs (see viable)
+        # (config, token) -> the token's lexing paths from that config: a tuple of
+        # (terminals emitted, end config); None when there are too many to memoize.
+        # Bounded: the oldest half is dropped when it holds TOKEN_MEMO_ENTRIES.
+        self._token_paths: dict = {}
+        self._vsize = vocab.size
         self._start = State(((self.glr.root, BOUNDARY_CONFIG),))
         self._eos = vocab.eos_token_ids
         self._oracle = None
@@ -110,6 +115,10 @@ class Constraint:
             raise TokenRejected(token_id, data or b"", 0,
                                 "special token" if data else "token has no text bytes")
         heads = state.heads
+        if len(heads) <= self.FAST_HEADS:
+            new = self._commit_fast(heads, token_id, data)
+            if new is not None:
+                return new
         advance = self.advance
         for i, b in enumerate(data):
             heads = advance(heads, b)
@@ -119,6 +128,68 @@ class Constraint:
         if not heads:
             raise TokenRejected(token_id, data, len(data), "no continuation can complete the pending lexeme")
         return State(heads)
+
+    TOKEN_MEMO_ENTRIES = 1 << 20
+    MAX_PATHS = 8
+    FAST_HEADS = 8
+
+    def _commit_fast(self, heads: tuple, token_id: int, data: bytes) -> "State | None":
+        """Deterministic LR steps along each of the token's lexing paths from
+        each head (paths memoized per (config, token)): the new state, with new
+        heads of equal (LR state, config) merged into one GSS node as GLR does.
+        ``None`` sends ``commit`` to the general byte-by-byte GLR loop (also for
+        rejections, so their error offsets come from one place)."""
+        memo = self._token_paths
+        shift1 = self.glr.shift1
+        viable = self.viable
+        out = []
+        for node, cfg in heads:
+            key = cfg * self._vsize + token_id
+            paths = memo.get(key, 0)
+            if paths == 0:
+                paths = self._lex_paths(cfg, data)
+                if len(memo) >= self.TOKEN_MEMO_ENTRIES:
+                    for k in list(memo)[: len(memo) // 2]:
+                        memo.pop(k, None)
+                memo[key] = paths
+            if paths is None:
+                return None
+            for terms, ncfg in paths:
+                n = node
+                for t in terms:
+                    n = shift1(n, t)
+                    if n is None:
+                        break
+                    if n is AMBIGUOUS:
+                        return None
+                if n is not None and viable((n, ncfg)):
+                    out.append((n, ncfg))
+        if not out:
+            return None
+        if len(out) > 1:
+            out = _merge_heads(out)
+        return State(tuple(out))
+
+    def _lex_paths(self, cfg: int, data: bytes):
+        """Every way the scanner reads ``data`` from ``cfg``: (terminals, end config)
+        pairs (ignored lexemes dropped); ``None`` if more than ``MAX_PATHS``."""
+        step = self.scanner.step
+        cur = {((), cfg)}
+        for b in data:
+            nxt = set()
+            for terms, c in cur:
+                for emit, nc in step(c, b):
+                    if emit is None:
+                        nxt.add((terms, nc))
+                    else:
+                        for t in emit:
+                            nxt.add((terms if t == IGNORE else terms + (t,), nc))
+            if not nxt:
+                return ()
+            if len(nxt) > self.MAX_PATHS:
+                return None
+            cur = nxt
+        return tuple(cur)
 
     def commit_bytes(self, state: State, data: bytes) -> State:
         """Commit raw bytes (not a token): for prompts and tests. Raises
@@ -259,6 +330,27 @@ class Constraint:
         """Tokens that are the only possible continuation (see decoding.forced_tokens)."""
         from .decoding import forced_tokens
         return forced_tokens(self, state, tokenizer, **options)
+
+
+def _merge_heads(heads: list) -> list:
+    """Heads with the same (LR state, config) become one node linking to all
+    of their predecessors (the GSS merge; the nodes themselves stay untouched)."""
+    groups: dict = {}
+    for n, cfg in heads:
+        groups.setdefault((n.state, cfg), []).append(n)
+    if len(groups) == len(heads):
+        return heads
+    out = []
+    for (st, cfg), nodes in groups.items():
+        if len(nodes) == 1:
+            out.append((nodes[0], cfg))
+            continue
+        links: dict = {}
+        for n in nodes:
+            for m in n.links:
+                links[id(m)] = m
+        out.append((Node(st, list(links.values())), cfg))
+    return out
 
 
 def mask_to_ids(mask: np.ndarray, size: int) -> np.ndarray:

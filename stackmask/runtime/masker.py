@@ -23,6 +23,9 @@ import numpy as np
 from ..wfa.weights import EMPTY_ID, mask_from_bitmap
 
 
+_INT32 = np.dtype(np.int32)
+
+
 class Masker:
     def __init__(self, dwa, n_bits: int, eos_ids, ensure_config, cache_bytes: int = 256 << 20):
         self.dwa = dwa
@@ -104,7 +107,18 @@ class Masker:
         if state.finished:
             src = self._eos_mask
         else:
-            key = self.weights_of(state.heads)
+            heads = state.heads
+            if len(heads) == 1:
+                # a single head's walk depends only on (node, config): memoized on the node
+                node, cfg = heads[0]
+                keys = node._mask_keys
+                if keys is None:
+                    keys = node._mask_keys = {}
+                key = keys.get(cfg)
+                if key is None:
+                    key = keys[cfg] = self.weights_of(heads)
+            else:
+                key = self.weights_of(heads)
             src = self._memo.get(key)
             if src is None:
                 src = self._union(key)
@@ -116,7 +130,7 @@ class Masker:
                     pass
         if out is None:
             return src.copy()
-        if out.dtype != np.int32 or out.shape != src.shape:
+        if (out.dtype is not _INT32 and out.dtype != _INT32) or out.shape != src.shape:
             raise ValueError(f"out must be an int32 array of shape {src.shape}, "
                              f"not {out.dtype} {out.shape}")
         np.copyto(out, src)
