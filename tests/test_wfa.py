@@ -635,3 +635,21 @@ def test_interning_is_by_content_whatever_the_container_layout():
         mixed = BitMap(runs) | BitMap(rng.sample(range(a, a + n), min(n, 50)))
         assert W.intern(runs) == W.intern(plain) == W.intern(mixed)
         assert plain in W
+
+
+@pytest.mark.parametrize("size", [1, 2, 1023, 1024, 1025, 8191, 8192, 8193, 40_000])
+def test_dense_at_the_decoder_crossovers(size):
+    """Sets just below/above the small- and medium-set thresholds of mask_from_bitmap
+    (bit scatter, byte flags + packbits, container decode) give the same mask."""
+    import random
+    from stackmask.wfa import weights as W
+    assert W._SMALL_SET < W._MEDIUM_SET
+    rng = random.Random(size)
+    for n in (size + 5, 65_537, 151_936):
+        if size > n:
+            continue
+        ids = sorted(rng.sample(range(n), size))
+        bm = BitMap(ids)
+        m = mask_from_bitmap(bm, n)
+        assert m.dtype == np.int32 and m.shape == ((n + 31) // 32,)
+        np.testing.assert_array_equal(m, reference_mask(ids, n))
