@@ -44,26 +44,28 @@ def fast(c, state, tok):
     return c.commit(state, tok)
 
 
-def compare_step(c, s_fast, s_slow, tok, where):
+def compare_step(c, s_fast, s_slow, tok, where, check_mask=True):
     a, ea = outcome(c, fast, s_fast, tok)
     b, eb = outcome(c, slow_commit, s_slow, tok)
     assert ea == eb, f"{where}: token {tok}: fast {ea} vs general {eb}"
     if a is None:
         return None, None
-    assert np.array_equal(c.get_mask(a), c.get_mask(b)), f"{where}: masks differ after token {tok}"
+    if check_mask:
+        assert np.array_equal(c.get_mask(a), c.get_mask(b)), f"{where}: masks differ after token {tok}"
     assert c.is_accepting(a) == c.is_accepting(b), f"{where}: acceptance differs after token {tok}"
     return a, b
 
 
-def walk(c, tokens, rng, where, n_random=2):
+def walk(c, tokens, rng, where, n_random=2, mask_every=1):
     """Teacher-force ``tokens``; at every step also try ``n_random`` random tokens
-    (mostly rejected ones: their offsets must agree) from both states."""
+    (mostly rejected ones: their offsets must agree) from both states. Masks are
+    compared every ``mask_every`` steps (acceptance and verdicts at every step)."""
     sf = ss = c.start()
     for i, tok in enumerate(tokens):
         for _ in range(n_random):
             t = rng.randrange(c.vocab.size)
-            compare_step(c, sf, ss, t, f"{where} step {i} (random)")
-        sf, ss = compare_step(c, sf, ss, tok, f"{where} step {i}")
+            compare_step(c, sf, ss, t, f"{where} step {i} (random)", check_mask=False)
+        sf, ss = compare_step(c, sf, ss, tok, f"{where} step {i}", check_mask=i % mask_every == 0)
         if sf is None:
             return
 
@@ -77,9 +79,10 @@ def trace_tokens(name):
 def test_fast_commit_equals_general_on_bench_traces(name, qwen_vocab):
     c = bench_constraint(name, qwen_vocab)
     rng = random.Random(f"fast-{name}")
-    traces = trace_tokens(name)[:3 if name in ("sql", "java", "go") else 5]
+    big = name in ("sql", "java", "go")        # lazily compiled here: masks cost compile time
+    traces = trace_tokens(name)[:2 if big else 5]
     for k, toks in enumerate(traces):
-        walk(c, toks, rng, f"{name} trace {k}", n_random=1)
+        walk(c, toks, rng, f"{name} trace {k}", n_random=2, mask_every=5 if big else 1)
     assert c._token_paths, "the fast path was never taken"
 
 
