@@ -27,12 +27,14 @@ _INT32 = np.dtype(np.int32)
 
 
 class Masker:
+    COMBINED_ENTRIES = 1 << 16
     def __init__(self, dwa, n_bits: int, eos_ids, ensure_config, cache_bytes: int = 256 << 20):
         self.dwa = dwa
         self.n_bits = n_bits
         self.n_words = (n_bits + 31) // 32
         self._ensure_config = ensure_config      # cfg -> start entry (compiles a new config)
         self._memo: OrderedDict = OrderedDict()
+        self._combined: dict = {}     # tuple of per-head keys -> their union (multi-head states)
         self._memo_bytes = 0
         self.cache_bytes = int(cache_bytes)
         self._lock = threading.Lock()
@@ -107,9 +109,9 @@ class Masker:
         if state.finished:
             src = self._eos_mask
         else:
+            # a head's walk depends only on (GSS node, config): memoized on the node
             heads = state.heads
             if len(heads) == 1:
-                # a single head's walk depends only on (node, config): memoized on the node
                 node, cfg = heads[0]
                 keys = node._mask_keys
                 if keys is None:
@@ -118,7 +120,22 @@ class Masker:
                 if key is None:
                     key = keys[cfg] = self.weights_of(heads)
             else:
-                key = self.weights_of(heads)
+                parts = []
+                for head in heads:
+                    node, cfg = head
+                    keys = node._mask_keys
+                    if keys is None:
+                        keys = node._mask_keys = {}
+                    k = keys.get(cfg)
+                    if k is None:
+                        k = keys[cfg] = self.weights_of((head,))
+                    parts.append(k)
+                parts = tuple(parts)         # hashing a tuple reuses the parts' cached hashes
+                key = self._combined.get(parts)
+                if key is None:
+                    if len(self._combined) >= self.COMBINED_ENTRIES:
+                        self._combined.clear()
+                    key = self._combined[parts] = frozenset().union(*parts)
             src = self._memo.get(key)
             if src is None:
                 src = self._union(key)
@@ -133,7 +150,7 @@ class Masker:
         if (out.dtype is not _INT32 and out.dtype != _INT32) or out.shape != src.shape:
             raise ValueError(f"out must be an int32 array of shape {src.shape}, "
                              f"not {out.dtype} {out.shape}")
-        np.copyto(out, src)
+        out[...] = src
         return out
 
     def _union(self, key: frozenset) -> np.ndarray:
