@@ -131,12 +131,14 @@ class GLR:
 
     def can_shift(self, node: Node, term: int) -> bool:
         """Whether ``term`` can be shifted after reductions (memoized per node)."""
+        shift = self._shift
+        if term in shift[node.state]:
+            return True
         memo = node._shiftable
         if memo is None:
             memo = node._shiftable = {}
         v = memo.get(term)
         if v is None:
-            shift = self._shift
             v = any(term in shift[n.state] for n in self.reduce_all((node,), term))
             memo[term] = v
         return v
