@@ -97,7 +97,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     dwa.set_limits(limits.max_automaton_states, memo_bytes)
     comp = Compiled(tables=tables, configs=scanner.export_configs(), dwa=dwa, stats=stats)
     if path is not None:
-        artifact.save(path, key, comp)
+        artifact.try_save(path, key, comp)
     return comp, scanner, False
 
 
