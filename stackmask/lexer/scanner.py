@@ -91,10 +91,10 @@ class Scanner:
         self._steps_cap = max(1, int(n) // (2 * self.STEP_ENTRY_BYTES))
         self._finish_cap = max(1, int(n) // (2 * self.FINISH_ENTRY_BYTES))
 
-    def memo_estimate(self) -> int:
-        """Estimated bytes held by the memos."""
-        return ((len(self._steps) + len(self._steps_old)) * self.STEP_ENTRY_BYTES
-                + (len(self._finish) + len(self._finish_old)) * self.FINISH_ENTRY_BYTES)
+    def memo_estimate(self) -> tuple[int, int]:
+        """Estimated bytes held by the memos: (steps, finishable sets)."""
+        return ((len(self._steps) + len(self._steps_old)) * self.STEP_ENTRY_BYTES,
+                (len(self._finish) + len(self._finish_old)) * self.FINISH_ENTRY_BYTES)
 
     # -- terminals ---------------------------------------------------------
     def _resolve(self, acc: frozenset[int], ignore: frozenset[str],

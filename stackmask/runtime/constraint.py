@@ -190,7 +190,8 @@ class Constraint:
         dwa = self.compiled.dwa
         dense, ops = dwa.weights.cache_estimate()
         m = self._masker
-        return {"masks": m._memo_bytes, "lexer_steps": self.scanner.memo_estimate(),
+        steps, finish = self.scanner.memo_estimate()
+        return {"masks": m._memo_bytes, "lexer_steps": steps, "lexer_finishable": finish,
                 "requirements": (len(self._requirements) + len(self._requirements_old))
                 * self.REQ_ENTRY_BYTES,
                 "automaton_runs": dwa.memo_estimate(), "token_set_ops": ops, "dense_token_sets": dense,
