@@ -9,8 +9,10 @@
     c.is_accepting(s)
 """
 
-from .errors import GrammarError, StackmaskError, TokenRejected
+from .errors import GrammarError, LimitExceeded, StackmaskError, TokenRejected
 from .glr.grammar import Grammar, Rule, TerminalDef
+from .limits import Limits
+from .validate import Problem, ValidationReport, validate
 from .runtime.constraint import Constraint, State
 from .vocab import Vocab
 
@@ -18,5 +20,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Constraint", "State", "Vocab", "Grammar", "Rule", "TerminalDef",
-    "GrammarError", "TokenRejected", "StackmaskError", "__version__",
+    "GrammarError", "TokenRejected", "StackmaskError", "LimitExceeded", "Limits",
+    "__version__",
 ]

@@ -43,3 +43,26 @@ class TokenRejected(StackmaskError):
         self.token_id = token_id
         self.token_bytes = token_bytes
         self.offset = offset
+
+
+class LimitExceeded(StackmaskError):
+    """A resource limit of :class:`stackmask.Limits` was reached.
+
+    ``limit`` is the field name (e.g. ``"max_compile_memory_bytes"``), ``value``
+    what was reached (at least ``maximum``) and ``maximum`` the configured
+    bound. Raised by ``Constraint(...)`` (nothing is cached and no constraint
+    is returned), by ``commit`` (the state passed in stays valid) or, for
+    automaton states compiled on first use, by ``get_mask`` (the constraint
+    stays usable for other states). Raise the limit with
+    ``Constraint(..., limits=stackmask.Limits(<limit>=...))``; ``None`` removes it.
+    """
+
+    def __init__(self, limit: str, value, maximum, what: str, hint: str = ""):
+        msg = (f"{what}: {limit}={maximum!r} exceeded (reached {value!r}); raise it with "
+               f"Constraint(..., limits=stackmask.Limits({limit}=...)) or None for no limit")
+        if hint:
+            msg += f" ({hint})"
+        super().__init__(msg)
+        self.limit = limit
+        self.value = value
+        self.maximum = maximum

@@ -213,3 +213,56 @@ def test_compile_budget_leaves_the_rest_to_first_use(tmp_path, capsys):
         m = full.get_mask(s_full)
         assert np.array_equal(part.get_mask(s_part), m)
         assert np.array_equal(again.get_mask(s_again), m)
+
+
+def test_unwritable_cache_warns_and_still_compiles(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    with pytest.warns(StaleArtifactWarning, match="cannot write"):
+        c = Constraint(JSON, small_vocab(), cache_dir=blocker / "cache", progress=False)
+    assert not c.loaded_from_cache
+    s = c.commit_bytes(c.start(), b'{"a": [')
+    assert np.array_equal(c.get_mask(s), c.reference_mask(s))
+
+
+def _compile_and_hang_while_writing(cache_dir: str) -> None:
+    import time as _time
+    real_fsync = os.fsync
+
+    def slow_fsync(fd):                  # the temporary file is written: now get killed
+        real_fsync(fd)
+        _time.sleep(600)
+
+    os.fsync = slow_fsync
+    Constraint(JSON, small_vocab(), cache_dir=cache_dir, progress=False)
+
+
+def test_writer_killed_mid_write_leaves_no_artifact_and_its_temp_is_cleaned(tmp_path):
+    import signal
+    import time as _time
+    ctx = multiprocessing.get_context("spawn")
+    p = ctx.Process(target=_compile_and_hang_while_writing, args=(str(tmp_path),))
+    p.start()
+    try:
+        deadline = _time.monotonic() + 300
+        while not [q for q in tmp_path.iterdir() if q.name.endswith(".tmp")]:
+            assert _time.monotonic() < deadline and p.is_alive(), "the writer never started writing"
+            _time.sleep(0.05)
+        os.kill(p.pid, signal.SIGKILL)
+    finally:
+        p.join(timeout=60)
+    assert p.exitcode == -signal.SIGKILL
+    temps = [q for q in tmp_path.iterdir() if q.name.endswith(".tmp")]
+    assert len(temps) == 1 and not [q for q in tmp_path.iterdir() if q.suffix == ".smk"]
+    # the next process compiles and caches normally; a fresh temp file is left alone
+    # (it could be another writer's), an old one is removed
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        c = Constraint(JSON, small_vocab(), cache_dir=tmp_path, progress=False)
+    assert not c.loaded_from_cache and temps[0].exists()
+    old = _time.time() - artifact.STALE_TEMP_S - 10
+    os.utime(temps[0], (old, old))
+    only_file(tmp_path).unlink()
+    Constraint(JSON, small_vocab(), cache_dir=tmp_path, progress=False)
+    assert not temps[0].exists()
+    assert Constraint(JSON, small_vocab(), cache_dir=tmp_path).loaded_from_cache

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ..glr.grammar import Grammar
 from ..lexer.scanner import Scanner
+from ..limits import CompileGuard, Limits
 from ..wfa.weights import WeightTable
 from . import artifact
 from .parser_dwa import ParserDWA, add_config, build_parser_dwa
@@ -44,16 +45,23 @@ def make_scanner(tables: GrammarTables) -> Scanner:
 
 def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
                        progress: bool = True, mode: str = "eager",
-                       budget_s: float | None = None) -> tuple[Compiled, Scanner, bool]:
+                       budget_s: float | None = None, limits: Limits | None = None,
+                       memo_bytes: int | None = None) -> tuple[Compiled, Scanner, bool]:
     """``(compiled, scanner, loaded_from_cache)`` for ``grammar`` and ``vocab``.
 
     ``mode="eager"`` compiles every lexer configuration reachable at a token boundary and
     every automaton state reachable from them, and caches the artifact. ``mode="lazy"``
     builds only the grammar tables; configurations and automaton edges are compiled when a
     mask first needs them (same results; the first masks of each new situation are slow).
-    A lazy constraint uses a cached eager artifact when there is one and writes none."""
+    A lazy constraint uses a cached eager artifact when there is one and writes none.
+
+    ``limits`` (:class:`stackmask.Limits`) are hard: exceeding one raises
+    :class:`stackmask.LimitExceeded` and nothing is cached. ``memo_bytes`` bounds each
+    symbolic-run memo of the automaton (estimated bytes) when it is used after the compile."""
     if mode not in ("eager", "lazy"):
         raise ValueError(f"compile mode must be 'eager' or 'lazy', not {mode!r}")
+    limits = Limits() if limits is None else limits
+    guard = CompileGuard(limits)
     text = grammar_text(grammar)
     directory = artifact.default_cache_dir(cache_dir)
     key = artifact.artifact_key(text, ambiguous, vocab.fingerprint)
@@ -65,27 +73,31 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
             scanner = make_scanner(comp.tables)
             scanner.import_configs(comp.configs)
             comp.stats["load_s"] = time.perf_counter() - t0
+            comp.dwa.set_limits(limits.max_automaton_states, memo_bytes)
             return comp, scanner, True
     t0 = time.perf_counter()
-    tables = build_tables(coerce_grammar(grammar), ambiguous=ambiguous)
+    tables = build_tables(coerce_grammar(grammar), ambiguous=ambiguous, check=guard.check)
     t1 = time.perf_counter()
     scanner = make_scanner(tables)
+    guard.check()
     weights = WeightTable(vocab.size)
     if mode == "lazy":
         dwa = ParserDWA(tables.lr, tables.normal_form.accepts_empty, weights)
+        dwa.set_limits(limits.max_automaton_states, memo_bytes)
         comp = Compiled(tables=tables, configs=[], dwa=dwa,
                         stats={"mode": "lazy", "tables_s": t1 - t0, "compile_s": t1 - t0})
         return comp, scanner, False
     dwa = build_parser_dwa(scanner, tables.lr, tables.normal_form.accepts_empty,
                            vocab_index(vocab), vocab, weights, progress=progress,
-                           budget_s=budget_s)
+                           budget_s=budget_s, guard=guard)
     t2 = time.perf_counter()
     stats = dwa.stats()
     stats.update(mode="eager", tables_s=t1 - t0, automaton_s=t2 - t1, compile_s=t2 - t0)
     dwa.release_items()
+    dwa.set_limits(limits.max_automaton_states, memo_bytes)
     comp = Compiled(tables=tables, configs=scanner.export_configs(), dwa=dwa, stats=stats)
     if path is not None:
-        artifact.save(path, key, comp)
+        artifact.try_save(path, key, comp)
     return comp, scanner, False
 
 
@@ -93,11 +105,16 @@ class LazyConfigs:
     """Compiles the start of a lexer configuration not compiled yet (one reached only by
     ``commit_bytes``, or any configuration with lazy compilation)."""
 
-    def __init__(self, dwa: ParserDWA, scanner: Scanner, vocab):
+    def __init__(self, dwa: ParserDWA, scanner: Scanner, vocab, cache_bytes: int | None = None):
         self.dwa = dwa
         self.scanner = scanner
         self.vocab = vocab
+        self.cache_bytes = cache_bytes
         self._terms = None
+
+    def cache_estimate(self) -> int:
+        """Bytes held by the token-outcome caches of configurations compiled on first use."""
+        return 0 if self._terms is None else self._terms.cache_estimate()
 
     def __call__(self, cfg: int) -> tuple:
         dwa = self.dwa
@@ -105,7 +122,8 @@ class LazyConfigs:
             e = dwa.init.get(cfg)
             if e is None:
                 if self._terms is None:
-                    self._terms = TerminalCompiler(self.scanner, vocab_index(self.vocab))
+                    self._terms = TerminalCompiler(self.scanner, vocab_index(self.vocab),
+                                                   cache_bytes=self.cache_bytes)
                 if dwa.eos_weight is None:
                     dwa.eos_weight = dwa.weights.intern(sorted(self.vocab.eos_token_ids))
                 e, _ = add_config(dwa, self._terms, cfg, dwa.eos_weight)

@@ -33,7 +33,7 @@ _HEADER = struct.Struct("<8sI32s32sQ")    # magic, format version, key, payload 
 
 
 class StaleArtifactWarning(UserWarning):
-    """A cached artifact could not be used and is being rebuilt."""
+    """A cached artifact could not be used and is being rebuilt (or could not be written)."""
 
 
 def default_cache_dir(cache_dir=None) -> Path | None:
@@ -81,6 +81,38 @@ def save(path: Path, key: bytes, obj) -> None:
         except OSError:
             pass
         raise
+    _remove_stale_temps(path)
+
+
+#: a temporary file older than this was left by a writer that died (writing takes seconds)
+STALE_TEMP_S = 3600.0
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Delete temporary files of ``path`` left behind by writers that were killed."""
+    import time
+    cutoff = time.time() - STALE_TEMP_S
+    try:
+        for p in path.parent.glob(path.name + ".*.tmp"):
+            try:
+                if p.stat().st_mtime < cutoff:
+                    p.unlink()
+            except OSError:
+                pass
+    except OSError:
+        pass
+
+
+def try_save(path: Path, key: bytes, obj) -> bool:
+    """:func:`save`, but a cache that cannot be written (read-only, full, not a
+    directory) only warns: the compiled constraint is still returned."""
+    try:
+        save(path, key, obj)
+        return True
+    except OSError as e:
+        warnings.warn(f"stackmask: cannot write the artifact cache {path}: {e}; "
+                      f"continuing without caching", StaleArtifactWarning, stacklevel=3)
+        return False
 
 
 def load(path: Path, key: bytes):
@@ -88,7 +120,7 @@ def load(path: Path, key: bytes):
     cannot be used (truncated, corrupted, other version or key) warns and returns None."""
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as e:
         warnings.warn(f"stackmask: cannot read cached artifact {path}: {e}; recompiling",

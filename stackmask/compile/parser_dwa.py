@@ -47,6 +47,7 @@ from itertools import product
 
 from pyroaring import BitMap
 
+from ..errors import LimitExceeded
 from ..glr.lalr import LRTables
 from ..lexer.scanner import IGNORE
 from ..wfa.weights import EMPTY_ID, WeightTable, bitmap_from_array
@@ -117,6 +118,17 @@ class ParserDWA:
         self.init: dict = {}             # lexer config -> (state or -1, weight id)
         self.eos_weight: int | None = None   # weight id of the EOS ids, once interned
         self._lock = threading.RLock()
+        self.max_states: int | None = None       # Limits.max_automaton_states
+        self.memo_bytes: int = self.COMPILE_MEMO_BYTES
+
+    def set_limits(self, max_states: int | None, memo_bytes: int | None = None) -> None:
+        """Bound the automaton's size (states created past ``max_states`` raise
+        :class:`LimitExceeded`) and its memos: the symbolic-run memos together, the token-set
+        operation memos and the dense token-set cache each to ``memo_bytes`` (estimated)."""
+        self.max_states = max_states
+        if memo_bytes is not None:
+            self.memo_bytes = int(memo_bytes)
+            self.weights.set_cache_bytes(int(memo_bytes))
 
     # -- templates: symbolic LR runs --------------------------------------------------------
     def _run(self, A: tuple, terms: tuple, F):
@@ -270,6 +282,11 @@ class ParserDWA:
         q = self._ids.get(key)
         if q is None:
             q = len(self.items)
+            if self.max_states is not None and q >= self.max_states:
+                raise LimitExceeded("max_automaton_states", q + 1, self.max_states,
+                                    "the mask automaton grew too large",
+                                    "the grammar's LR states times lexer configurations; "
+                                    "compile_budget_s or compile='lazy' compile only what masks use")
             self._ids[key] = q
             self.items.append(tuple(key))
             self.trans.append({})
@@ -344,6 +361,7 @@ class ParserDWA:
                 e = self.default[q]
             if not self.complete[q]:
                 t[s] = e if e is not None else STOP
+            self._bound_memos()
             return e
 
     def _edge(self, q: int, s: int, groups, d_next):
@@ -389,14 +407,17 @@ class ParserDWA:
             self.complete[q] = True
             self._groups[q] = None
 
-    def expand_all(self, progress=None, deadline: float | None = None) -> bool:
+    def expand_all(self, progress=None, deadline: float | None = None, guard=None) -> bool:
         """Expand every state reachable from the configurations added so far, breadth
-        first; stop at ``deadline`` (time.monotonic()). Returns whether all are complete."""
+        first; stop at ``deadline`` (time.monotonic()). Returns whether all are complete.
+        ``guard.check()`` (hard limits) runs before each state."""
         q = 0
         while q < len(self.items):
             if deadline is not None and time.monotonic() > deadline:
                 return all(self.complete)
             if not self.complete[q]:
+                if guard is not None:
+                    guard.check()
                 self.expand(q)
                 self._bound_memos()
             q += 1
@@ -404,15 +425,27 @@ class ParserDWA:
                 progress(q, len(self.items))
         return True
 
-    MEMO_ENTRIES = 1_500_000
+    #: estimated bytes of one symbolic-run memo entry (key and value tuples of a few
+    #: items each, the dict slot); measured ~250-450 B on the benchmark grammars
+    MEMO_ENTRY_BYTES = 400
+    #: memo bound during an eager compile (1.5M entries)
+    COMPILE_MEMO_BYTES = 1_500_000 * MEMO_ENTRY_BYTES
+
+    def memo_estimate(self) -> int:
+        """Estimated bytes held by the symbolic-run memos (entries x MEMO_ENTRY_BYTES)."""
+        return (len(self._step_memo) + len(self._run_memo) + len(self._closure_memo)
+                + len(self._split_memo) + len(self._check_rel)) * self.MEMO_ENTRY_BYTES
 
     def _bound_memos(self) -> None:
-        """The symbolic-run memos are caches: past MEMO_ENTRIES entries they are dropped
-        (recomputed on demand), which bounds compile memory on large grammars."""
-        if len(self._step_memo) + len(self._run_memo) + len(self._closure_memo) > self.MEMO_ENTRIES:
+        """The symbolic-run memos are caches: past ``memo_bytes`` (estimated) they are
+        dropped together (recomputed on demand). O(1); bounds compile memory on large
+        grammars and runtime memory when states are compiled on first use."""
+        if self.memo_estimate() > self.memo_bytes:
             self._step_memo.clear()
             self._run_memo.clear()
             self._closure_memo.clear()
+            self._split_memo.clear()
+            self._check_rel.clear()
 
     def release_items(self) -> None:
         """Drop the item sets of complete states (only incomplete states need them)."""
@@ -442,6 +475,8 @@ class ParserDWA:
     def __setstate__(self, d):
         self.__dict__.update(d)
         self._lock = threading.RLock()
+        self.__dict__.setdefault("max_states", None)
+        self.__dict__.setdefault("memo_bytes", self.COMPILE_MEMO_BYTES)
 
     # -- reports -----------------------------------------------------------------------
     def stats(self) -> dict:
@@ -503,14 +538,18 @@ def _depth(dwa: ParserDWA) -> tuple:
 
 
 def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, weights: WeightTable,
-                     configs=None, progress: bool = False, budget_s: float | None = None) -> ParserDWA:
+                     configs=None, progress: bool = False, budget_s: float | None = None,
+                     guard=None) -> ParserDWA:
     """Compile the Parser DWA for every lexer configuration reachable at token boundaries
     (or for ``configs``), expanding every reachable state breadth first. With ``budget_s``
     compilation stops after that many seconds; what is left (configurations, states) is
-    compiled on first use, with the same results."""
+    compiled on first use, with the same results. ``guard`` (a
+    :class:`stackmask.limits.CompileGuard`) enforces the hard limits between steps."""
     from ..lexer.scanner import BOUNDARY_CONFIG
     from .terminal import TerminalCompiler
     dwa = ParserDWA(lr, accepts_empty, weights)
+    if guard is not None:
+        dwa.max_states = guard.limits.max_automaton_states
     terms = TerminalCompiler(scanner, index)
     eos_w = dwa.eos_weight = weights.intern(BitMap(sorted(vocab.eos_token_ids)))
     todo = [BOUNDARY_CONFIG] if configs is None else list(configs)
@@ -528,6 +567,8 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     while todo:
         if deadline is not None and time.monotonic() > deadline:
             break
+        if guard is not None:
+            guard.check()
         cfg = todo.pop()
         _, ends = add_config(dwa, terms, cfg, eos_w)
         report(f"{len(seen)} lexer configurations, {len(dwa.items)} automaton states")
@@ -536,7 +577,7 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
                 if c not in seen:
                     seen.add(c)
                     todo.append(c)
-    complete = dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"), deadline)
+    complete = dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"), deadline, guard)
     dwa.budget_exhausted = bool(todo) or not complete
     if progress and dwa.budget_exhausted:
         print(f"stackmask: compile budget of {budget_s:g} s used up: {len(dwa.init)} lexer "

@@ -34,12 +34,26 @@ def coerce_grammar(grammar: "Grammar | str") -> Grammar:
     raise TypeError(f"grammar must be Lark text or stackmask.Grammar, not {type(grammar).__name__}")
 
 
-def build_tables(grammar: "Grammar | str", ambiguous: bool = False) -> GrammarTables:
+def build_tables(grammar: "Grammar | str", ambiguous: bool = False, check=None) -> GrammarTables:
+    """``check`` (optional) is called between stages (compile-time limits). A grammar
+    too deeply nested for Python's recursion limit raises :class:`GrammarError`."""
+    try:
+        return _build_tables(grammar, ambiguous, check or (lambda: None))
+    except RecursionError:
+        raise GrammarError("the grammar is nested too deeply to compile "
+                           "(Python's recursion limit)") from None
+
+
+def _build_tables(grammar, ambiguous: bool, check) -> GrammarTables:
     g = coerce_grammar(grammar)
+    check()
     if not ambiguous:
         check_deterministic(g)
+        check()
     nf = normalize(g)
+    check()
     lr = build_lalr(nf.grammar)
+    check()
     if any(n == 0 for n in lr.rule_len):
         raise GrammarError("internal error: normal form still has an empty rule")
     dfa = compile_lexer(g.terminals)

@@ -137,9 +137,14 @@ class TerminalCompiler:
     as a padded byte matrix (numpy, one gather per byte column).
     """
 
-    def __init__(self, scanner: Scanner, index: VocabIndex):
+    #: estimated bytes of a cache entry besides its numpy arrays
+    ENTRY_BYTES = 300
+
+    def __init__(self, scanner: Scanner, index: VocabIndex, cache_bytes: int | None = None):
         self.scanner = scanner
         self.index = index
+        self.cache_bytes = cache_bytes      # None: unbounded (an eager compile, which is
+        self._cache_used = 0                # bounded by Limits.max_compile_memory_bytes)
         self._walks: dict = {}
         self._shadow_runs: dict = {}
         self._req: dict = {}
@@ -151,8 +156,22 @@ class TerminalCompiler:
     def requirement(self, cfg: int):
         r = self._req.get(cfg, 0)
         if r == 0:
+            self._account(self.ENTRY_BYTES)
             r = self._req[cfg] = requirement(self.scanner, cfg)
         return r
+
+    def cache_estimate(self) -> int:
+        return self._cache_used
+
+    def _account(self, n: int) -> None:
+        """Count ``n`` bytes about to be cached; past ``cache_bytes`` every cache is
+        dropped first (they are recomputed on demand)."""
+        if self.cache_bytes is not None and self._cache_used + n > self.cache_bytes:
+            self._walks.clear()
+            self._shadow_runs.clear()
+            self._req.clear()
+            self._cache_used = 0
+        self._cache_used += n
 
     def outcomes(self, cfg: int):
         """``(groups, end_configs)``: outcome ``(emissions, requirement)`` -> int64 array of
@@ -214,8 +233,10 @@ class TerminalCompiler:
         w = self._walks.get(d)
         if w is None:
             cfg = self.scanner._intern(d, frozenset())
-            w = self._walks[d] = {k: np.asarray(v, dtype=np.int64)
-                                  for k, v in trie_walk(self.scanner, cfg, self.index).items()}
+            w = {k: np.asarray(v, dtype=np.int64)
+                 for k, v in trie_walk(self.scanner, cfg, self.index).items()}
+            self._account(sum(a.nbytes + self.ENTRY_BYTES for a in w.values()))
+            self._walks[d] = w
         return w
 
     def _shadow_run(self, s: int) -> np.ndarray:
@@ -249,6 +270,7 @@ class TerminalCompiler:
             state = t
         if len(idx):
             out[idx] = state
+        self._account(out.nbytes + self.ENTRY_BYTES)
         self._shadow_runs[s] = out
         return out
 

@@ -127,6 +127,9 @@ class Grammar:
             raise GrammarError(f"grammar error: {_first_line(e)}") from None
         except KeyError as e:  # lark raises KeyError for some undefined names
             raise GrammarError(f"grammar error: undefined symbol {e}", name=str(e).strip("'")) from None
+        except RecursionError:
+            raise GrammarError("grammar error: the grammar text is nested too deeply "
+                               "(Python's recursion limit)") from None
 
         tdefs = []
         for t in terms:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..errors import LimitExceeded
 from .lalr import LRTables
 
 
@@ -31,17 +32,19 @@ class Node:
         return f"Node({self.state}, {len(self.links)} links)"
 
 
-def _bases(node: Node, length: int, via: Node | None) -> list[Node]:
+def _bases(node: Node, length: int, via: Node | None) -> tuple[list[Node], int]:
     """Distinct nodes reached by popping ``length`` links from ``node``
-    (the first link restricted to ``via`` when given)."""
+    (the first link restricted to ``via`` when given), and the links followed."""
     level = [via] if via is not None else node.links
+    cost = len(level)
     for _ in range(length - 1):
         nxt: dict[int, Node] = {}
         for n in level:
+            cost += len(n.links)
             for p in n.links:
                 nxt[id(p)] = p
         level = list(nxt.values())
-    return level
+    return level, cost
 
 
 AMBIGUOUS = object()   # shift1: the deterministic fast path does not apply
@@ -50,8 +53,9 @@ AMBIGUOUS = object()   # shift1: the deterministic fast path does not apply
 class GLR:
     """The GLR step: reductions for one lookahead terminal, then its shift."""
 
-    def __init__(self, tables: LRTables):
+    def __init__(self, tables: LRTables, max_work: int | None = None):
         self.tables = tables
+        self.max_work = max_work      # Limits.max_gss_work: per reduction pass
         self.end = 0  # terminal index of END
         self._shift = tables.shift
         self._reduce = tables.reduce
@@ -62,7 +66,11 @@ class GLR:
 
     def reduce_all(self, starts: Iterable[Node], term: int) -> list[Node]:
         """Every node reachable from ``starts`` by reductions on lookahead
-        ``term`` (the starts included)."""
+        ``term`` (the starts included).
+
+        Raises :class:`LimitExceeded` when the pass does more than ``max_work`` units of
+        work (links followed and compared): a highly ambiguous grammar's GSS grows links
+        with the text and the reductions over them grow quadratically."""
         reduce = self._reduce
         goto = self._goto
         rlen = self._rlen
@@ -70,11 +78,15 @@ class GLR:
         nodes = list(starts)
         created: dict[int, Node] = {}
         work: list[tuple[Node, Node | None]] = [(n, None) for n in nodes if term in reduce[n.state]]
+        spent = 0
+        limit = self.max_work
         while work:
             n, via = work.pop()
             for r in reduce[n.state].get(term, ()):
                 lhs = rlhs[r]
-                for base in _bases(n, rlen[r], via):
+                bases, cost = _bases(n, rlen[r], via)
+                spent += cost
+                for base in bases:
                     g = goto[base.state][lhs]
                     m = created.get(g)
                     if m is None:
@@ -83,10 +95,18 @@ class GLR:
                         nodes.append(m)
                         if term in reduce[g]:
                             work.append((m, None))
-                    elif not any(x is base for x in m.links):
-                        m.links.append(base)
-                        if term in reduce[g]:
-                            work.append((m, base))
+                    else:
+                        links = m.links
+                        spent += len(links)
+                        if not any(x is base for x in links):
+                            links.append(base)
+                            if term in reduce[g]:
+                                work.append((m, base))
+            if limit is not None and spent > limit:
+                raise LimitExceeded("max_gss_work", spent, limit,
+                                    "one GLR reduction pass did too much work",
+                                    f"{len(nodes)} GSS nodes; the grammar is highly ambiguous "
+                                    "(ambiguous=True), so the parse graph grows with the text")
         return nodes
 
     def shift(self, starts: Iterable[Node], term: int) -> list[Node]:

@@ -478,6 +478,17 @@ def convert_schema(schema, *, strict: bool = True, whitespace: str = "bounded",
                    max_number_digits: int | None = None, additional_properties: bool | None = None,
                    draft: int | None = None) -> SchemaGrammar:
     """Convert and return :class:`SchemaGrammar` (grammar, warnings, ambiguity)."""
+    try:
+        return _convert_schema(schema, strict=strict, whitespace=whitespace,
+                               max_whitespace=max_whitespace, max_string_length=max_string_length,
+                               max_number_digits=max_number_digits,
+                               additional_properties=additional_properties, draft=draft)
+    except RecursionError:
+        raise GrammarError("JSON Schema nested too deeply (Python's recursion limit)") from None
+
+
+def _convert_schema(schema, *, strict, whitespace, max_whitespace, max_string_length,
+                    max_number_digits, additional_properties, draft) -> SchemaGrammar:
     if isinstance(schema, (str, bytes)):
         try:
             schema = json.loads(schema)

@@ -69,10 +69,32 @@ class Scanner:
         self._config_ids: dict[tuple[int, frozenset[int]], int] = {self._configs[0]: 0}
         self._steps: dict[int, tuple] = {}
         self._finish: dict[int, frozenset] = {}
+        self._steps_old: dict[int, tuple] = {}
+        self._finish_old: dict[int, frozenset] = {}
+        self.set_memo_bytes(self.DEFAULT_MEMO_BYTES)
         self._lock = threading.Lock()
         self._byte_classes = _byte_classes(dfa.trans)
         # per DFA state: the alternatives reachable by reading one or more bytes
         self._reach = _reachable_winners(self._trans, self._byte_classes, self.winners)
+
+    #: estimated bytes of one step memo entry (int key, a tuple of one or two
+    #: (emission, config) pairs, the dict slot) and of one finishable memo entry
+    STEP_ENTRY_BYTES = 250
+    FINISH_ENTRY_BYTES = 400
+    DEFAULT_MEMO_BYTES = 256 << 20
+
+    def set_memo_bytes(self, n: int) -> None:
+        """Bound each memo (per-byte steps, finishable sets) to about ``n`` bytes: two
+        generations of at most ``n / 2`` each; an entry used again moves to the current
+        generation, the older generation is dropped when the current one fills up
+        (an approximate LRU whose hits cost one dict lookup)."""
+        self._steps_cap = max(1, int(n) // (2 * self.STEP_ENTRY_BYTES))
+        self._finish_cap = max(1, int(n) // (2 * self.FINISH_ENTRY_BYTES))
+
+    def memo_estimate(self) -> tuple[int, int]:
+        """Estimated bytes held by the memos: (steps, finishable sets)."""
+        return ((len(self._steps) + len(self._steps_old)) * self.STEP_ENTRY_BYTES,
+                (len(self._finish) + len(self._finish_old)) * self.FINISH_ENTRY_BYTES)
 
     # -- terminals ---------------------------------------------------------
     def _resolve(self, acc: frozenset[int], ignore: frozenset[str],
@@ -130,6 +152,8 @@ class Scanner:
             self._config_ids = {c: i for i, c in enumerate(configs)}
             self._steps.clear()
             self._finish.clear()
+            self._steps_old.clear()
+            self._finish_old.clear()
 
     def at_boundary(self, cid: int) -> bool:
         return self._configs[cid][0] == BOUNDARY
@@ -141,7 +165,12 @@ class Scanner:
         key = (cid << 8) | byte
         out = self._steps.get(key)
         if out is None:
-            out = self._step(cid, byte)
+            out = self._steps_old.get(key)
+            if out is None:
+                out = self._step(cid, byte)
+            if len(self._steps) >= self._steps_cap:
+                self._steps_old = self._steps
+                self._steps = {}
             self._steps[key] = out
         return out
 
@@ -185,7 +214,12 @@ class Scanner:
         bytes, without any shadow completing a longer match on the way."""
         out = self._finish.get(cid)
         if out is None:
-            out = self._finishable(cid)
+            out = self._finish_old.get(cid)
+            if out is None:
+                out = self._finishable(cid)
+            if len(self._finish) >= self._finish_cap:
+                self._finish_old = self._finish
+                self._finish = {}
             self._finish[cid] = out
         return out
 

@@ -20,6 +20,7 @@ from ..compile.terminal import TRUE, requirement
 from ..compile.tables import GrammarTables
 from ..errors import TokenRejected
 from ..glr.grammar import Grammar
+from ..limits import Limits
 from ..glr.gss import AMBIGUOUS, GLR, Node
 from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from ..vocab import Vocab
@@ -60,34 +61,56 @@ class Constraint:
     cache). ``compile_budget_s`` (default 120) bounds the up-front compile:
     what is not compiled by then is compiled when a mask first needs it (same
     masks; a message on stderr says so); ``None`` compiles everything.
-    ``mask_cache_bytes`` bounds the memo of dense masks.
+    ``mask_cache_bytes`` bounds the memo of dense masks (LRU); ``memo_cache_bytes``
+    bounds each other runtime memo (lexer steps, viability requirements, automaton
+    parts compiled on first use, dense token sets) in estimated bytes.
+
+    ``limits`` (:class:`stackmask.Limits`) are hard resource limits: compile time and
+    memory, automaton size, GLR work per commit. Exceeding one raises
+    :class:`stackmask.LimitExceeded` naming the limit, the value reached and how to
+    raise it; a construction that fails leaves nothing in the cache.
     """
+
+    #: estimated bytes of one requirement memo entry (a frozenset of terminals)
+    REQ_ENTRY_BYTES = 400
 
     def __init__(self, grammar: "Grammar | str", vocab: Vocab, ambiguous: bool = False, *,
                  cache_dir=None, progress: bool = True, compile: str = "eager",
-                 compile_budget_s: float | None = 120.0, mask_cache_bytes: int = 256 << 20):
+                 compile_budget_s: float | None = 120.0, mask_cache_bytes: int = 256 << 20,
+                 memo_cache_bytes: int = 256 << 20, limits: Limits | None = None):
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a stackmask.Vocab, not {type(vocab).__name__}")
+        if limits is None:
+            limits = Limits()
+        elif not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a stackmask.Limits, not {type(limits).__name__}")
         self.vocab = vocab
+        self.limits = limits
         compiled, scanner, self.loaded_from_cache = compile_constraint(
             grammar, vocab, ambiguous=ambiguous, cache_dir=cache_dir, progress=progress,
-            mode=compile, budget_s=compile_budget_s)
+            mode=compile, budget_s=compile_budget_s, limits=limits,
+            memo_bytes=memo_cache_bytes)
         self.compiled: Compiled = compiled
         self.tables: GrammarTables = compiled.tables
         self.grammar = self.tables.grammar
         self.ambiguous = ambiguous
-        self.glr = GLR(self.tables.lr)
+        self.glr = GLR(self.tables.lr, max_work=limits.max_gss_work)
         self.scanner = scanner
+        scanner.set_memo_bytes(memo_cache_bytes)
         dwa = compiled.dwa
         self._masker = Masker(dwa, vocab.size, vocab.eos_token_ids,
-                              LazyConfigs(dwa, scanner, vocab),
+                              LazyConfigs(dwa, scanner, vocab, cache_bytes=memo_cache_bytes),
                               cache_bytes=mask_cache_bytes)
         self._accepts_empty = self.tables.normal_form.accepts_empty
-        self._requirements: dict = {}     # lexer config -> what its head needs (see viable)
+        # lexer config -> what its head needs (see viable); two generations bounded in bytes
+        self._requirements: dict = {}
+        self._requirements_old: dict = {}
+        self._req_cap = max(1, int(memo_cache_bytes) // (2 * self.REQ_ENTRY_BYTES))
         # (config, token) -> the token's lexing paths from that config: a tuple of
         # (terminals emitted, end config); None when there are too many to memoize.
-        # Bounded: the oldest half is dropped when it holds TOKEN_MEMO_ENTRIES.
+        # Bounded in estimated bytes: the older half is dropped when it is full.
         self._token_paths: dict = {}
+        self._paths_cap = max(2, int(memo_cache_bytes) // self.PATHS_ENTRY_BYTES)
         self._vsize = vocab.size
         self._start = State(((self.glr.root, BOUNDARY_CONFIG),))
         self._eos = vocab.eos_token_ids
@@ -129,7 +152,7 @@ class Constraint:
             raise TokenRejected(token_id, data, len(data), "no continuation can complete the pending lexeme")
         return State(heads)
 
-    TOKEN_MEMO_ENTRIES = 1 << 20
+    PATHS_ENTRY_BYTES = 300       # estimate: dict slot, int key, tuple of (tuple, int) pairs
     MAX_PATHS = 8
     FAST_HEADS = 8
 
@@ -148,7 +171,7 @@ class Constraint:
             paths = memo.get(key, 0)
             if paths == 0:
                 paths = self._lex_paths(cfg, data)
-                if len(memo) >= self.TOKEN_MEMO_ENTRIES:
+                if len(memo) >= self._paths_cap:
                     for k in list(memo)[: len(memo) // 2]:
                         memo.pop(k, None)
                 memo[key] = paths
@@ -234,6 +257,19 @@ class Constraint:
         max_depth: the most stack entries a mask walk reads) and compile/load times."""
         return dict(self.compiled.stats)
 
+    def memo_stats(self) -> dict:
+        """Estimated bytes held by each runtime memo (each is bounded; see ``memo_cache_bytes``)."""
+        dwa = self.compiled.dwa
+        dense, ops = dwa.weights.cache_estimate()
+        m = self._masker
+        steps, finish = self.scanner.memo_estimate()
+        return {"masks": m._memo_bytes, "lexer_steps": steps, "lexer_finishable": finish,
+                "requirements": (len(self._requirements) + len(self._requirements_old))
+                * self.REQ_ENTRY_BYTES,
+                "token_paths": len(self._token_paths) * self.PATHS_ENTRY_BYTES,
+                "automaton_runs": dwa.memo_estimate(), "token_set_ops": ops, "dense_token_sets": dense,
+                "terminal_outcomes": m._ensure_config.cache_estimate()}
+
     def reference_mask(self, state: State, out: np.ndarray | None = None) -> np.ndarray:
         """The reference oracle: every token committed on the state and its
         viability checked (sharing work along the token trie). O(|V|)."""
@@ -299,7 +335,13 @@ class Constraint:
         node, cfg = head
         req = self._requirements.get(cfg, 0)
         if req == 0:
-            req = self._requirements[cfg] = requirement(self.scanner, cfg)
+            req = self._requirements_old.get(cfg, 0)
+            if req == 0:
+                req = requirement(self.scanner, cfg)
+            if len(self._requirements) >= self._req_cap:
+                self._requirements_old = self._requirements
+                self._requirements = {}
+            self._requirements[cfg] = req
         if req is None:
             return False
         if req == TRUE:

@@ -27,7 +27,7 @@ _INT32 = np.dtype(np.int32)
 
 
 class Masker:
-    COMBINED_ENTRIES = 1 << 16
+    COMBINED_ENTRY_BYTES = 4096   # charged per entry of _combined against cache_bytes (generous)
     def __init__(self, dwa, n_bits: int, eos_ids, ensure_config, cache_bytes: int = 256 << 20):
         self.dwa = dwa
         self.n_bits = n_bits
@@ -37,6 +37,7 @@ class Masker:
         self._combined: dict = {}     # tuple of per-head keys -> their union (multi-head states)
         self._memo_bytes = 0
         self.cache_bytes = int(cache_bytes)
+        self._combined_cap = max(64, self.cache_bytes // self.COMBINED_ENTRY_BYTES)
         self._lock = threading.Lock()
         from pyroaring import BitMap
         self._eos_mask = mask_from_bitmap(BitMap(sorted(eos_ids)), n_bits)    # no interning:
@@ -133,7 +134,7 @@ class Masker:
                 parts = tuple(parts)         # hashing a tuple reuses the parts' cached hashes
                 key = self._combined.get(parts)
                 if key is None:
-                    if len(self._combined) >= self.COMBINED_ENTRIES:
+                    if len(self._combined) >= self._combined_cap:
                         self._combined.clear()
                     key = self._combined[parts] = frozenset().union(*parts)
             src = self._memo.get(key)

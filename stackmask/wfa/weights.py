@@ -185,7 +185,12 @@ class WeightTable:
     Set operations on ids (``intersect``, ``union``, ``difference``) are memoized.
     """
 
-    __slots__ = ("n_tokens", "_sets", "_ids", "_dense", "_and", "_or", "_sub", "_blob", "_offsets")
+    __slots__ = ("n_tokens", "_sets", "_ids", "_dense", "_and", "_or", "_sub", "_blob", "_offsets",
+                 "_dense_old", "_cache_bytes")
+
+    #: estimated bytes of one entry of the set-operation memos (a 2-int tuple key, an int,
+    #: the dict slot)
+    OP_ENTRY_BYTES = 150
 
     def __init__(self, n_tokens: int) -> None:
         if n_tokens < 0:
@@ -202,6 +207,8 @@ class WeightTable:
         self._and: dict[tuple[int, int], int] = {}
         self._or: dict[tuple[int, int], int] = {}
         self._sub: dict[tuple[int, int], int] = {}
+        self._dense_old: dict = {}
+        self._cache_bytes: int | None = None             # None: memos unbounded (compile)
         self.intern(FrozenBitMap())                      # EMPTY_ID == 0
         u = BitMap()
         if self.n_tokens:
@@ -223,9 +230,29 @@ class WeightTable:
         self._sets = [None] * (len(self._offsets) - 1)
         self._ids = None
         self._dense = {}
+        self._dense_old = {}
+        self._cache_bytes = None
         self._and = {}
         self._or = {}
         self._sub = {}
+
+    def set_cache_bytes(self, n: int | None) -> None:
+        """Bound the dense-mask cache (two generations, least recently used dropped first)
+        and the set-operation memos (cleared when full) to about ``n`` bytes each."""
+        self._cache_bytes = None if n is None else int(n)
+
+    def cache_estimate(self) -> tuple[int, int]:
+        """(dense cache bytes, estimated set-operation memo bytes)."""
+        dense = sum(d.nbytes for d in self._dense.values()) + sum(
+            d.nbytes for d in self._dense_old.values())
+        return dense, (len(self._and) + len(self._or) + len(self._sub)) * self.OP_ENTRY_BYTES
+
+    def _bound_ops(self) -> None:
+        if self._cache_bytes is not None and (len(self._and) + len(self._or) + len(
+                self._sub)) * self.OP_ENTRY_BYTES > self._cache_bytes:
+            self._and.clear()
+            self._or.clear()
+            self._sub.clear()
 
     def _serialized(self, i: int) -> bytes:
         s = self._sets[i]
@@ -301,6 +328,7 @@ class WeightTable:
         key = (a, b) if a < b else (b, a)
         r = self._and.get(key)
         if r is None:
+            self._bound_ops()
             r = self._and[key] = self.intern(self._get(a) & self._get(b))
         return r
 
@@ -314,6 +342,7 @@ class WeightTable:
         key = (a, b) if a < b else (b, a)
         r = self._or.get(key)
         if r is None:
+            self._bound_ops()
             r = self._or[key] = self.intern(self._get(a) | self._get(b))
         return r
 
@@ -325,6 +354,7 @@ class WeightTable:
         key = (a, b)
         r = self._sub.get(key)
         if r is None:
+            self._bound_ops()
             r = self._sub[key] = self.intern(self._get(a) - self._get(b))
         return r
 
@@ -335,13 +365,22 @@ class WeightTable:
         key = (wid, nb)
         d = self._dense.get(key)
         if d is None:
-            d = mask_from_bitmap(self._get(wid), nb)
-            d.flags.writeable = False
+            d = self._dense_old.get(key)
+            if d is None:
+                d = mask_from_bitmap(self._get(wid), nb)
+                d.flags.writeable = False
+            cap = self._cache_bytes
+            if cap is not None and (len(self._dense) + 1) * d.nbytes > cap // 2:
+                # two generations: the current one becomes the old one (entries used
+                # again are promoted back; the rest go with the next rotation)
+                self._dense_old = self._dense
+                self._dense = {}
             self._dense[key] = d
         return d
 
     def clear_dense(self) -> None:
         self._dense.clear()
+        self._dense_old.clear()
 
     def stats(self) -> dict:
         sizes = [len(self._get(i)) for i in range(len(self._sets))]

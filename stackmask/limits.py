@@ -1,0 +1,98 @@
+"""Resource limits: hard bounds that raise :class:`stackmask.LimitExceeded`.
+
+``Constraint(grammar, vocab, limits=stackmask.Limits(...))``. Every field may
+be ``None`` (no limit). These are *hard* limits: exceeding one raises, unlike
+``compile_budget_s``, the *soft* compile budget after which the rest of the
+automaton is compiled on first use.
+
+Memory is measured without extra dependencies: the process's resident set
+(``/proc/self/statm``; elsewhere the peak from ``resource.getrusage``),
+counted from the start of the compile, sampled at most every 50 ms between
+compile steps. Time and memory are checked between compile steps (one lexer
+configuration, one automaton state, one stage of the grammar tables), so a
+single step can overshoot them a little; none is interrupted midway.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+from .errors import LimitExceeded
+
+__all__ = ["Limits", "CompileGuard", "rss_bytes"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Hard resource limits (``None``: unlimited). See the README, "Limits and errors"."""
+
+    #: wall-clock seconds ``Constraint(...)`` may spend compiling (tables + automaton).
+    max_compile_seconds: float | None = None
+    #: growth of the process's resident memory during the compile, in bytes (8 GiB).
+    max_compile_memory_bytes: int | None = 8 << 30
+    #: states of the mask automaton, compiled up front or on first use.
+    max_automaton_states: int | None = 1_000_000
+    #: work of one GLR reduction pass in ``commit`` (GSS links followed and added while
+    #: reducing for one terminal at one position); highly ambiguous grammars grow it
+    #: quadratically with the text.
+    max_gss_work: int | None = 2_000_000
+
+    def __post_init__(self):
+        for name in ("max_compile_seconds", "max_compile_memory_bytes", "max_automaton_states",
+                     "max_gss_work"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
+                raise ValueError(f"Limits.{name} must be a non-negative number or None, not {v!r}")
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def rss_bytes() -> int:
+    """Resident memory of this process in bytes (peak resident memory where
+    ``/proc`` is not available)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        import resource
+        import sys
+        r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return r if sys.platform == "darwin" else r * 1024
+
+
+class CompileGuard:
+    """Checks the compile-time limits; ``check()`` is cheap (a clock read; memory
+    is sampled at most every ``interval`` seconds)."""
+
+    __slots__ = ("limits", "t0", "deadline", "rss0", "max_rss", "interval", "_next_mem")
+
+    INTERVAL = 0.05     # seconds between memory samples
+
+    def __init__(self, limits: Limits, interval: float | None = None):
+        self.limits = limits
+        self.t0 = time.monotonic()
+        s = limits.max_compile_seconds
+        self.deadline = None if s is None else self.t0 + s
+        m = limits.max_compile_memory_bytes
+        self.rss0 = rss_bytes() if m is not None else 0
+        self.max_rss = m
+        self.interval = self.INTERVAL if interval is None else interval
+        self._next_mem = self.t0
+
+    def check(self) -> None:
+        now = time.monotonic()
+        if self.deadline is not None and now > self.deadline:
+            raise LimitExceeded("max_compile_seconds", round(now - self.t0, 3),
+                                self.limits.max_compile_seconds, "compile took too long",
+                                "compile_budget_s is the soft alternative: it compiles the rest "
+                                "on first use instead of failing")
+        if self.max_rss is not None and now >= self._next_mem:
+            self._next_mem = now + self.interval
+            grown = rss_bytes() - self.rss0
+            if grown > self.max_rss:
+                raise LimitExceeded("max_compile_memory_bytes", grown, self.max_rss,
+                                    "compile used too much memory",
+                                    "resident memory grown since the compile started")

@@ -1,0 +1,211 @@
+"""Hard resource limits (stackmask.Limits) and validate(): a highly ambiguous grammar, a
+compile that runs out of time, memory or automaton size, and bad grammars or schemas
+raise a clear stackmask error (which limit, the value, how to raise it) instead of
+hanging, thrashing or taking the process down; nothing half-built is left behind."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stackmask
+from stackmask import Constraint, GrammarError, LimitExceeded, Limits, StackmaskError, Vocab
+from stackmask.grammars import load as load_grammar
+
+JSON = load_grammar("json")
+BYTES = Vocab([bytes([i]) for i in range(256)] + [b"</s>"], eos_token_ids=[256],
+              special_token_ids=[256])
+# s: s s | "a" | <empty>: every split of a^n is a parse; the GSS gains a link per
+# position to every earlier one and each reduction pass walks all of them
+AMBIGUOUS = 'start: s\ns: s s | "a" |\n'
+
+
+def cache_files(d: Path) -> list:
+    return sorted(p.name for p in d.iterdir()) if d.exists() else []
+
+
+def check_message(e: LimitExceeded, limit: str) -> None:
+    assert e.limit == limit
+    msg = str(e)
+    assert limit in msg and f"Limits({limit}=" in msg and "None" in msg
+    assert e.maximum is not None and e.value is not None
+
+
+def test_highly_ambiguous_grammar_hits_the_gss_limit_fast():
+    c = Constraint(AMBIGUOUS, BYTES, ambiguous=True, cache_dir=False,
+                   limits=Limits(max_gss_work=20_000))
+    a = ord("a")
+    s = c.start()
+    t0 = time.monotonic()
+    with pytest.raises(LimitExceeded) as ei:
+        for n in range(1, 2000):       # unprotected, 300 tokens take ~50 s and grow cubically
+            s = c.commit(s, a)
+    assert time.monotonic() - t0 < 20
+    check_message(ei.value, "max_gss_work")
+    assert ei.value.value > 20_000 == ei.value.maximum
+    assert 10 < n < 400
+    # the state before the failing commit is intact
+    assert c.is_accepting(s)
+    m = c.get_mask(s)
+    assert m[a // 32] >> (a % 32) & 1
+
+
+def test_gss_limit_does_not_affect_ordinary_grammars():
+    c = Constraint(JSON, BYTES, cache_dir=False, limits=Limits(max_gss_work=200))
+    s = c.commit_bytes(c.start(), b'{"a": [1, 2, {"b": [[[[null]]]]}], "c": "x"}' * 1)
+    assert c.is_accepting(s)
+
+
+def test_compile_time_limit_raises_and_caches_nothing(tmp_path):
+    with pytest.raises(LimitExceeded) as ei:
+        Constraint(JSON, BYTES, cache_dir=tmp_path, progress=False,
+                   limits=Limits(max_compile_seconds=0))
+    check_message(ei.value, "max_compile_seconds")
+    assert "compile_budget_s" in str(ei.value)
+    assert cache_files(tmp_path) == []
+    # the soft budget is unchanged: budget 0 compiles the rest on first use
+    c = Constraint(JSON, BYTES, cache_dir=tmp_path, progress=False, compile_budget_s=0)
+    assert c.compile_stats()["budget_exhausted"]
+
+
+def test_compile_memory_limit_raises_and_caches_nothing(tmp_path, monkeypatch):
+    # the real measurement: a compile against a 150k-token vocabulary grows the RSS by more
+    # than a few bytes
+    from stackmask import limits as limits_mod
+    grown = iter(range(0, 1 << 40, 10 << 20))       # 10 MB more at every sample
+    monkeypatch.setattr(limits_mod, "rss_bytes", lambda: next(grown))
+    monkeypatch.setattr(limits_mod.CompileGuard, "INTERVAL", 0.0)
+    with pytest.raises(LimitExceeded) as ei:
+        Constraint(JSON, BYTES, cache_dir=tmp_path, progress=False,
+                   limits=Limits(max_compile_memory_bytes=25 << 20))
+    check_message(ei.value, "max_compile_memory_bytes")
+    assert ei.value.value > 25 << 20
+    assert cache_files(tmp_path) == []
+
+
+def test_compile_memory_limit_real_measurement(tmp_path, qwen_vocab):
+    with pytest.raises(LimitExceeded) as ei:
+        Constraint(JSON, qwen_vocab, cache_dir=tmp_path, progress=False,
+                   limits=Limits(max_compile_memory_bytes=1))
+    check_message(ei.value, "max_compile_memory_bytes")
+    assert cache_files(tmp_path) == []
+
+
+def test_automaton_size_limit_eager(tmp_path):
+    with pytest.raises(LimitExceeded) as ei:
+        Constraint(JSON, BYTES, cache_dir=tmp_path, progress=False,
+                   limits=Limits(max_automaton_states=5))
+    check_message(ei.value, "max_automaton_states")
+    assert cache_files(tmp_path) == []
+    full = Constraint(JSON, BYTES, cache_dir=tmp_path, progress=False)
+    assert full.compile_stats()["states"] > 5
+
+
+def test_automaton_size_limit_lazy_keeps_the_constraint_usable():
+    c = Constraint(JSON, BYTES, cache_dir=False, compile="lazy",
+                   limits=Limits(max_automaton_states=3))
+    ref = Constraint(JSON, BYTES, cache_dir=False)
+    texts = [b"", b"[", b'{"a', b'{"a": [1, ', b"[tr", b'{"a": 1.5e', b"[[[[", b'["x", {"b": null']
+    failures = 0
+    for t in texts:
+        s = c.commit_bytes(c.start(), t)
+        try:
+            m = c.get_mask(s)
+        except LimitExceeded as e:
+            check_message(e, "max_automaton_states")
+            failures += 1
+            continue
+        assert np.array_equal(m, ref.get_mask(ref.commit_bytes(ref.start(), t)))
+    assert failures
+    assert len(c.compiled.dwa.items) <= 3
+    # commit never needs the automaton: still works after the failures
+    assert c.is_accepting(c.commit_bytes(c.start(), b'{"a": [1, 2]}'))
+
+
+def test_limits_are_validated():
+    with pytest.raises(ValueError, match="max_gss_work"):
+        Limits(max_gss_work=-1)
+    with pytest.raises(ValueError, match="max_compile_seconds"):
+        Limits(max_compile_seconds="10")
+    with pytest.raises(TypeError, match="Limits"):
+        Constraint(JSON, BYTES, cache_dir=False, limits={"max_gss_work": 1})
+    assert Limits() == Limits(max_compile_seconds=None, max_compile_memory_bytes=8 << 30,
+                              max_automaton_states=1_000_000, max_gss_work=2_000_000)
+
+
+def test_readme_lists_every_limit_and_error():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Limits and errors", 1)[1].split("\n## ", 1)[0]
+    import dataclasses
+    for f in dataclasses.fields(Limits):
+        assert f.name in section, f.name
+    for name in ("GrammarError", "TokenRejected", "LimitExceeded", "StackmaskError",
+                 "StaleArtifactWarning", "ValueError", "TypeError", "mask_cache_bytes",
+                 "memo_cache_bytes", "compile_budget_s", "MAX_DFA_STATES", "MAX_NFA_STATES",
+                 "validate"):
+        assert name in section, name
+
+
+# -- validate ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, kind, name", [
+    ('start: A\nA: /a(?=b)/\n', "unsupported_regex", "A"),
+    ('start: A\nA: /(?<=a)b/\n', "unsupported_regex", "A"),
+    ('start: A\nA: /(a)\\1/\n', "unsupported_regex", "A"),
+    ('start: A\nA: /^a/\n', "unsupported_regex", "A"),
+    ('start: A\nA: /a\\b/\n', "unsupported_regex", "A"),
+    ('start: A "x"\nA: /a*/\n', "empty_match", "A"),
+    ('start: A\nA: /a{200000}/\n', "too_large", "A"),
+    ('start: a\na: b | "x"\nb: a\n', "cycle", None),
+    ('start: s\ns: s "a"\n', "empty_language", "start"),
+    ('start: e\ne: e "+" e | "x"\n', "conflict", "e"),
+    ('start: (\n', "syntax", None),
+    ('start: ' + '(' * 3000 + '"a"' + ')' * 3000 + '\n', "syntax", None),
+])
+def test_validate_reports_without_compiling(text, kind, name, monkeypatch):
+    from stackmask.lexer import dfa
+    from stackmask.compile import parser_dwa
+    boom = lambda *a, **k: pytest.fail("validate built the lexer product or a mask automaton")  # noqa: E731
+    monkeypatch.setattr(dfa, "product", boom)
+    monkeypatch.setattr(parser_dwa, "build_parser_dwa", boom)
+    r = stackmask.validate(text)
+    assert not r.ok and not r
+    kinds = [p.kind for p in r]
+    assert kind in kinds, r
+    if name is not None:
+        assert any(p.name == name for p in r if p.kind == kind), r
+    with pytest.raises(GrammarError):
+        r.raise_for_problems()
+    monkeypatch.undo()
+    with pytest.raises(StackmaskError):
+        Constraint(text, BYTES, cache_dir=False)
+
+
+def test_validate_accepts_good_grammars_and_ambiguity_when_asked(bench_grammar):
+    assert stackmask.validate(JSON).ok
+    assert stackmask.validate(bench_grammar("c")).ok
+    r = stackmask.validate(bench_grammar("sql"))
+    assert [p.kind for p in r] == ["conflict"]
+    assert stackmask.validate(bench_grammar("sql"), ambiguous=True).ok
+    assert stackmask.validate(stackmask.Grammar.from_lark(JSON)).ok
+    with pytest.raises(TypeError):
+        stackmask.validate(42)
+
+
+def test_deeply_nested_inputs_raise_grammar_errors():
+    deep_rule = 'start: ' + '(' * 3000 + '"a"' + ')' * 3000 + '\n'
+    with pytest.raises(GrammarError, match="nested too deeply"):
+        Constraint(deep_rule, BYTES, cache_dir=False)
+    schema: dict = {"type": "string"}
+    for _ in range(3000):
+        schema = {"type": "array", "items": schema}
+    with pytest.raises(GrammarError, match="nested too deeply"):
+        stackmask.Grammar.from_json_schema(schema)
+    with pytest.raises(GrammarError):
+        stackmask.Grammar.from_json_schema("[" * 100_000 + "]" * 100_000)
+    text = '{"type": "array", "items": ' * 3000 + '{"type": "string"}' + "}" * 3000
+    with pytest.raises(GrammarError, match="nested too deeply"):
+        stackmask.Grammar.from_json_schema(text)

@@ -1,0 +1,223 @@
+"""Memory stays bounded: a 100k-token decode keeps no old GSS nodes and no growing
+memo; every runtime memo respects memo_cache_bytes (and masks stay exact when the
+bounds evict constantly); one Constraint shared by many threads gives the masks a
+single thread gives (Qwen2.5 vocabulary, eager and lazy, with constantly evicting
+caches)."""
+
+from __future__ import annotations
+
+import gc
+import random
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from stackmask import Constraint, Vocab
+from stackmask.glr import gss
+from stackmask.grammars import load as load_grammar
+from stackmask.runtime.constraint import mask_to_ids
+
+JSON = load_grammar("json")
+PIECES = [b"[", b"]", b", ", b",", b" ", b"-", b".", b"e", b"12", b"345", b"6789", b"0"] + [
+    bytes([c]) for c in b"123456789"]
+NUMBERS_VOCAB = Vocab(PIECES + [b"<eos>"], eos_token_ids=[len(PIECES)],
+                      special_token_ids=[len(PIECES)])
+
+
+def number_tokens(rng: random.Random):
+    """Token ids of one JSON number followed by a separator."""
+    ids = {p: i for i, p in enumerate(PIECES)}
+    out = []
+    if rng.random() < 0.3:
+        out.append(ids[b"-"])
+    out.append(ids[rng.choice([b"12", b"345", b"6789", b"1", b"7"])])
+    if rng.random() < 0.3:
+        out += [ids[b"."], ids[rng.choice([b"0", b"12", b"345"])]]
+    if rng.random() < 0.2:
+        out += [ids[b"e"], ids[rng.choice([b"-", b"12"])], ids[b"345"]]
+        if PIECES[out[-2]] == b"-":
+            out[-1] = ids[b"6789"]
+    out.append(ids[rng.choice([b", ", b","])])
+    return out
+
+
+def decode(c: Constraint, n_tokens: int, check_every: int, on_check, seed: int = 0,
+           masks_every: int = 1):
+    rng = random.Random(seed)
+    s = c.commit(c.start(), PIECES.index(b"["))
+    done = 1
+    pending: list = []
+    while done < n_tokens:
+        if not pending:
+            pending = number_tokens(rng)
+        t = pending.pop(0)
+        if done % masks_every == 0:
+            m = c.get_mask(s)
+            assert m[t // 32] >> (t % 32) & 1
+        s = c.commit(s, t)
+        done += 1
+        if done % check_every == 0:
+            on_check(done, s)
+    return s
+
+
+def live_nodes() -> int:
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o) is gss.Node)
+
+
+def test_long_decode_keeps_memory_bounded():
+    """100k tokens of one JSON array: the number of allocated Python objects does not grow
+    between token 10k and token 100k, and only a handful of GSS nodes are alive at the
+    end (sys.getallocatedblocks: exact, and free unlike tracemalloc)."""
+    c = Constraint(JSON, NUMBERS_VOCAB, cache_dir=False, progress=False)
+    decode(c, 3000, 1000, lambda *a: None)          # warm the memos
+    samples = {}
+
+    def sample(done, s):
+        if done in (10_000, 100_000):
+            gc.collect()
+            samples[done] = sys.getallocatedblocks()
+
+    s = decode(c, 100_000, 10_000, sample, seed=1, masks_every=4)
+    growth = samples[100_000] - samples[10_000]
+    assert growth < 2_000, f"{growth} more allocated blocks after 90k more tokens"
+    assert live_nodes() < 200
+    s = c.commit(s, PIECES.index(b"1"))
+    s = c.commit(s, PIECES.index(b"]"))
+    assert c.is_accepting(s)
+
+
+def test_long_decode_measurement_detects_a_node_leak(monkeypatch):
+    """The control for the test above: if old GSS nodes were kept (here: a list holding
+    every node a shift creates), the same measurement fails."""
+    leak: list = []
+    real_shift = gss.GLR.shift
+
+    def leaky_shift(self, starts, term):
+        out = real_shift(self, starts, term)
+        leak.extend(out)
+        return out
+
+    real_shift1 = gss.GLR.shift1
+
+    def leaky_shift1(self, node, term):       # commit's deterministic fast path
+        out = real_shift1(self, node, term)
+        if isinstance(out, gss.Node):
+            leak.append(out)
+        return out
+
+    monkeypatch.setattr(gss.GLR, "shift", leaky_shift)
+    monkeypatch.setattr(gss.GLR, "shift1", leaky_shift1)
+    c = Constraint(JSON, NUMBERS_VOCAB, cache_dir=False, progress=False)
+    samples = {}
+
+    def sample(done, s):
+        if done in (2_000, 20_000):
+            gc.collect()
+            samples[done] = sys.getallocatedblocks()
+
+    decode(c, 20_000, 2_000, sample, seed=1, masks_every=50)
+    assert samples[20_000] - samples[2_000] > 2_000
+    assert live_nodes() > 5_000
+
+
+SMALL = 4096     # bytes: every memo evicts all the time
+
+
+def test_every_runtime_memo_respects_its_byte_bound():
+    """With memo_cache_bytes=4096 every runtime memo stays under its bound (two
+    generations: the bound plus one entry) through many distinct texts, compiled on
+    first use (lazy) — and the masks are those of an unbounded constraint."""
+    bounded = Constraint(JSON, NUMBERS_VOCAB, cache_dir=False, progress=False, compile="lazy",
+                         memo_cache_bytes=SMALL, mask_cache_bytes=SMALL)
+    free = Constraint(JSON, NUMBERS_VOCAB, cache_dir=False, progress=False)
+    rng = random.Random(3)
+    peak: dict = {}
+    texts = [b'{"a": [1, -2.5e3, "x\\n\\u00e9", true, null], "bc": {}}', b"[[[[[[1]]]]]]",
+             b'"\\ud83d\\ude00"', b"-0.0e+12", b'{"k": false}']
+    for round_ in range(40):
+        text = rng.choice(texts)
+        cut = rng.randrange(1, len(text) + 1)
+        sb, sf = bounded.start(), free.start()
+        for i in range(cut):
+            b = text[i:i + 1]
+            sb, sf = bounded.commit_bytes(sb, b), free.commit_bytes(sf, b)
+            assert np.array_equal(bounded.get_mask(sb), free.get_mask(sf)), (text, i)
+            for k, v in bounded.memo_stats().items():
+                peak[k] = max(peak.get(k, 0), v)
+    assert peak["masks"] <= SMALL
+    # two generations of at most half the bound each, plus the entry being added
+    for k in ("lexer_steps", "lexer_finishable", "requirements", "dense_token_sets"):
+        assert 0 < peak[k] <= SMALL + 400, (k, peak[k])
+    for k in ("automaton_runs", "token_set_ops", "terminal_outcomes"):
+        assert 0 < peak[k] <= 2 * SMALL, (k, peak[k])
+    unbounded = free.memo_stats()
+    assert unbounded["lexer_steps"] > SMALL          # the bound did matter
+
+
+def test_dwa_memos_bounded_at_runtime_in_bytes():
+    """Lazy compilation from get_mask drops the symbolic-run memos past memo_cache_bytes
+    (before: only the eager compile bounded them, by entries)."""
+    c = Constraint(JSON, NUMBERS_VOCAB, cache_dir=False, progress=False, compile="lazy",
+                   memo_cache_bytes=20_000)
+    decode(c, 3000, 1000, lambda done, s: None, seed=4)
+    assert c.compiled.dwa.memo_estimate() <= 20_000
+
+
+# ---------------------------------------------------------------------------
+# one Constraint, many threads (Qwen2.5 vocabulary)
+# ---------------------------------------------------------------------------
+
+def _walk(c: Constraint, seed: int, steps: int, barrier=None) -> list:
+    rng = random.Random(seed)
+    eos = np.array(sorted(c.vocab.eos_token_ids))
+    if barrier is not None:
+        barrier.wait()
+    s = c.start()
+    rec = []
+    for _ in range(steps):
+        m = c.get_mask(s)
+        rec.append(hash(m.tobytes()))
+        ids = mask_to_ids(m, c.vocab.size)
+        ids = ids[~np.isin(ids, eos)]
+        if not len(ids):
+            break
+        t = int(ids[rng.randrange(len(ids))])
+        s = c.commit(s, t)
+        rec.append(t)
+    return rec
+
+
+@pytest.mark.parametrize("mode", ["eager", "lazy"])
+def test_threads_sharing_a_constraint_get_single_thread_masks(mode, qwen_vocab):
+    n_threads, steps = 8, 150
+    # small caches: evictions race with lookups in every memo
+    shared = Constraint(JSON, qwen_vocab, progress=False, compile=mode,
+                        mask_cache_bytes=64 << 10, memo_cache_bytes=64 << 10)
+    results: dict = {}
+    errors: list = []
+    barrier = threading.Barrier(n_threads)
+
+    def work(seed):
+        try:
+            results[seed] = _walk(shared, seed, steps, barrier)
+        except BaseException as e:      # pragma: no cover - reported below
+            errors.append(repr(e))
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(n_threads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert not errors, errors
+    alone = Constraint(JSON, qwen_vocab, progress=False)
+    for k in range(n_threads):
+        assert results[k] == _walk(alone, k, steps), f"thread {k}: masks differ from one thread's"
