@@ -40,6 +40,7 @@ def main() -> int:
     status = 0
     for g in [x.strip() for x in args.grammars.split(",") if x.strip()]:
         print(f"== {g}", file=sys.stderr, flush=True)
+        (out / f"{g}.json").unlink(missing_ok=True)
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
             rc = report_main(["--grammar", g, "--compare", args.compare, "--verify", str(args.verify),
@@ -49,6 +50,9 @@ def main() -> int:
         print(text, flush=True)
         (out / f"{g}.md").write_text(text, encoding="utf-8")
         status |= rc
+        if not (out / f"{g}.json").exists():
+            summary += [f"### {g}: the report failed (exit status {rc}); see {g}.md", ""]
+            continue
         raw = json.loads((out / f"{g}.json").read_text())
         summary += [f"### {g}: {raw['traces']} traces, {raw['tokens']} tokens (µs per call)", "",
                     format_table(raw["rows"]), "", format_ratios(raw["rows"]), ""]
