@@ -28,6 +28,11 @@ _INT32 = np.dtype(np.int32)
 
 class Masker:
     COMBINED_ENTRY_BYTES = 4096   # charged per entry of _combined against cache_bytes (generous)
+    # Token sets are turned into dense masks the first time a mask needs them (the
+    # cold get_mask tail). When all of an automaton's sets fit in PREWARM_BYTES as
+    # dense masks, and in the dense cache, that is done once at construction instead.
+    PREWARM_BYTES = 32 << 20
+
     def __init__(self, dwa, n_bits: int, eos_ids, ensure_config, cache_bytes: int = 256 << 20):
         self.dwa = dwa
         self.n_bits = n_bits
@@ -44,6 +49,18 @@ class Masker:
         self._eos_mask.flags.writeable = False     # that would index every set of an artifact
         self.hits = 0
         self.misses = 0
+        self.prewarmed = self._prewarm()
+
+    def _prewarm(self) -> bool:
+        wt = self.dwa.weights
+        n = len(wt)
+        need = n * self.n_words * 4
+        cap = getattr(wt, "_cache_bytes", None)
+        if need > self.PREWARM_BYTES or (cap is not None and need > cap // 2):
+            return False
+        for w in range(n):
+            wt.dense(w, self.n_bits)
+        return True
 
     def weights_of(self, heads) -> frozenset:
         """The edge weights a walk over ``heads`` meets (the mask is their union)."""
