@@ -38,10 +38,13 @@ class Limits:
     #: reducing for one terminal at one position); highly ambiguous grammars grow it
     #: quadratically with the text.
     max_gss_work: int | None = 2_000_000
+    #: terminal sequences one token may lex into from one lexer configuration (each
+    #: lexically ambiguous lexeme inside the token doubles them; the compile follows each).
+    max_token_sequences: int | None = 4096
 
     def __post_init__(self):
         for name in ("max_compile_seconds", "max_compile_memory_bytes", "max_automaton_states",
-                     "max_gss_work"):
+                     "max_gss_work", "max_token_sequences"):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
                 raise ValueError(f"Limits.{name} must be a non-negative number or None, not {v!r}")

@@ -133,7 +133,8 @@ def test_limits_are_validated():
     with pytest.raises(TypeError, match="Limits"):
         Constraint(JSON, BYTES, cache_dir=False, limits={"max_gss_work": 1})
     assert Limits() == Limits(max_compile_seconds=None, max_compile_memory_bytes=8 << 30,
-                              max_automaton_states=1_000_000, max_gss_work=2_000_000)
+                              max_automaton_states=1_000_000, max_gss_work=2_000_000,
+                              max_token_sequences=4096)
 
 
 def test_readme_lists_every_limit_and_error():
@@ -209,3 +210,44 @@ def test_deeply_nested_inputs_raise_grammar_errors():
     text = '{"type": "array", "items": ' * 3000 + '{"type": "string"}' + "}" * 3000
     with pytest.raises(GrammarError, match="nested too deeply"):
         stackmask.Grammar.from_json_schema(text)
+
+
+# -- found by the fuzzers (tests/test_fuzz.py) --------------------------------------------
+
+def _vocab(*pieces):
+    toks = list(pieces) + [b"<eos>"]
+    return Vocab(toks, eos_token_ids=[len(toks) - 1], special_token_ids=[len(toks) - 1])
+
+
+def test_token_emitting_thousands_of_terminals_compiles():
+    """Regression: the symbolic LR run recursed once per terminal a token emits, so a
+    6,000-byte token of one-byte terminals raised RecursionError out of Constraint."""
+    v = _vocab(b"a", b"b", b"ab" * 3000, b"ba" * 1500 + b"a")
+    c = Constraint('start: x+\nx: "a" | "b"\n', v, cache_dir=False, progress=False)
+    s = c.start()
+    assert np.array_equal(c.get_mask(s), c.reference_mask(s))
+    assert np.array_equal(c.get_mask(s)[:1], np.array([0b1111], dtype=np.int32))
+    s = c.commit(s, 2)
+    assert c.is_accepting(s)
+
+
+def test_token_with_many_ambiguous_lexemes_hits_a_limit_instead_of_exponential_time():
+    """Each lexically ambiguous lexeme (NAME and HEX tie on "ab") inside one token doubles
+    the terminal sequences the compile follows: 2^16 took 15 s, 2^3000 never ends."""
+    g = ('start: stmt+\nstmt: NAME "=" HEX ";" | "#" HEX ";"\nNAME: /[a-z]+/\n'
+         'HEX: /[0-9a-f]+/\n%ignore " "\n')
+    v = _vocab(b"ab", b"=", b";", b"#", b" ", b"ab " * 3000)
+    t0 = time.monotonic()
+    with pytest.raises(LimitExceeded) as ei:
+        Constraint(g, v, ambiguous=True, cache_dir=False, progress=False)
+    assert time.monotonic() - t0 < 30
+    check_message(ei.value, "max_token_sequences")
+    # a few ambiguous lexemes per token are fine, and exact
+    c = Constraint(g, _vocab(b"ab", b"=", b";", b"#", b" ", b"ab ab ab", b"ab=ab;"),
+                   ambiguous=True, cache_dir=False, progress=False)
+    for text in (b"", b"ab", b"ab = ab ; #", b"ab ab"):
+        try:
+            s = c.commit_bytes(c.start(), text)
+        except stackmask.TokenRejected:
+            continue
+        assert np.array_equal(c.get_mask(s), c.reference_mask(s))

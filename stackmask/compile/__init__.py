@@ -73,7 +73,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
             scanner = make_scanner(comp.tables)
             scanner.import_configs(comp.configs)
             comp.stats["load_s"] = time.perf_counter() - t0
-            comp.dwa.set_limits(limits.max_automaton_states, memo_bytes)
+            comp.dwa.set_limits(limits.max_automaton_states, memo_bytes, limits.max_token_sequences)
             return comp, scanner, True
     t0 = time.perf_counter()
     tables = build_tables(coerce_grammar(grammar), ambiguous=ambiguous, check=guard.check)
@@ -83,7 +83,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     weights = WeightTable(vocab.size)
     if mode == "lazy":
         dwa = ParserDWA(tables.lr, tables.normal_form.accepts_empty, weights)
-        dwa.set_limits(limits.max_automaton_states, memo_bytes)
+        dwa.set_limits(limits.max_automaton_states, memo_bytes, limits.max_token_sequences)
         comp = Compiled(tables=tables, configs=[], dwa=dwa,
                         stats={"mode": "lazy", "tables_s": t1 - t0, "compile_s": t1 - t0})
         return comp, scanner, False
@@ -94,7 +94,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     stats = dwa.stats()
     stats.update(mode="eager", tables_s=t1 - t0, automaton_s=t2 - t1, compile_s=t2 - t0)
     dwa.release_items()
-    dwa.set_limits(limits.max_automaton_states, memo_bytes)
+    dwa.set_limits(limits.max_automaton_states, memo_bytes, limits.max_token_sequences)
     comp = Compiled(tables=tables, configs=scanner.export_configs(), dwa=dwa, stats=stats)
     if path is not None:
         artifact.try_save(path, key, comp)

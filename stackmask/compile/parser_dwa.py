@@ -119,13 +119,16 @@ class ParserDWA:
         self.eos_weight: int | None = None   # weight id of the EOS ids, once interned
         self._lock = threading.RLock()
         self.max_states: int | None = None       # Limits.max_automaton_states
+        self.max_sequences: int | None = None    # Limits.max_token_sequences
         self.memo_bytes: int = self.COMPILE_MEMO_BYTES
 
-    def set_limits(self, max_states: int | None, memo_bytes: int | None = None) -> None:
+    def set_limits(self, max_states: int | None, memo_bytes: int | None = None,
+                   max_sequences: int | None = None) -> None:
         """Bound the automaton's size (states created past ``max_states`` raise
         :class:`LimitExceeded`) and its memos: the symbolic-run memos together, the token-set
         operation memos and the dense token-set cache each to ``memo_bytes`` (estimated)."""
         self.max_states = max_states
+        self.max_sequences = max_sequences
         if memo_bytes is not None:
             self.memo_bytes = int(memo_bytes)
             self.weights.set_cache_bytes(int(memo_bytes))
@@ -139,30 +142,62 @@ class ParserDWA:
         Memoized on ``(A, terms, F)``; the reductions for one lookahead are memoized on
         ``(A, terminal)`` (:meth:`_closure`), so items sharing a prefix or a suffix share
         that work."""
+        memo = self._run_memo
         key = (A, terms, F)
-        r = self._run_memo.get(key)
+        r = memo.get(key)
         if r is not None:
             return r
-        if not terms:
-            r = self._check(A, F)
-        else:
-            shifted, pops = self._closure(A, terms[0])
-            waiting = {(skip, lhs, terms, F): None for skip, lhs in pops}
-            rest = terms[1:]
-            r = None
-            for A2 in shifted:
+        # Depth first over the shifted stacks, with an explicit stack of frames
+        # [key, waiting items, shifted stacks, next index, rest of terms]: a token can
+        # emit thousands of terminals (one recursion level each would overflow).
+        frames: list = []
+        cur = key
+        result = None          # the result of the frame that just finished
+        while True:
+            if cur is not None:
+                A1, terms1, _ = cur
+                if not terms1:
+                    result = memo[cur] = self._check(A1, F)
+                else:
+                    shifted, pops = self._closure(A1, terms1[0])
+                    frames.append([cur, {(skip, lhs, terms1, F): None for skip, lhs in pops},
+                                   shifted, 0, terms1[1:]])
+                    result = None
+                cur = None
+            if not frames:
+                return result
+            fr = frames[-1]
+            fkey, waiting, shifted, i, rest = fr
+            done = None
+            if result is not None:
+                if result[0]:
+                    done = _SUCCESS
+                else:
+                    waiting.update(dict.fromkeys(result[1]))
+                result = None
+            while done is None and i < len(shifted):
+                A2 = shifted[i]
+                i += 1
                 if not rest and F is None:
-                    r = _SUCCESS
+                    done = _SUCCESS
                     break
-                ok, w = self._run(A2, rest, F)
-                if ok:
-                    r = _SUCCESS
+                ck = (A2, rest, F)
+                r2 = memo.get(ck)
+                if r2 is None:
+                    fr[3] = i
+                    cur = ck
                     break
-                waiting.update(dict.fromkeys(w))
-            if r is None:
-                r = (False, tuple(waiting))
-        self._run_memo[key] = r
-        return r
+                if r2[0]:
+                    done = _SUCCESS
+                else:
+                    waiting.update(dict.fromkeys(r2[1]))
+            if cur is not None:
+                continue
+            if done is None:
+                done = (False, tuple(waiting))
+            memo[fkey] = done
+            frames.pop()
+            result = done
 
     def _closure(self, A: tuple, t: int):
         """Reductions on lookahead ``t`` from ``A``, then the shift of ``t``: the known
@@ -309,7 +344,7 @@ class ParserDWA:
                 F = frozenset(t for t in checks if 0 < t < n_terms) | ({END} if can_end else frozenset())
                 if not F:
                     continue
-            for terms in _expand(ems):
+            for terms in _expand(ems, self.max_sequences):
                 if not terms and F is None:
                     acc = wt.union(acc, wid)
                     continue
@@ -476,6 +511,7 @@ class ParserDWA:
         self.__dict__.update(d)
         self._lock = threading.RLock()
         self.__dict__.setdefault("max_states", None)
+        self.__dict__.setdefault("max_sequences", None)
         self.__dict__.setdefault("memo_bytes", self.COMPILE_MEMO_BYTES)
 
     # -- reports -----------------------------------------------------------------------
@@ -489,12 +525,25 @@ class ParserDWA:
                 "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth}
 
 
-def _expand(ems: tuple) -> list:
+def _expand(ems: tuple, limit: int | None = None) -> list:
     """Concrete terminal sequences of an emission sequence (alternatives multiply,
-    an IGNORE alternative contributes nothing)."""
+    an IGNORE alternative contributes nothing); more than ``limit`` raise LimitExceeded."""
     if not ems:
         return [()]
     opts = [tuple(() if t == IGNORE else (t,) for t in em) for em in ems]
+    if limit is not None:
+        n = 1
+        for o in opts:
+            n *= len(o)
+            if n > limit:
+                break
+        if n > limit:
+            raise LimitExceeded("max_token_sequences", n, limit,
+                                "one token lexes into too many terminal sequences",
+                                f"at least {n}; {len(ems)} lexemes, "
+                                f"{sum(len(o) > 1 for o in opts)} of them "
+                                "lexically ambiguous: each such lexeme inside one token doubles "
+                                "the sequences the automaton must follow")
     out = {}
     for combo in product(*opts):
         out[tuple(t for part in combo for t in part)] = None
@@ -550,6 +599,7 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     dwa = ParserDWA(lr, accepts_empty, weights)
     if guard is not None:
         dwa.max_states = guard.limits.max_automaton_states
+        dwa.max_sequences = guard.limits.max_token_sequences
     terms = TerminalCompiler(scanner, index)
     eos_w = dwa.eos_weight = weights.intern(BitMap(sorted(vocab.eos_token_ids)))
     todo = [BOUNDARY_CONFIG] if configs is None else list(configs)
