@@ -173,7 +173,10 @@ def check_walk(c: Constraint, rng: random.Random, steps: int, ctx: str,
             m = c.get_mask(s)
         except LimitExceeded:
             return "limit"
-        ref = c.reference_mask(s)
+        try:
+            ref = c.reference_mask(s)   # commits every token: a long token can hit max_gss_work
+        except LimitExceeded:
+            return "limit"
         assert np.array_equal(m, ref), f"{ctx}: mask != oracle at step {step}"
         allowed = mask_to_ids(m, V)
         allowed_set = set(int(i) for i in allowed)
