@@ -15,7 +15,8 @@ from ..glr.grammar import Grammar
 from ..lexer.scanner import Scanner
 from ..wfa.weights import WeightTable
 from . import artifact
-from .parser_dwa import ParserDWA, add_config, build_parser_dwa
+from .parser_dwa import ParserDWA, add_config, build_parser_dwa, special_weights
+from .special import has_specials, resolve_grammar, special_bindings, with_trigger
 from .tables import GrammarTables, build_tables, coerce_grammar
 from .terminal import TerminalCompiler, vocab_index
 
@@ -34,12 +35,27 @@ def grammar_text(grammar: "Grammar | str") -> str:
         return "lark\0" + grammar
     if isinstance(grammar, Grammar):
         return "grammar\0" + repr((grammar.terminals, grammar.rules, grammar.start,
-                                   sorted(grammar.ignore)))
+                                   sorted(grammar.ignore)) + ((grammar.modes,) if grammar.modes else ()))
     raise TypeError(f"grammar must be Lark text or stackmask.Grammar, not {type(grammar).__name__}")
 
 
 def make_scanner(tables: GrammarTables) -> Scanner:
-    return Scanner(tables.lexer, tables.grammar.terminals, tables.grammar.ignore, tables.terminal_ids)
+    return Scanner(tables.lexer, tables.lexed, tables.grammar.ignore, tables.terminal_ids,
+                   starts=tables.mode_starts, switch=tables.switch)
+
+
+def prepare_grammar(grammar, vocab, special_tokens=None, trigger=None):
+    """The grammar a constraint compiles: ``special_tokens`` bound, wrapped for ``trigger``.
+    Lark text without either is returned unchanged (its artifact key is the text itself)."""
+    if special_tokens is None and trigger is None and not isinstance(grammar, Grammar):
+        return grammar
+    g = coerce_grammar(grammar) if special_tokens is None or isinstance(grammar, Grammar) \
+        else Grammar.from_lark(grammar, special_tokens=special_tokens)
+    if special_tokens is not None and isinstance(grammar, Grammar):
+        g = g.bind_special_tokens(special_tokens)
+    if trigger is not None:
+        g = with_trigger(g, trigger, vocab)
+    return g
 
 
 def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
@@ -67,7 +83,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
             comp.stats["load_s"] = time.perf_counter() - t0
             return comp, scanner, True
     t0 = time.perf_counter()
-    tables = build_tables(coerce_grammar(grammar), ambiguous=ambiguous)
+    tables = build_tables(resolve_grammar(coerce_grammar(grammar), vocab), ambiguous=ambiguous)
     t1 = time.perf_counter()
     scanner = make_scanner(tables)
     weights = WeightTable(vocab.size)
@@ -78,7 +94,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
         return comp, scanner, False
     dwa = build_parser_dwa(scanner, tables.lr, tables.normal_form.accepts_empty,
                            vocab_index(vocab), vocab, weights, progress=progress,
-                           budget_s=budget_s)
+                           budget_s=budget_s, specials=special_bindings(tables))
     t2 = time.perf_counter()
     stats = dwa.stats()
     stats.update(mode="eager", tables_s=t1 - t0, automaton_s=t2 - t1, compile_s=t2 - t0)
@@ -93,10 +109,11 @@ class LazyConfigs:
     """Compiles the start of a lexer configuration not compiled yet (one reached only by
     ``commit_bytes``, or any configuration with lazy compilation)."""
 
-    def __init__(self, dwa: ParserDWA, scanner: Scanner, vocab):
+    def __init__(self, dwa: ParserDWA, scanner: Scanner, vocab, specials=None):
         self.dwa = dwa
         self.scanner = scanner
         self.vocab = vocab
+        self.specials = specials
         self._terms = None
 
     def __call__(self, cfg: int) -> tuple:
@@ -108,8 +125,10 @@ class LazyConfigs:
                     self._terms = TerminalCompiler(self.scanner, vocab_index(self.vocab))
                 if dwa.eos_weight is None:
                     dwa.eos_weight = dwa.weights.intern(sorted(self.vocab.eos_token_ids))
+                if dwa.special_weights is None:
+                    dwa.special_weights = special_weights(dwa.weights, self.specials)
                 e, _ = add_config(dwa, self._terms, cfg, dwa.eos_weight)
             return e
 
 
-__all__ = ["Compiled", "compile_constraint", "LazyConfigs", "grammar_text"]
+__all__ = ["Compiled", "compile_constraint", "prepare_grammar", "LazyConfigs", "grammar_text"]

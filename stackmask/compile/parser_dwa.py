@@ -116,6 +116,7 @@ class ParserDWA:
         self._ids: dict = {}
         self.init: dict = {}             # lexer config -> (state or -1, weight id)
         self.eos_weight: int | None = None   # weight id of the EOS ids, once interned
+        self.special_weights: tuple | None = None   # ((parser terminal, weight id of its token ids), ...)
         self._lock = threading.RLock()
 
     # -- templates: symbolic LR runs --------------------------------------------------------
@@ -502,8 +503,14 @@ def _depth(dwa: ParserDWA) -> tuple:
     return (max((depth[q] for q in starts), default=0) if acyclic else None), acyclic
 
 
+def special_weights(weights: WeightTable, specials) -> tuple:
+    """``((parser terminal, weight id of the token ids bound to it), ...)``."""
+    return tuple((int(t), weights.intern(BitMap(sorted(ids)))) for t, ids in sorted((specials or {}).items()))
+
+
 def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, weights: WeightTable,
-                     configs=None, progress: bool = False, budget_s: float | None = None) -> ParserDWA:
+                     configs=None, progress: bool = False, budget_s: float | None = None,
+                     specials=None) -> ParserDWA:
     """Compile the Parser DWA for every lexer configuration reachable at token boundaries
     (or for ``configs``), expanding every reachable state breadth first. With ``budget_s``
     compilation stops after that many seconds; what is left (configurations, states) is
@@ -513,6 +520,7 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     dwa = ParserDWA(lr, accepts_empty, weights)
     terms = TerminalCompiler(scanner, index)
     eos_w = dwa.eos_weight = weights.intern(BitMap(sorted(vocab.eos_token_ids)))
+    dwa.special_weights = special_weights(weights, specials)
     todo = [BOUNDARY_CONFIG] if configs is None else list(configs)
     seen = set(todo)
     t0 = time.monotonic()
@@ -557,4 +565,22 @@ def add_config(dwa: ParserDWA, terms, cfg: int, eos_w: int) -> tuple:
     if eos_w != EMPTY_ID:
         for key in final_outcomes(terms.scanner, cfg):
             outcomes[key] = wt.union(outcomes.get(key, EMPTY_ID), eos_w)
+    for key, ncfg, wid in special_outcomes(terms.scanner, cfg, dwa.special_weights or ()):
+        outcomes[key] = wt.union(outcomes.get(key, EMPTY_ID), wid)
+        ends.add(ncfg)
     return dwa.add_config(cfg, outcomes), ends
+
+
+def special_outcomes(scanner, cfg: int, specials) -> list:
+    """``(outcome, end configuration, weight id)`` of committing each bound special token in
+    ``cfg``: the pending lexeme's emission (finished as at the end of the text), then the
+    special terminal; the result is a clean boundary (requirement TRUE)."""
+    out = []
+    for tid, wid in specials:
+        r = scanner.special(cfg, tid)
+        if r is None:
+            continue
+        em, ncfg = r
+        ems = ((em,) if em and em != (IGNORE,) else ()) + ((tid,),)
+        out.append(((ems, TRUE), ncfg, wid))
+    return out

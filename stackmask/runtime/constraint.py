@@ -15,7 +15,8 @@ from typing import Iterable
 
 import numpy as np
 
-from ..compile import Compiled, LazyConfigs, compile_constraint
+from ..compile import Compiled, LazyConfigs, compile_constraint, prepare_grammar
+from ..compile.special import special_bindings
 from ..compile.terminal import TRUE, requirement
 from ..compile.tables import GrammarTables
 from ..errors import TokenRejected
@@ -61,14 +62,23 @@ class Constraint:
     what is not compiled by then is compiled when a mask first needs it (same
     masks; a message on stderr says so); ``None`` compiles everything.
     ``mask_cache_bytes`` bounds the memo of dense masks.
+
+    ``special_tokens`` binds ``%declare``d terminals to special tokens
+    (``{"TOOL_OPEN": "<tool_call>"}``: a token's text or id; see
+    :meth:`stackmask.Grammar.bind_special_tokens`). ``trigger`` (a special
+    token's text or id, or a plain string) turns on trigger mode: any text is
+    allowed until the trigger, then the grammar applies (reasoning models:
+    ``trigger="</think>"``).
     """
 
     def __init__(self, grammar: "Grammar | str", vocab: Vocab, ambiguous: bool = False, *,
                  cache_dir=None, progress: bool = True, compile: str = "eager",
-                 compile_budget_s: float | None = 120.0, mask_cache_bytes: int = 256 << 20):
+                 compile_budget_s: float | None = 120.0, mask_cache_bytes: int = 256 << 20,
+                 special_tokens=None, trigger=None):
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a stackmask.Vocab, not {type(vocab).__name__}")
         self.vocab = vocab
+        grammar = prepare_grammar(grammar, vocab, special_tokens=special_tokens, trigger=trigger)
         compiled, scanner, self.loaded_from_cache = compile_constraint(
             grammar, vocab, ambiguous=ambiguous, cache_dir=cache_dir, progress=progress,
             mode=compile, budget_s=compile_budget_s)
@@ -79,8 +89,11 @@ class Constraint:
         self.glr = GLR(self.tables.lr)
         self.scanner = scanner
         dwa = compiled.dwa
+        specials = special_bindings(self.tables)
+        #: special token id -> the parser terminal committing it emits
+        self.special_terminals = {i: t for t, ids in specials.items() for i in ids}
         self._masker = Masker(dwa, vocab.size, vocab.eos_token_ids,
-                              LazyConfigs(dwa, scanner, vocab),
+                              LazyConfigs(dwa, scanner, vocab, specials),
                               cache_bytes=mask_cache_bytes)
         self._accepts_empty = self.tables.normal_form.accepts_empty
         self._requirements: dict = {}     # lexer config -> what its head needs (see viable)
@@ -106,6 +119,13 @@ class Constraint:
         data = self.vocab.token_bytes(token_id)
         if state.finished:
             raise TokenRejected(token_id, data or b"", 0, "the sequence has already ended")
+        term = self.special_terminals.get(token_id)
+        if term is not None:
+            heads = self.advance_special(state.heads, term)
+            if not heads:
+                raise TokenRejected(token_id, data or b"", 0,
+                                    "the grammar does not allow this special token here")
+            return State(heads)
         if not data or token_id in self.vocab.special_token_ids:
             raise TokenRejected(token_id, data or b"", 0,
                                 "special token" if data else "token has no text bytes")
@@ -214,6 +234,41 @@ class Constraint:
             for m in shift(nodes.values(), t):
                 out[(id(m), ncfg)] = (m, ncfg)
         return tuple(out.values())
+
+    def special_terms_by_terminal(self) -> dict:
+        """Parser terminal -> the special token ids bound to it."""
+        out: dict = {}
+        for i, t in sorted(self.special_terminals.items()):
+            out.setdefault(t, []).append(i)
+        return out
+
+    def advance_special(self, heads: tuple, term: int) -> tuple:
+        """Heads after a special token bound to parser terminal ``term``: each head's
+        pending lexeme is finished as at the end of the text, then ``term`` is shifted
+        (empty when no parse can take it). The heads end at a clean lexeme boundary."""
+        special = self.scanner.special
+        shift = self.glr.shift
+        groups: dict = {}
+        for node, cfg in heads:
+            r = special(cfg, term)
+            if r is None:
+                continue
+            em, ncfg = r
+            g = groups.setdefault(ncfg, {})
+            if not em:
+                g[id(node)] = node
+                continue
+            for t in em:
+                if t == IGNORE:
+                    g[id(node)] = node
+                else:
+                    for m in shift((node,), t):
+                        g[id(m)] = m
+        out = []
+        for ncfg, nodes in groups.items():
+            for m in shift(nodes.values(), term):
+                out.append((m, ncfg))
+        return tuple(out)
 
     def viable(self, head: Head) -> bool:
         """One-terminal lookahead viability (the definition of the mask).
