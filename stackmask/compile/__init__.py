@@ -41,7 +41,8 @@ def grammar_text(grammar: "Grammar | str") -> str:
 
 def make_scanner(tables: GrammarTables) -> Scanner:
     return Scanner(tables.lexer, tables.lexed, tables.grammar.ignore, tables.terminal_ids,
-                   starts=tables.mode_starts, switch=tables.switch)
+                   starts=tables.mode_starts, switch=tables.switch,
+                   special_terms=special_bindings(tables))
 
 
 def prepare_grammar(grammar, vocab, special_tokens=None, trigger=None):
@@ -127,6 +128,7 @@ class LazyConfigs:
                     dwa.eos_weight = dwa.weights.intern(sorted(self.vocab.eos_token_ids))
                 if dwa.special_weights is None:
                     dwa.special_weights = special_weights(dwa.weights, self.specials)
+                    dwa.special_check = frozenset(t for t, _ in dwa.special_weights)
                 e, _ = add_config(dwa, self._terms, cfg, dwa.eos_weight)
             return e
 

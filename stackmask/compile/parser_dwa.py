@@ -117,6 +117,7 @@ class ParserDWA:
         self.init: dict = {}             # lexer config -> (state or -1, weight id)
         self.eos_weight: int | None = None   # weight id of the EOS ids, once interned
         self.special_weights: tuple | None = None   # ((parser terminal, weight id of its token ids), ...)
+        self.special_check: frozenset = frozenset()  # the special-token terminals (viability check)
         self._lock = threading.RLock()
 
     # -- templates: symbolic LR runs --------------------------------------------------------
@@ -286,19 +287,27 @@ class ParserDWA:
         acc = EMPTY_ID
         n_terms = self._n_terminals
         for (ems, req), wid in outcomes.items():
+            extra = ()
             if req == TRUE:
                 F = None
             else:
-                checks, can_end = req
+                checks, can_end = req[0], req[1]
                 F = frozenset(t for t in checks if 0 < t < n_terms) | ({END} if can_end else frozenset())
-                if not F:
+                if len(req) > 2 and self.special_check:
+                    # a special token may come next: finish the pending lexeme, then shift one
+                    extra = [alt for alt in _expand((req[2],) if req[2] else ())]
+                if not F and not extra:
                     continue
             for terms in _expand(ems):
                 if not terms and F is None:
                     acc = wt.union(acc, wid)
                     continue
-                it = (0, NO_LHS, terms, F)
-                pairs[it] = wt.union(pairs.get(it, EMPTY_ID), wid)
+                if F is None or F:
+                    it = (0, NO_LHS, terms, F)
+                    pairs[it] = wt.union(pairs.get(it, EMPTY_ID), wid)
+                for alt in extra:
+                    it = (0, NO_LHS, terms + alt, self.special_check)
+                    pairs[it] = wt.union(pairs.get(it, EMPTY_ID), wid)
         if acc != EMPTY_ID:
             pairs = {it: wt.difference(w, acc) for it, w in pairs.items()}
         with self._lock:
@@ -521,6 +530,7 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     terms = TerminalCompiler(scanner, index)
     eos_w = dwa.eos_weight = weights.intern(BitMap(sorted(vocab.eos_token_ids)))
     dwa.special_weights = special_weights(weights, specials)
+    dwa.special_check = frozenset(t for t, _ in dwa.special_weights)
     todo = [BOUNDARY_CONFIG] if configs is None else list(configs)
     seen = set(todo)
     t0 = time.monotonic()

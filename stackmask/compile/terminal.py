@@ -14,7 +14,10 @@ Each surviving branch ends with
   - ``TRUE``: always viable (a clean lexeme boundary, or the pending lexeme
     can still become an ignored terminal);
   - ``(F, acc)``: viable iff the stack can shift some terminal of ``F`` after
-    reductions, or (``acc``) the text can end here (an inhibited boundary).
+    reductions, or (``acc``) the text can end here (an inhibited boundary);
+  - ``(F, acc, em)`` (grammars with special-token terminals): also viable iff
+    after the pending lexeme's emission ``em`` the stack can shift some
+    special-token terminal (a special token may come next).
 
 A token's *outcome* is ``(emissions, requirement)``. Tokens are grouped by
 outcome (a token with several branches is in several groups); the groups are
@@ -98,16 +101,24 @@ def vocab_index(vocab: Vocab) -> VocabIndex:
 
 
 def requirement(scanner: Scanner, cfg: int):
-    """What a head whose lexer is in ``cfg`` needs from its stack (None: never viable)."""
+    """What a head whose lexer is in ``cfg`` needs from its stack (None: never viable).
+
+    With special-token terminals (``scanner.special_terms``) a head is also viable when a
+    special token can come next: its pending lexeme is complete (emission ``em``, ``()`` at
+    a boundary) and after ``em`` the stack can shift a special terminal. The requirement
+    is then ``(F, can_end, em)``."""
     boundary = scanner.at_boundary(cfg)
     if boundary and not scanner.shadows(cfg):
         return TRUE
     fin = scanner.finishable(cfg)
     if IGNORE in fin:
         return TRUE
-    if not fin and not boundary:
+    em = scanner.final_emission(cfg) if scanner.special_terms else None
+    if not fin and not boundary and em is None:
         return None
-    return (frozenset(fin), boundary)
+    if em is None:
+        return (frozenset(fin), boundary)
+    return (frozenset(fin), boundary, em)
 
 
 def final_outcomes(scanner: Scanner, cfg: int) -> list:

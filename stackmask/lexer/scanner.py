@@ -66,8 +66,10 @@ class Scanner:
 
     def __init__(self, dfa: DFA, terminals: Sequence[TerminalDef], ignore: Iterable[str],
                  terminal_ids: Mapping[str, int], starts: Sequence[int] = (0,),
-                 switch: Mapping | None = None):
+                 switch: Mapping | None = None, special_terms: Iterable[int] = ()):
         self.dfa = dfa
+        #: parser terminals emitted by special tokens (they affect viability)
+        self.special_terms = frozenset(special_terms)
         self.terminals = tuple(terminals)
         ignore = frozenset(ignore)
         self._trans = dfa.trans.tolist()                 # list of lists: fastest per-byte lookup

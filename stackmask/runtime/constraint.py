@@ -288,11 +288,23 @@ class Constraint:
             return False
         if req == TRUE:
             return True
-        terminals, can_end = req
+        terminals, can_end = req[0], req[1]
         can_shift = self.glr.can_shift
         if any(can_shift(node, t) for t in terminals):
             return True
-        return can_end and self._node_accepts(node)
+        if can_end and self._node_accepts(node):
+            return True
+        if len(req) > 2:
+            # a special token may come next: the pending lexeme ends (emission req[2]),
+            # then some special-token terminal is shifted
+            nodes = [node]
+            if req[2]:
+                nodes = []
+                for t in req[2]:
+                    nodes.extend((node,) if t == IGNORE else self.glr.shift((node,), t))
+            specials = self.scanner.special_terms
+            return any(can_shift(n, t) for n in nodes for t in specials)
+        return False
 
     # -- decoding helpers: see stackmask.runtime.decoding ---------------------
     def validate_tokens(self, state: State, tokens) -> int:
