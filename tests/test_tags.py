@@ -204,6 +204,21 @@ def test_special_token_ends_the_lexeme_like_end_of_text():
     assert c.is_accepting(s)
 
 
+def test_token_viable_only_because_a_special_token_can_follow():
+    # after "..": either one pending lexeme (only ELL could finish it, and ELL
+    # cannot start the text), or DOT DOT with an inhibited boundary: no byte
+    # can follow (a third "." completes ELL), the text cannot end, but S can.
+    v = Vocab([b".", b"..", b"S", b"x", b"...", b"</s>"], eos_token_ids=[5], special_token_ids=[2])
+    g = 'start: DOT DOT S | "x" ELL\nDOT: "."\nELL: "..."\n%declare S\n'
+    c = Constraint(g, v, special_tokens={"S": "S"})
+    assert 1 in mask_to_ids(check_state(c, c.start()), v.size)
+    s = run_trace(c, [1, 2, 5])
+    assert s.finished
+    s = run_trace(c, [0, 0, 2])
+    lazy = Constraint(g, v, special_tokens={"S": "S"}, compile="lazy")
+    assert 1 in mask_to_ids(check_state(lazy, lazy.start()), v.size)
+
+
 def test_special_binding_falls_back_to_the_literal_when_not_special():
     # "<x>" is an ordinary token in this vocabulary: the terminal is the text
     v = Vocab([b"a", b"<x>", b"<", b"x>", b"</s>"], eos_token_ids=[4])
