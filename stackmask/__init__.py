@@ -10,13 +10,13 @@
 """
 
 from .errors import GrammarError, StackmaskError, TokenRejected
-from .glr.grammar import Grammar, Rule, TerminalDef
+from .glr.grammar import FreeText, Grammar, LexerMode, Rule, TerminalDef
 from .runtime.constraint import Constraint, State
 from .vocab import Vocab
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Constraint", "State", "Vocab", "Grammar", "Rule", "TerminalDef",
+    "Constraint", "State", "Vocab", "Grammar", "Rule", "TerminalDef", "FreeText", "LexerMode",
     "GrammarError", "TokenRejected", "StackmaskError", "__version__",
 ]
