@@ -8,6 +8,8 @@ Scenarios, all with the Qwen2.5 vocabulary (151,936 ids):
   calls, the tags as special tokens (and one call with the tags spelled out).
 * ``trigger``: the bundled JSON grammar behind ``trigger="</think>"``
   (reasoning text first, then a JSON document).
+* ``schema`` (not run by default): the tool-call JSON Schema alone, to see
+  what the free text and tags add to the compile.
 
 For each: compile in this process with caching off (construction time, peak
 RSS so far, automaton size), then teacher-forced replays of the trace: every
@@ -161,7 +163,9 @@ def scenario(name: str, make, traces, args, vocab) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--verify", type=int, default=0, help="compare K random masks with the oracle")
-    ap.add_argument("--scenarios", default="tools,trigger")
+    ap.add_argument("--scenarios", default="tools,trigger",
+                    help="comma-separated: tools, trigger, schema (the tool-call JSON Schema alone, "
+                         "for comparison: what the tag skeleton costs on top)")
     args = ap.parse_args()
     vocab = Vocab.qwen2_5()
     enc = qwen2_5_encoding()
@@ -175,6 +179,16 @@ def main() -> int:
                         lambda: Constraint(g, vocab, ambiguous=needs_glr(g), cache_dir=False,
                                            compile_budget_s=None, progress=False),
                         traces, args, vocab)
+    if "schema" in which:
+        from stackmask import Grammar
+        from stackmask.grammars.tags import tool_call_schema
+        gs = Grammar.from_json_schema(tool_call_schema(TOOLS))
+        calls = [enc.encode('{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}'),
+                 enc.encode('{"name": "search", "arguments": {"query": "a < b", "sites": ["x"]}}')]
+        bad += scenario("the tool-call JSON Schema alone (no tags, no free text)",
+                        lambda: Constraint(gs, vocab, ambiguous=needs_glr(gs), cache_dir=False,
+                                           compile_budget_s=None, progress=False),
+                        calls, args, vocab)
     if "trigger" in which:
         traces = [enc.encode(t, disallowed_special=()) for t in TRIGGER_TEXTS]
         bad += scenario('trigger mode (JSON grammar after "</think>")',

@@ -272,6 +272,8 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex) -> dict:
     toks = index.toks
     n = len(toks)
     groups: dict = {}
+    memo: dict = {}       # (branches, byte) -> branches: several branches recur (free text forks at
+                          # every character: emit the lexeme, or keep reading)
     stack: list = [(((), cfg),)]
     prev = b""
     i = 0
@@ -293,17 +295,21 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex) -> dict:
                     branches = ((ems, outs[0][1]),)
                     stack.append(branches)
                     continue
-            nb = {}
-            for ems, c in branches:
-                for em, nc in step(c, b):
-                    if em is None or em == (IGNORE,):
-                        nb[(ems, nc)] = None
-                    else:
-                        nb[(ems + (em,), nc)] = None
-            if not nb:
+            key = (branches, b)
+            nxt = memo.get(key)
+            if nxt is None:
+                nb = {}
+                for ems, c in branches:
+                    for em, nc in step(c, b):
+                        if em is None or em == (IGNORE,):
+                            nb[(ems, nc)] = None
+                        else:
+                            nb[(ems + (em,), nc)] = None
+                nxt = memo[key] = tuple(nb)
+            if not nxt:
                 dead = j
                 break
-            branches = tuple(nb)
+            branches = nxt
             stack.append(branches)
         if dead >= 0:
             succ = successor(tb[:dead + 1])
