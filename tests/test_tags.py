@@ -379,7 +379,7 @@ def _walk(c: Constraint, rng: random.Random, steps: int, prefer=None):
 _TAG_CONSTRAINTS: dict = {}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.data_too_large])
 @given(tag_vocabularies(), st.integers(0, 2**31), st.integers(0, len(TAG_SENTENCES) - 1))
 def test_tag_dispatch_masks_equal_oracle_property(vocab, seed, k):
@@ -536,7 +536,7 @@ def test_qwen_tool_calling_exact(qwen_vocab, qwen_encoding):
     g = tool_calling(QWEN_TOOLS, stop=["<|endoftext|>"])
     c = Constraint(g, qwen_vocab, ambiguous=needs_glr(g), compile="lazy", progress=False)
     special, spelled = _qwen_trace(qwen_encoding)
-    s = run_trace(c, special, every_id=False, check={1, 3, 19, 20, 37})
+    s = run_trace(c, special, every_id=False, check={1, 3, 19, 20})
     assert c.is_accepting(s)
     m = c.get_mask(s)
     assert 151645 in mask_to_ids(m, qwen_vocab.size)          # EOS <|im_end|>
