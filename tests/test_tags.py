@@ -391,6 +391,14 @@ def test_tag_dispatch_masks_equal_oracle_property(vocab, seed, k):
     _walk(c, random.Random(seed), len(trace) + 4, prefer=list(trace))
 
 
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.data_too_large])
+@given(tag_vocabularies(), st.integers(0, 2**31), st.integers(0, len(TAG_SENTENCES) - 1))
+def test_tag_dispatch_masks_equal_oracle_property_slow(vocab, seed, k):
+    test_tag_dispatch_masks_equal_oracle_property.hypothesis.inner_test(vocab, seed, k)
+
+
 def test_tag_dispatch_teacher_forced_every_sentence():
     vocab = Vocab(TAG_SPECIALS + [bytes([b]) for b in range(32, 127)] + [b"\n", "é".encode(),
                   "é".encode()[:1], b"<tc", b"c>", b"</", b'{"n', b'":', b"go 1"],
