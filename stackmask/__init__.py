@@ -10,7 +10,7 @@
 """
 
 from .errors import GrammarError, LimitExceeded, StackmaskError, TokenRejected
-from .glr.grammar import Grammar, Rule, TerminalDef
+from .glr.grammar import FreeText, Grammar, LexerMode, Rule, TerminalDef
 from .limits import Limits
 from .validate import Problem, ValidationReport, validate
 from .runtime.constraint import Constraint, State
@@ -19,7 +19,7 @@ from .vocab import Vocab
 __version__ = "0.1.0"
 
 __all__ = [
-    "Constraint", "State", "Vocab", "Grammar", "Rule", "TerminalDef",
+    "Constraint", "State", "Vocab", "Grammar", "Rule", "TerminalDef", "FreeText", "LexerMode",
     "GrammarError", "TokenRejected", "StackmaskError", "LimitExceeded", "Limits",
     "__version__",
 ]

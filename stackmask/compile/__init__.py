@@ -16,7 +16,8 @@ from ..lexer.scanner import Scanner
 from ..limits import CompileGuard, Limits
 from ..wfa.weights import WeightTable
 from . import artifact
-from .parser_dwa import ParserDWA, add_config, build_parser_dwa
+from .parser_dwa import ParserDWA, add_config, build_parser_dwa, special_weights
+from .special import has_specials, resolve_grammar, special_bindings, with_trigger
 from .tables import GrammarTables, build_tables, coerce_grammar
 from .terminal import TerminalCompiler, vocab_index
 
@@ -35,12 +36,28 @@ def grammar_text(grammar: "Grammar | str") -> str:
         return "lark\0" + grammar
     if isinstance(grammar, Grammar):
         return "grammar\0" + repr((grammar.terminals, grammar.rules, grammar.start,
-                                   sorted(grammar.ignore)))
+                                   sorted(grammar.ignore)) + ((grammar.modes,) if grammar.modes else ()))
     raise TypeError(f"grammar must be Lark text or stackmask.Grammar, not {type(grammar).__name__}")
 
 
 def make_scanner(tables: GrammarTables) -> Scanner:
-    return Scanner(tables.lexer, tables.grammar.terminals, tables.grammar.ignore, tables.terminal_ids)
+    return Scanner(tables.lexer, tables.lexed, tables.grammar.ignore, tables.terminal_ids,
+                   starts=tables.mode_starts, switch=tables.switch,
+                   special_terms=special_bindings(tables))
+
+
+def prepare_grammar(grammar, vocab, special_tokens=None, trigger=None):
+    """The grammar a constraint compiles: ``special_tokens`` bound, wrapped for ``trigger``.
+    Lark text without either is returned unchanged (its artifact key is the text itself)."""
+    if special_tokens is None and trigger is None and not isinstance(grammar, Grammar):
+        return grammar
+    g = coerce_grammar(grammar) if special_tokens is None or isinstance(grammar, Grammar) \
+        else Grammar.from_lark(grammar, special_tokens=special_tokens)
+    if special_tokens is not None and isinstance(grammar, Grammar):
+        g = g.bind_special_tokens(special_tokens)
+    if trigger is not None:
+        g = with_trigger(g, trigger, vocab)
+    return g
 
 
 def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
@@ -76,7 +93,8 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
             comp.dwa.set_limits(limits.max_automaton_states, memo_bytes, limits.max_token_sequences)
             return comp, scanner, True
     t0 = time.perf_counter()
-    tables = build_tables(coerce_grammar(grammar), ambiguous=ambiguous, check=guard.check)
+    tables = build_tables(resolve_grammar(coerce_grammar(grammar), vocab), ambiguous=ambiguous,
+                          check=guard.check)
     t1 = time.perf_counter()
     scanner = make_scanner(tables)
     guard.check()
@@ -89,7 +107,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
         return comp, scanner, False
     dwa = build_parser_dwa(scanner, tables.lr, tables.normal_form.accepts_empty,
                            vocab_index(vocab), vocab, weights, progress=progress,
-                           budget_s=budget_s, guard=guard)
+                           budget_s=budget_s, guard=guard, specials=special_bindings(tables))
     t2 = time.perf_counter()
     stats = dwa.stats()
     stats.update(mode="eager", tables_s=t1 - t0, automaton_s=t2 - t1, compile_s=t2 - t0)
@@ -105,10 +123,12 @@ class LazyConfigs:
     """Compiles the start of a lexer configuration not compiled yet (one reached only by
     ``commit_bytes``, or any configuration with lazy compilation)."""
 
-    def __init__(self, dwa: ParserDWA, scanner: Scanner, vocab, cache_bytes: int | None = None):
+    def __init__(self, dwa: ParserDWA, scanner: Scanner, vocab, specials=None,
+                 cache_bytes: int | None = None):
         self.dwa = dwa
         self.scanner = scanner
         self.vocab = vocab
+        self.specials = specials
         self.cache_bytes = cache_bytes
         self._terms = None
 
@@ -126,8 +146,11 @@ class LazyConfigs:
                                                    cache_bytes=self.cache_bytes)
                 if dwa.eos_weight is None:
                     dwa.eos_weight = dwa.weights.intern(sorted(self.vocab.eos_token_ids))
+                if dwa.special_weights is None:
+                    dwa.special_weights = special_weights(dwa.weights, self.specials)
+                    dwa.special_check = frozenset(t for t, _ in dwa.special_weights)
                 e, _ = add_config(dwa, self._terms, cfg, dwa.eos_weight)
             return e
 
 
-__all__ = ["Compiled", "compile_constraint", "LazyConfigs", "grammar_text"]
+__all__ = ["Compiled", "compile_constraint", "prepare_grammar", "LazyConfigs", "grammar_text"]

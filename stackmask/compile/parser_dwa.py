@@ -117,6 +117,8 @@ class ParserDWA:
         self._ids: dict = {}
         self.init: dict = {}             # lexer config -> (state or -1, weight id)
         self.eos_weight: int | None = None   # weight id of the EOS ids, once interned
+        self.special_weights: tuple | None = None   # ((parser terminal, weight id of its token ids), ...)
+        self.special_check: frozenset = frozenset()  # the special-token terminals (viability check)
         self._lock = threading.RLock()
         self.max_states: int | None = None       # Limits.max_automaton_states
         self.max_sequences: int | None = None    # Limits.max_token_sequences
@@ -337,19 +339,27 @@ class ParserDWA:
         acc = EMPTY_ID
         n_terms = self._n_terminals
         for (ems, req), wid in outcomes.items():
+            extra = ()
             if req == TRUE:
                 F = None
             else:
-                checks, can_end = req
+                checks, can_end = req[0], req[1]
                 F = frozenset(t for t in checks if 0 < t < n_terms) | ({END} if can_end else frozenset())
-                if not F:
+                if len(req) > 2 and self.special_check:
+                    # a special token may come next: finish the pending lexeme, then shift one
+                    extra = [alt for alt in _expand((req[2],) if req[2] else ())]
+                if not F and not extra:
                     continue
             for terms in _expand(ems, self.max_sequences):
                 if not terms and F is None:
                     acc = wt.union(acc, wid)
                     continue
-                it = (0, NO_LHS, terms, F)
-                pairs[it] = wt.union(pairs.get(it, EMPTY_ID), wid)
+                if F is None or F:
+                    it = (0, NO_LHS, terms, F)
+                    pairs[it] = wt.union(pairs.get(it, EMPTY_ID), wid)
+                for alt in extra:
+                    it = (0, NO_LHS, terms + alt, self.special_check)
+                    pairs[it] = wt.union(pairs.get(it, EMPTY_ID), wid)
         if acc != EMPTY_ID:
             pairs = {it: wt.difference(w, acc) for it, w in pairs.items()}
         with self._lock:
@@ -586,9 +596,14 @@ def _depth(dwa: ParserDWA) -> tuple:
     return (max((depth[q] for q in starts), default=0) if acyclic else None), acyclic
 
 
+def special_weights(weights: WeightTable, specials) -> tuple:
+    """``((parser terminal, weight id of the token ids bound to it), ...)``."""
+    return tuple((int(t), weights.intern(BitMap(sorted(ids)))) for t, ids in sorted((specials or {}).items()))
+
+
 def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, weights: WeightTable,
                      configs=None, progress: bool = False, budget_s: float | None = None,
-                     guard=None) -> ParserDWA:
+                     guard=None, specials=None) -> ParserDWA:
     """Compile the Parser DWA for every lexer configuration reachable at token boundaries
     (or for ``configs``), expanding every reachable state breadth first. With ``budget_s``
     compilation stops after that many seconds; what is left (configurations, states) is
@@ -602,6 +617,8 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
         dwa.max_sequences = guard.limits.max_token_sequences
     terms = TerminalCompiler(scanner, index)
     eos_w = dwa.eos_weight = weights.intern(BitMap(sorted(vocab.eos_token_ids)))
+    dwa.special_weights = special_weights(weights, specials)
+    dwa.special_check = frozenset(t for t, _ in dwa.special_weights)
     todo = [BOUNDARY_CONFIG] if configs is None else list(configs)
     seen = set(todo)
     t0 = time.monotonic()
@@ -648,4 +665,22 @@ def add_config(dwa: ParserDWA, terms, cfg: int, eos_w: int) -> tuple:
     if eos_w != EMPTY_ID:
         for key in final_outcomes(terms.scanner, cfg):
             outcomes[key] = wt.union(outcomes.get(key, EMPTY_ID), eos_w)
+    for key, ncfg, wid in special_outcomes(terms.scanner, cfg, dwa.special_weights or ()):
+        outcomes[key] = wt.union(outcomes.get(key, EMPTY_ID), wid)
+        ends.add(ncfg)
     return dwa.add_config(cfg, outcomes), ends
+
+
+def special_outcomes(scanner, cfg: int, specials) -> list:
+    """``(outcome, end configuration, weight id)`` of committing each bound special token in
+    ``cfg``: the pending lexeme's emission (finished as at the end of the text), then the
+    special terminal; the result is a clean boundary (requirement TRUE)."""
+    out = []
+    for tid, wid in specials:
+        r = scanner.special(cfg, tid)
+        if r is None:
+            continue
+        em, ncfg = r
+        ems = ((em,) if em and em != (IGNORE,) else ()) + ((tid,),)
+        out.append(((ems, TRUE), ncfg, wid))
+    return out

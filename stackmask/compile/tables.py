@@ -12,7 +12,7 @@ from ..errors import GrammarError
 from ..glr.grammar import Grammar
 from ..glr.lalr import LRTables, build_lalr, check_deterministic
 from ..glr.normal_form import NormalForm, normalize
-from ..lexer.dfa import DFA, compile_lexer
+from ..lexer.dfa import DFA, compile_modal_lexer
 
 
 @dataclass(frozen=True, eq=False)
@@ -24,6 +24,9 @@ class GrammarTables:
     terminal_ids: dict            # terminal name -> parser terminal index (ids past the LR
                                   # table's terminals are lexable but never shiftable)
     ambiguous: bool
+    lexed: tuple = ()             # the terminals read from bytes (lexer accept indices refer to these)
+    mode_starts: tuple = (0,)     # lexer DFA start state of every lexer mode
+    switch: dict = None           # (mode, terminal name) -> mode after emitting it there
 
 
 def coerce_grammar(grammar: "Grammar | str") -> Grammar:
@@ -56,7 +59,18 @@ def _build_tables(grammar, ambiguous: bool, check) -> GrammarTables:
     check()
     if any(n == 0 for n in lr.rule_len):
         raise GrammarError("internal error: normal form still has an empty rule")
-    dfa = compile_lexer(g.terminals)
+    lexed = g.lexed_terminals
+    pos = {t.name: i for i, t in enumerate(lexed)}
+    switch: dict = {}
+    if g.modes:
+        mode_index = {m.name: k for k, m in enumerate(g.modes)}
+        modes = [[pos[n] for n in dict.fromkeys(m.terminals) if n in pos] for m in g.modes]
+        for k, m in enumerate(g.modes):
+            for n, target in m.switch:
+                switch[(k, n)] = mode_index[target]
+    else:
+        modes = [list(range(len(lexed)))]
+    dfa, starts = compile_modal_lexer(lexed, modes)
     ids = dict(lr.terminal_index)
     extra = len(lr.terminals)
     for t in g.terminals:
@@ -64,4 +78,4 @@ def _build_tables(grammar, ambiguous: bool, check) -> GrammarTables:
             ids[t.name] = extra
             extra += 1
     return GrammarTables(grammar=g, normal_form=nf, lr=lr, lexer=dfa, terminal_ids=ids,
-                         ambiguous=ambiguous)
+                         ambiguous=ambiguous, lexed=lexed, mode_starts=starts, switch=switch)

@@ -14,7 +14,10 @@ Each surviving branch ends with
   - ``TRUE``: always viable (a clean lexeme boundary, or the pending lexeme
     can still become an ignored terminal);
   - ``(F, acc)``: viable iff the stack can shift some terminal of ``F`` after
-    reductions, or (``acc``) the text can end here (an inhibited boundary).
+    reductions, or (``acc``) the text can end here (an inhibited boundary);
+  - ``(F, acc, em)`` (grammars with special-token terminals): also viable iff
+    after the pending lexeme's emission ``em`` the stack can shift some
+    special-token terminal (a special token may come next).
 
 A token's *outcome* is ``(emissions, requirement)``. Tokens are grouped by
 outcome (a token with several branches is in several groups); the groups are
@@ -98,16 +101,24 @@ def vocab_index(vocab: Vocab) -> VocabIndex:
 
 
 def requirement(scanner: Scanner, cfg: int):
-    """What a head whose lexer is in ``cfg`` needs from its stack (None: never viable)."""
+    """What a head whose lexer is in ``cfg`` needs from its stack (None: never viable).
+
+    With special-token terminals (``scanner.special_terms``) a head is also viable when a
+    special token can come next: its pending lexeme is complete (emission ``em``, ``()`` at
+    a boundary) and after ``em`` the stack can shift a special terminal. The requirement
+    is then ``(F, can_end, em)``."""
     boundary = scanner.at_boundary(cfg)
     if boundary and not scanner.shadows(cfg):
         return TRUE
     fin = scanner.finishable(cfg)
     if IGNORE in fin:
         return TRUE
-    if not fin and not boundary:
+    em = scanner.final_emission(cfg) if scanner.special_terms else None
+    if not fin and not boundary and em is None:
         return None
-    return (frozenset(fin), boundary)
+    if em is None:
+        return (frozenset(fin), boundary)
+    return (frozenset(fin), boundary, em)
 
 
 def final_outcomes(scanner: Scanner, cfg: int) -> list:
@@ -283,6 +294,8 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex) -> dict:
     toks = index.toks
     n = len(toks)
     groups: dict = {}
+    memo: dict = {}       # (branches, byte) -> branches: several branches recur (free text forks at
+                          # every character: emit the lexeme, or keep reading)
     stack: list = [(((), cfg),)]
     prev = b""
     i = 0
@@ -304,17 +317,21 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex) -> dict:
                     branches = ((ems, outs[0][1]),)
                     stack.append(branches)
                     continue
-            nb = {}
-            for ems, c in branches:
-                for em, nc in step(c, b):
-                    if em is None or em == (IGNORE,):
-                        nb[(ems, nc)] = None
-                    else:
-                        nb[(ems + (em,), nc)] = None
-            if not nb:
+            key = (branches, b)
+            nxt = memo.get(key)
+            if nxt is None:
+                nb = {}
+                for ems, c in branches:
+                    for em, nc in step(c, b):
+                        if em is None or em == (IGNORE,):
+                            nb[(ems, nc)] = None
+                        else:
+                            nb[(ems + (em,), nc)] = None
+                nxt = memo[key] = tuple(nb)
+            if not nxt:
                 dead = j
                 break
-            branches = tuple(nb)
+            branches = nxt
             stack.append(branches)
         if dead >= 0:
             succ = successor(tb[:dead + 1])

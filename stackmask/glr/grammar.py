@@ -10,7 +10,7 @@ references into regexes and drops rules unreachable from the start symbol.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from ..errors import GrammarError
 
@@ -18,19 +18,80 @@ END = "$END"
 
 
 @dataclass(frozen=True)
+class FreeText:
+    """A constructed terminal language (no regex can express it): free text.
+
+    ``until=None``: the non-empty valid UTF-8 strings in which no string of
+    ``exclude`` occurs. ``until=s`` (``s`` in ``exclude``): the strings in
+    which the first occurrence of any string of ``exclude`` ends at the very
+    end and is ``s`` (the longest of those ending there) -- free text
+    followed by the tag ``s`` as *one* lexeme, which is what global maximal
+    munch needs to split ``abc<tag>`` at the tag. Built as a byte DFA
+    (Aho-Corasick x UTF-8) by :mod:`stackmask.lexer.text`.
+    """
+
+    exclude: tuple[str, ...] = ()
+    until: str | None = None
+
+    def __post_init__(self) -> None:
+        ex = tuple(dict.fromkeys(self.exclude))
+        if any(not isinstance(x, str) or not x for x in ex):
+            raise GrammarError("FreeText: excluded strings must be non-empty str")
+        if self.until is not None and self.until not in ex:
+            ex = ex + (self.until,)
+        object.__setattr__(self, "exclude", ex)
+
+
+@dataclass(frozen=True)
 class TerminalDef:
-    """One lexer terminal.
+    """One grammar terminal.
 
     ``regex`` is Python ``re`` syntax over Unicode text (flags embedded as
     ``(?i:...)``); it is compiled to a DFA over UTF-8 bytes. ``is_literal`` is
     true for terminals written as string literals (``"if"``, ``"select"i``):
     at equal length and priority a literal beats a regex.
+
+    Two other kinds (``regex`` is then ignored, by convention ``""``):
+
+    * ``text`` (a :class:`FreeText`): a lexed terminal whose language is
+      built directly as a byte DFA (free text up to tags).
+    * ``token``: a *special-token terminal*, never lexed from bytes: it is
+      emitted when one of the bound special token ids is committed. Before
+      binding (vocabulary-independent) it is ``(spec, fallback)``: ``spec``
+      is a token id or a token's text; ``fallback`` says what happens when a
+      text names no special token of the vocabulary (``True``: the terminal
+      becomes the string literal of that text; ``False``: no token emits it).
+      After binding against a vocabulary it is ``("ids", (id, ...))``.
     """
 
     name: str
     regex: str
     priority: int = 0
     is_literal: bool = False
+    text: FreeText | None = None
+    token: tuple | None = None
+
+    @property
+    def is_special(self) -> bool:
+        """Emitted by special token ids, never lexed from bytes."""
+        return self.token is not None
+
+    @property
+    def is_lexed(self) -> bool:
+        return self.token is None
+
+
+@dataclass(frozen=True)
+class LexerMode:
+    """A lexer mode (flex start condition): the terminals lexed in it, and
+    where emitting a terminal in it switches to (``switch``: terminal name ->
+    mode name; terminals not named keep the mode). Special-token terminals
+    may be named in both (their switch applies when their token is
+    committed in this mode). Mode 0 of ``Grammar.modes`` is the initial one."""
+
+    name: str
+    terminals: tuple[str, ...]
+    switch: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,6 +121,7 @@ class Grammar:
     rules: tuple[Rule, ...]
     start: str
     ignore: frozenset[str] = frozenset()
+    modes: tuple[LexerMode, ...] = ()
     _terminal_names: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -77,6 +139,22 @@ class Grammar:
         for n in self.ignore:
             if n not in names:
                 raise GrammarError(f"ignored terminal {n!r} is not defined", name=n)
+            if self.terminal(n).is_special:
+                raise GrammarError(f"special-token terminal {n!r} cannot be ignored", name=n)
+        mode_names = [m.name for m in self.modes]
+        if len(set(mode_names)) != len(mode_names):
+            raise GrammarError("duplicate lexer mode names")
+        for m in self.modes:
+            for n in m.terminals:
+                if n not in names:
+                    raise GrammarError(f"lexer mode {m.name!r} names undefined terminal {n!r}", name=n)
+            for n, target in m.switch:
+                if n not in names:
+                    raise GrammarError(f"lexer mode {m.name!r} switches on undefined terminal {n!r}",
+                                       name=n)
+                if target not in mode_names:
+                    raise GrammarError(f"lexer mode {m.name!r} switches to undefined mode {target!r}",
+                                       name=target)
 
     # -- queries -----------------------------------------------------------
     def is_terminal(self, symbol: str) -> bool:
@@ -96,6 +174,15 @@ class Grammar:
     def rules_for(self, nonterminal: str) -> list[Rule]:
         return [r for r in self.rules if r.origin == nonterminal]
 
+    @property
+    def lexed_terminals(self) -> tuple[TerminalDef, ...]:
+        """The terminals read from bytes (all but special-token terminals), in order."""
+        return tuple(t for t in self.terminals if t.is_lexed)
+
+    @property
+    def special_terminals(self) -> tuple[TerminalDef, ...]:
+        return tuple(t for t in self.terminals if t.is_special)
+
     def terminal(self, name: str) -> TerminalDef:
         for t in self.terminals:
             if t.name == name:
@@ -105,10 +192,16 @@ class Grammar:
     # -- construction ------------------------------------------------------
     @classmethod
     def from_lark(cls, text: str, start: str = "start",
-                  import_paths: Sequence[str] = ()) -> "Grammar":
+                  import_paths: Sequence[str] = (),
+                  special_tokens: Mapping[str, "str | int"] | None = None) -> "Grammar":
         """Load Lark grammar text. Errors become :class:`GrammarError` with
         the offending rule/terminal name and, where Lark reports one, the
-        line and column."""
+        line and column.
+
+        ``special_tokens`` binds ``%declare``d terminals to special tokens:
+        ``{"TOOL_OPEN": "<tool_call>", "THINK_END": 151668}`` (a token's text
+        or id). Committing that token emits the terminal (see
+        :meth:`bind_special_tokens`)."""
         from lark.exceptions import GrammarError as LarkGrammarError, LarkError, UnexpectedInput
         from lark.lexer import PatternStr
         from lark.load_grammar import load_grammar
@@ -131,10 +224,16 @@ class Grammar:
             raise GrammarError("grammar error: the grammar text is nested too deeply "
                                "(Python's recursion limit)") from None
 
+        specials = dict(special_tokens or {})
         tdefs = []
         for t in terms:
             if t.pattern is None:
-                raise GrammarError(f"terminal {t.name} is declared but has no pattern", name=t.name)
+                if t.name in specials:
+                    tdefs.append(TerminalDef(name=t.name, regex="",
+                                             token=_token_spec(t.name, specials[t.name], True)))
+                    continue
+                raise GrammarError(f"terminal {t.name} is declared but has no pattern (bind it "
+                                   f"to a special token with special_tokens=)", name=t.name)
             tdefs.append(TerminalDef(name=t.name, regex=t.pattern.to_regexp(),
                                      priority=int(t.priority or 0),
                                      is_literal=isinstance(t.pattern, PatternStr)))
@@ -144,8 +243,41 @@ class Grammar:
             src = str(src)
             rdefs.append(Rule(origin=str(r.origin.name), expansion=tuple(str(s.name) for s in r.expansion),
                               source=_user_rule_name(src), priority=int(r.options.priority or 0)))
+        known = {t.name for t in tdefs}
+        for r in rules:
+            for sym in r.expansion:
+                name = str(sym.name)
+                if getattr(sym, "is_term", False) and name not in known:
+                    known.add(name)
+                    if name not in specials:
+                        raise GrammarError(f"terminal {name} is declared but has no pattern (bind "
+                                           f"it to a special token with special_tokens=)", name=name)
+                    tdefs.append(TerminalDef(name=name, regex="",
+                                             token=_token_spec(name, specials[name], True)))
+        for name in specials:
+            if not any(t.name == name for t in tdefs):
+                raise GrammarError(f"special_tokens names {name!r}, which is not a %declare'd "
+                                   f"terminal used by the grammar", name=name)
         return cls(terminals=tuple(tdefs), rules=tuple(rdefs), start=start,
                    ignore=frozenset(str(i) for i in ignore))
+
+    def bind_special_tokens(self, special_tokens: Mapping[str, "str | int"]) -> "Grammar":
+        """This grammar with the named terminals turned into special-token
+        terminals. A value is a token id (it must be a special, non-EOS token
+        of the vocabulary) or a token's text: the special token of the
+        vocabulary with exactly that text, or, if the vocabulary has none,
+        the text itself as a string literal (so one grammar works with a
+        vocabulary where ``<tool_call>`` is special and with one where it is
+        ordinary text). Resolved when a :class:`~stackmask.Constraint` is
+        built."""
+        names = {t.name for t in self.terminals}
+        for n in special_tokens:
+            if n not in names:
+                raise GrammarError(f"special_tokens names undefined terminal {n!r}", name=n)
+        terms = tuple(TerminalDef(name=t.name, regex="", token=_token_spec(t.name, special_tokens[t.name], True))
+                      if t.name in special_tokens else t for t in self.terminals)
+        return Grammar(terminals=terms, rules=self.rules, start=self.start, ignore=self.ignore,
+                       modes=self.modes)
 
     @classmethod
     def from_json_schema(cls, schema, **options) -> "Grammar":
@@ -163,8 +295,25 @@ class Grammar:
 
     @classmethod
     def build(cls, terminals: Iterable[TerminalDef], rules: Iterable[Rule], start: str,
-              ignore: Iterable[str] = ()) -> "Grammar":
-        return cls(terminals=tuple(terminals), rules=tuple(rules), start=start, ignore=frozenset(ignore))
+              ignore: Iterable[str] = (), modes: Iterable[LexerMode] = ()) -> "Grammar":
+        return cls(terminals=tuple(terminals), rules=tuple(rules), start=start, ignore=frozenset(ignore),
+                   modes=tuple(modes))
+
+
+def _token_spec(name: str, spec, fallback: bool) -> tuple:
+    """Validate a special-token binding (``id`` or text) -> ``(spec, fallback)``."""
+    if isinstance(spec, bool) or not isinstance(spec, (int, str)):
+        try:
+            import operator
+            spec = operator.index(spec)
+        except TypeError:
+            raise GrammarError(f"terminal {name}: a special token is named by its text (str) or "
+                               f"id (int), not {spec!r}", name=name) from None
+    if isinstance(spec, str) and not spec:
+        raise GrammarError(f"terminal {name}: empty special token text", name=name)
+    if isinstance(spec, int) and spec < 0:
+        raise GrammarError(f"terminal {name}: negative token id {spec}", name=name)
+    return (spec, bool(fallback))
 
 
 def _first_line(e: Exception) -> str:

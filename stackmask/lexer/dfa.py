@@ -26,7 +26,7 @@ MAX_DFA_STATES = 100_000
 class _TooManyStates(Exception):
     pass
 
-__all__ = ["DFA", "compile_terminal", "compile_lexer", "terminal_dfas",
+__all__ = ["DFA", "compile_terminal", "compile_lexer", "compile_modal_lexer", "terminal_dfas",
            "determinize", "minimize", "trim", "product"]
 
 
@@ -482,10 +482,21 @@ def _regex_of(t) -> tuple[str, str]:
     return t.regex, getattr(t, "name", "")
 
 
+def _terminal_dfa(t) -> DFA:
+    text = getattr(t, "text", None)
+    if text is not None:
+        from .text import free_text_dfa   # text.py imports this module
+        return free_text_dfa(text, getattr(t, "name", ""))
+    if getattr(t, "token", None) is not None:
+        raise GrammarError(f"special-token terminal {t.name!r} is not lexed from bytes", name=t.name)
+    return compile_terminal(*_regex_of(t))
+
+
 def terminal_dfas(terminals: Sequence) -> list[DFA]:
     """Per-terminal minimized DFAs, in the order of ``terminals`` (TerminalDef
-    objects, or plain regex strings). Cached per regex."""
-    return [compile_terminal(*_regex_of(t)) for t in terminals]
+    objects, or plain regex strings). Cached per regex (per FreeText spec for
+    free-text terminals)."""
+    return [_terminal_dfa(t) for t in terminals]
 
 
 def product(dfas: Sequence[DFA]) -> DFA:
@@ -570,8 +581,7 @@ def compile_lexer(terminals: Sequence) -> DFA:
     """Combined DFA of all terminals: ``accepts[s]`` = the positions ``i`` in
     ``terminals`` whose own DFA accepts the bytes read; minimized with respect
     to the accepts sets. Cached by the tuple of regexes."""
-    pairs = [_regex_of(t) for t in terminals]
-    key = tuple(r for r, _ in pairs)
+    key = tuple((_regex_of(t)[0], getattr(t, "text", None)) for t in terminals)
     d = _LEXER_CACHE.get(key)
     if d is None:
         d = product(terminal_dfas(terminals))
@@ -579,3 +589,33 @@ def compile_lexer(terminals: Sequence) -> DFA:
             _LEXER_CACHE.clear()
         _LEXER_CACHE[key] = d
     return d
+
+
+def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]]) -> tuple[DFA, tuple[int, ...]]:
+    """Lexer automaton with modes: ``modes[m]`` lists the positions in
+    ``terminals`` lexed in mode ``m``. The result is the disjoint union of
+    each mode's combined DFA (``accepts`` holds positions in ``terminals``)
+    and the start state of every mode (mode 0 starts at state 0)."""
+    if not modes:
+        return compile_lexer(terminals), (0,)
+    parts = []
+    for idx in modes:
+        sub = compile_lexer([terminals[i] for i in idx])
+        parts.append((sub, list(idx)))
+    if len(parts) == 1 and parts[0][1] == list(range(len(terminals))):
+        return parts[0][0], (0,)
+    rows = []
+    accepts: list = []
+    starts = []
+    off = 0
+    for sub, idx in parts:
+        starts.append(off)
+        t = sub.trans
+        rows.append(np.where(t >= 0, t + off, -1))
+        accepts.extend(frozenset(idx[i] for i in a) for a in sub.accepts)
+        off += sub.n_states
+    if off > MAX_DFA_STATES:
+        raise GrammarError(f"the combined lexer automaton needs more than {MAX_DFA_STATES} "
+                           f"states (MAX_DFA_STATES)")
+    trans = np.concatenate(rows).astype(np.int32)
+    return DFA(trans=trans, accepts=tuple(accepts), n_states=off), tuple(starts)

@@ -27,6 +27,16 @@ ambiguity and the emission carries every tied terminal (the parser forks).
 
 Configurations are interned to small ints; ``BOUNDARY_CONFIG`` (0) is the
 configuration at the start of the text.
+
+**Lexer modes** (flex start conditions, see
+:class:`stackmask.glr.grammar.LexerMode`): the DFA is the disjoint union of
+one combined automaton per mode, so a pending lexeme's state says its mode.
+A boundary in mode ``m`` is ``d = -1 - m`` (``BOUNDARY`` is mode 0's);
+emitting a terminal switches to the mode its lexer mode names for it.
+
+**Special tokens** are not bytes: committing one finishes the pending
+lexeme as at the end of the text (shadows cannot continue across it), emits
+the bound terminal and restarts at a boundary (:meth:`Scanner.special`).
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..errors import GrammarError
 from ..glr.grammar import TerminalDef
 from .dfa import DFA
 
@@ -54,16 +65,35 @@ class Scanner:
     """
 
     def __init__(self, dfa: DFA, terminals: Sequence[TerminalDef], ignore: Iterable[str],
-                 terminal_ids: Mapping[str, int]):
+                 terminal_ids: Mapping[str, int], starts: Sequence[int] = (0,),
+                 switch: Mapping | None = None, special_terms: Iterable[int] = ()):
         self.dfa = dfa
+        #: parser terminals emitted by special tokens (they affect viability)
+        self.special_terms = frozenset(special_terms)
         self.terminals = tuple(terminals)
         ignore = frozenset(ignore)
         self._trans = dfa.trans.tolist()                 # list of lists: fastest per-byte lookup
         self._live_out = [bool(x) for x in np.asarray(dfa.live_out)]
+        self._starts = tuple(int(x) for x in starts)
+        switch = dict(switch or {})
+        state_mode = (np.searchsorted(np.asarray(self._starts), np.arange(dfa.n_states), side="right")
+                      - 1).tolist()
         winners: list[Emission] = []
-        for acc in dfa.accepts:
-            winners.append(self._resolve(acc, ignore, terminal_ids))
+        next_b: list[int] = []      # per DFA state: the boundary after emitting its winners
+        for q, acc in enumerate(dfa.accepts):
+            em, names = self._resolve(acc, ignore, terminal_ids)
+            winners.append(em)
+            m = state_mode[q]
+            targets = {switch.get((m, n), m) for n in names} or {m}
+            if len(targets) > 1:
+                raise GrammarError(f"terminals {sorted(names)} can match the same text but switch "
+                                   f"to different lexer modes", name=sorted(names)[0])
+            next_b.append(-1 - targets.pop())
         self.winners: tuple[Emission, ...] = tuple(winners)
+        self._next_boundary = next_b
+        self._special_switch = {(m, terminal_ids[n]): t for (m, n), t in switch.items()
+                                if n in terminal_ids}
+        self._special_memo: dict = {}
         self._accepting = [bool(w) for w in winners]
         self._configs: list[tuple[int, frozenset[int]]] = [(BOUNDARY, frozenset())]
         self._config_ids: dict[tuple[int, frozenset[int]], int] = {self._configs[0]: 0}
@@ -98,10 +128,11 @@ class Scanner:
 
     # -- terminals ---------------------------------------------------------
     def _resolve(self, acc: frozenset[int], ignore: frozenset[str],
-                 terminal_ids: Mapping[str, int]) -> Emission:
-        """Winners among the terminals matching one lexeme (see module doc)."""
+                 terminal_ids: Mapping[str, int]) -> tuple:
+        """Winners among the terminals matching one lexeme (see module doc),
+        and their names."""
         if not acc:
-            return ()
+            return (), ()
         defs = [self.terminals[i] for i in acc]
         top = max(t.priority for t in defs)
         best = [t for t in defs if t.priority == top]
@@ -115,7 +146,7 @@ class Scanner:
                 alts.add(terminal_ids[t.name])
             # a terminal neither ignored nor used by the parser cannot occur
             # (the front end keeps only used and ignored terminals)
-        return tuple(sorted(alts))
+        return tuple(sorted(alts)), tuple(t.name for t in best)
 
     # -- configurations ----------------------------------------------------
     def config(self, cid: int) -> tuple[int, frozenset[int]]:
@@ -154,9 +185,10 @@ class Scanner:
             self._finish.clear()
             self._steps_old.clear()
             self._finish_old.clear()
+            self._special_memo.clear()
 
     def at_boundary(self, cid: int) -> bool:
-        return self._configs[cid][0] == BOUNDARY
+        return self._configs[cid][0] < 0
 
     # -- one byte ------------------------------------------------------------
     def step(self, cid: int, byte: int) -> tuple:
@@ -177,7 +209,7 @@ class Scanner:
     def _step(self, cid: int, byte: int) -> tuple:
         trans = self._trans
         d, shadows = self._configs[cid]
-        nd = trans[0 if d == BOUNDARY else d][byte]
+        nd = trans[self._starts[-1 - d] if d < 0 else d][byte]
         if nd < 0:
             return ()
         ns = set()
@@ -191,19 +223,42 @@ class Scanner:
         w = self.winners[nd]
         if not w:
             return ((None, self._intern(nd, ns)),)
+        nb = self._next_boundary[nd]
         if self._live_out[nd]:
-            return ((w, self._intern(BOUNDARY, ns | {nd})), (None, self._intern(nd, ns)))
-        return ((w, self._intern(BOUNDARY, ns)),)
+            return ((w, self._intern(nb, ns | {nd})), (None, self._intern(nd, ns)))
+        return ((w, self._intern(nb, ns)),)
 
     # -- end of text and lookahead -------------------------------------------
     def final_emission(self, cid: int) -> Emission | None:
         """At end of text: ``()`` if no lexeme is pending, the winners if the
         pending lexeme is complete, ``None`` if it is incomplete (dead)."""
         d, _ = self._configs[cid]
-        if d == BOUNDARY:
+        if d < 0:
             return ()
         w = self.winners[d]
         return w if w else None
+
+    def special(self, cid: int, term: int):
+        """Committing a special token bound to parser terminal ``term`` in
+        ``cid``: ``(emission of the pending lexeme (``()``: none), config
+        after the terminal)``, or None when the pending lexeme is incomplete.
+        The pending lexeme is finished as at the end of the text."""
+        key = (cid, term)
+        r = self._special_memo.get(key, 0)
+        if r == 0:
+            d, _ = self._configs[cid]
+            if d < 0:
+                r = ((), -1 - d)
+            elif self.winners[d]:
+                r = (self.winners[d], -1 - self._next_boundary[d])
+            else:
+                r = None
+            if r is not None:
+                em, m = r
+                m2 = self._special_switch.get((m, term), m)
+                r = (em, self._intern(-1 - m2, frozenset()))
+            self._special_memo[key] = r
+        return r
 
     def shadows(self, cid: int) -> frozenset[int]:
         return self._configs[cid][1]
@@ -225,7 +280,7 @@ class Scanner:
 
     def _finishable(self, cid: int) -> frozenset:
         d, shadows = self._configs[cid]
-        d = 0 if d == BOUNDARY else d
+        d = self._starts[-1 - d] if d < 0 else d
         reach = self._reach
         if not shadows:
             return reach[d]

@@ -15,7 +15,8 @@ from typing import Iterable
 
 import numpy as np
 
-from ..compile import Compiled, LazyConfigs, compile_constraint
+from ..compile import Compiled, LazyConfigs, compile_constraint, prepare_grammar
+from ..compile.special import special_bindings
 from ..compile.terminal import TRUE, requirement
 from ..compile.tables import GrammarTables
 from ..errors import TokenRejected
@@ -69,6 +70,13 @@ class Constraint:
     memory, automaton size, GLR work per commit. Exceeding one raises
     :class:`stackmask.LimitExceeded` naming the limit, the value reached and how to
     raise it; a construction that fails leaves nothing in the cache.
+
+    ``special_tokens`` binds ``%declare``d terminals to special tokens
+    (``{"TOOL_OPEN": "<tool_call>"}``: a token's text or id; see
+    :meth:`stackmask.Grammar.bind_special_tokens`). ``trigger`` (a special
+    token's text or id, or a plain string) turns on trigger mode: any text is
+    allowed until the trigger, then the grammar applies (reasoning models:
+    ``trigger="</think>"``).
     """
 
     #: estimated bytes of one requirement memo entry (a frozenset of terminals)
@@ -77,7 +85,8 @@ class Constraint:
     def __init__(self, grammar: "Grammar | str", vocab: Vocab, ambiguous: bool = False, *,
                  cache_dir=None, progress: bool = True, compile: str = "eager",
                  compile_budget_s: float | None = 120.0, mask_cache_bytes: int = 256 << 20,
-                 memo_cache_bytes: int = 256 << 20, limits: Limits | None = None):
+                 memo_cache_bytes: int = 256 << 20, limits: Limits | None = None,
+                 special_tokens=None, trigger=None):
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a stackmask.Vocab, not {type(vocab).__name__}")
         if limits is None:
@@ -86,6 +95,7 @@ class Constraint:
             raise TypeError(f"limits must be a stackmask.Limits, not {type(limits).__name__}")
         self.vocab = vocab
         self.limits = limits
+        grammar = prepare_grammar(grammar, vocab, special_tokens=special_tokens, trigger=trigger)
         compiled, scanner, self.loaded_from_cache = compile_constraint(
             grammar, vocab, ambiguous=ambiguous, cache_dir=cache_dir, progress=progress,
             mode=compile, budget_s=compile_budget_s, limits=limits,
@@ -98,8 +108,11 @@ class Constraint:
         self.scanner = scanner
         scanner.set_memo_bytes(memo_cache_bytes)
         dwa = compiled.dwa
+        specials = special_bindings(self.tables)
+        #: special token id -> the parser terminal committing it emits
+        self.special_terminals = {i: t for t, ids in specials.items() for i in ids}
         self._masker = Masker(dwa, vocab.size, vocab.eos_token_ids,
-                              LazyConfigs(dwa, scanner, vocab, cache_bytes=memo_cache_bytes),
+                              LazyConfigs(dwa, scanner, vocab, specials, cache_bytes=memo_cache_bytes),
                               cache_bytes=mask_cache_bytes)
         self._accepts_empty = self.tables.normal_form.accepts_empty
         # lexer config -> what its head needs (see viable); two generations bounded in bytes
@@ -134,6 +147,13 @@ class Constraint:
         data = self.vocab.token_bytes(token_id)
         if state.finished:
             raise TokenRejected(token_id, data or b"", 0, "the sequence has already ended")
+        term = self.special_terminals.get(token_id)
+        if term is not None:
+            heads = self.advance_special(state.heads, term)
+            if not heads:
+                raise TokenRejected(token_id, data or b"", 0,
+                                    "the grammar does not allow this special token here")
+            return State(heads)
         if not data or token_id in self.vocab.special_token_ids:
             raise TokenRejected(token_id, data or b"", 0,
                                 "special token" if data else "token has no text bytes")
@@ -322,6 +342,41 @@ class Constraint:
                 out[(id(m), ncfg)] = (m, ncfg)
         return tuple(out.values())
 
+    def special_terms_by_terminal(self) -> dict:
+        """Parser terminal -> the special token ids bound to it."""
+        out: dict = {}
+        for i, t in sorted(self.special_terminals.items()):
+            out.setdefault(t, []).append(i)
+        return out
+
+    def advance_special(self, heads: tuple, term: int) -> tuple:
+        """Heads after a special token bound to parser terminal ``term``: each head's
+        pending lexeme is finished as at the end of the text, then ``term`` is shifted
+        (empty when no parse can take it). The heads end at a clean lexeme boundary."""
+        special = self.scanner.special
+        shift = self.glr.shift
+        groups: dict = {}
+        for node, cfg in heads:
+            r = special(cfg, term)
+            if r is None:
+                continue
+            em, ncfg = r
+            g = groups.setdefault(ncfg, {})
+            if not em:
+                g[id(node)] = node
+                continue
+            for t in em:
+                if t == IGNORE:
+                    g[id(node)] = node
+                else:
+                    for m in shift((node,), t):
+                        g[id(m)] = m
+        out = []
+        for ncfg, nodes in groups.items():
+            for m in shift(nodes.values(), term):
+                out.append((m, ncfg))
+        return tuple(out)
+
     def viable(self, head: Head) -> bool:
         """One-terminal lookahead viability (the definition of the mask).
 
@@ -346,11 +401,23 @@ class Constraint:
             return False
         if req == TRUE:
             return True
-        terminals, can_end = req
+        terminals, can_end = req[0], req[1]
         can_shift = self.glr.can_shift
         if any(can_shift(node, t) for t in terminals):
             return True
-        return can_end and self._node_accepts(node)
+        if can_end and self._node_accepts(node):
+            return True
+        if len(req) > 2:
+            # a special token may come next: the pending lexeme ends (emission req[2]),
+            # then some special-token terminal is shifted
+            nodes = [node]
+            if req[2]:
+                nodes = []
+                for t in req[2]:
+                    nodes.extend((node,) if t == IGNORE else self.glr.shift((node,), t))
+            specials = self.scanner.special_terms
+            return any(can_shift(n, t) for n in nodes for t in specials)
+        return False
 
     # -- decoding helpers: see stackmask.runtime.decoding ---------------------
     def validate_tokens(self, state: State, tokens) -> int:

@@ -184,8 +184,11 @@ def _forced_walk(c, state: State, max_bytes: int) -> tuple[bytes, list[tuple], b
     out = bytearray()
     trail = [heads]
     closed = False
+    specials = list(c.special_terms_by_terminal())
     while len(out) < max_bytes:
         accepting = c.is_accepting(State(heads))
+        if any(c.advance_special(heads, t) for t in specials):
+            break            # a special token (no bytes) may come next: nothing is forced
         only = None
         count = 0
         for rep, size in aux.byte_classes:
@@ -215,8 +218,9 @@ def forced_bytes(c, state: State, max_bytes: int = 256) -> bytes:
     must start with (at most ``max_bytes`` bytes).
 
     Built byte by byte: ``f`` grows by ``b`` while the text ``x·f`` is not
-    a complete sentence and ``b`` is the *only* byte after which the text is
-    still a viable prefix (the viability that defines masks). Since every
+    a complete sentence, no special token bound to a grammar terminal may
+    come next, and ``b`` is the *only* byte after which the text is still a
+    viable prefix (the viability that defines masks). Since every
     text that can still become a sentence is viable, every sentence that
     extends ``x`` extends ``x·f``; conversely every token whose bytes are a
     prefix of ``f`` is allowed, and every allowed token's bytes are a prefix

@@ -83,6 +83,10 @@ class ReferenceOracle:
                 out.extend(groups[i])
             prev = tb
             i += 1
+        # special tokens bound to terminals: committed like any token (no bytes)
+        for tid, ids in c.special_terms_by_terminal().items():
+            if c.advance_special(state.heads, tid):
+                out.extend(ids)
         return out
 
     def mask(self, state, out=None) -> np.ndarray:
