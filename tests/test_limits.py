@@ -86,12 +86,20 @@ def test_compile_memory_limit_raises_and_caches_nothing(tmp_path, monkeypatch):
     assert cache_files(tmp_path) == []
 
 
-def test_compile_memory_limit_real_measurement(tmp_path, qwen_vocab):
+def test_compile_memory_limit_real_measurement():
+    """The guard's real measurement (no monkeypatching): resident memory grown by a
+    touched 200 MB array trips a 50 MB limit. (A whole compile is not used here: in a
+    long test session it may reuse freed memory and not grow the RSS at all.)"""
+    from stackmask.limits import CompileGuard, rss_bytes
+    guard = CompileGuard(Limits(max_compile_memory_bytes=50 << 20), interval=0.0)
+    guard.check()
+    before = rss_bytes()
+    big = np.ones(200 << 20, dtype=np.uint8)
+    assert rss_bytes() - before > 100 << 20
     with pytest.raises(LimitExceeded) as ei:
-        Constraint(JSON, qwen_vocab, cache_dir=tmp_path, progress=False,
-                   limits=Limits(max_compile_memory_bytes=1))
+        guard.check()
     check_message(ei.value, "max_compile_memory_bytes")
-    assert cache_files(tmp_path) == []
+    del big
 
 
 def test_automaton_size_limit_eager(tmp_path):
