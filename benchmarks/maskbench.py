@@ -446,11 +446,15 @@ def main(argv=None):
 
     if args.merge:
         merged = dict(engines={}, runs=[])
+        chunks: dict = {}
         for path in args.merge:
             d = json.load(open(path))
-            merged["schemas"] = d["schemas"]
             merged["runs"].append({k: d.get(k) for k in ("argv", "peak_rss_gb", "wall_s", "engines_run")})
-            merged["engines"].update(d["engines"])
+            for name, e in d["engines"].items():
+                chunks.setdefault(name, []).append(e)
+        for name, parts in chunks.items():
+            merged["engines"][name] = parts[0] if len(parts) == 1 else merge_chunks(parts)
+        merged["schemas"] = max(e["schemas"] for e in merged["engines"].values())
         print(markdown(merged))
         print(per_instance_comparison(merged))
         return
@@ -556,28 +560,59 @@ def main(argv=None):
         if args.verbose or (si + 1) % 25 == 0:
             print(f"  {si + 1}/{len(rows)} schemas, {time.perf_counter() - t_start:.0f}s, "
                   f"peak RSS {peak_rss_gb():.2f} GB", flush=True)
+            if args.json and si + 1 < len(rows):       # checkpoint (a killed run keeps its data)
+                with open(args.json + ".part", "w") as f:
+                    json.dump(build_out(args, res, engines, unavailable, rows, t_start, si + 1), f,
+                              default=str)
 
-    wall = time.perf_counter() - t_start
-    out = dict(schemas=len(rows), argv=sys.argv[1:], unavailable=unavailable, wall_s=wall,
-               peak_rss_gb=peak_rss_gb(), engines_run=[e.name for e in engines], engines={})
+    out = build_out(args, res, engines, unavailable, rows, t_start, done=len(rows))
+    print_table(res, engines, unavailable, len(rows))
+    print()
+    print(markdown(out))
+    print(f"wall {out['wall_s']:.0f}s, peak RSS {out['peak_rss_gb']:.2f} GB (engines in this process: "
+          f"{', '.join(out['engines_run'])})")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1, default=str)
+        print(f"wrote {args.json}")
+
+
+def build_out(args, res, engines, unavailable, rows, t_start, done):
+    out = dict(schemas=done, start=args.start, argv=sys.argv[1:], unavailable=unavailable,
+               wall_s=time.perf_counter() - t_start, peak_rss_gb=peak_rss_gb(),
+               engines_run=[e.name for e in engines], engines={})
     for e in engines:
         r = res[e.name]
-        out["engines"][e.name] = summary(r, len(rows))
+        out["engines"][e.name] = summary(r, done)
         if e.name == "stackmask":
             out["engines"][e.name]["vocab_index_s"] = e.vocab_index_s
             out["engines"][e.name]["mode"] = args.stackmask_compile
             out["engines"][e.name]["budget_s"] = args.stackmask_budget
         out["engines"][e.name]["peak_rss_gb_process"] = out["peak_rss_gb"]
         out["engines"][e.name]["per_schema"] = r["per_schema"]
-    print_table(res, engines, unavailable, len(rows))
-    print()
-    print(markdown(out))
-    print(f"wall {wall:.0f}s, peak RSS {out['peak_rss_gb']:.2f} GB (engines in this process: "
-          f"{', '.join(out['engines_run'])})")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1, default=str)
-        print(f"wrote {args.json}")
+        out["engines"][e.name]["raw"] = {k: v for k, v in r.items() if k != "per_schema"}
+    return out
+
+
+def merge_chunks(parts: list) -> dict:
+    """One engine's summary from several --json outputs over disjoint schema ranges (needs their
+    ``raw`` records)."""
+    r = new_record()
+    for d in parts:
+        raw = d["raw"]
+        for k, v in raw.items():
+            if isinstance(r.get(k), Counter):
+                r[k].update(v)
+            elif isinstance(r.get(k), list):
+                r[k] += v
+            elif k in r:
+                r[k] += v
+        r["per_schema"] += d["per_schema"]
+    n = sum(d["schemas"] for d in parts)
+    e = summary(r, n)
+    e["per_schema"] = r["per_schema"]
+    e["peak_rss_gb_process"] = max(d.get("peak_rss_gb_process") or 0 for d in parts)
+    return e
 
 
 def run_schema(eng, h, row, schema, valid_toks, invalid_toks, steps0, rec, srec, jsonschema):
@@ -698,7 +733,7 @@ def markdown(out) -> str:
         tot = sum(len(p.get("valid", [])) + len(p.get("invalid", [])) for p in ps)
         right = sum(sum(bool(x) for x in p.get("valid", []) + p.get("invalid", [])) for p in ps)
         allr = f"{right}/{tot} ({100 * right / max(1, tot):.1f}%)"
-        lines.append(f"| {name} | {e['compiled']}/{n} | {va} | {ir} | {allr} | {_s(c['p50'])} | {_s(c['p90'])} "
+        lines.append(f"| {name} | {e['compiled']}/{e.get('schemas', n)} | {va} | {ir} | {allr} | {_s(c['p50'])} | {_s(c['p90'])} "
                      f"| {_s(c['p99'])} | {_s(c['max'])} | {rss} |")
     lines += ["", "| engine | masks | mask p50 µs | p90 | p99 | p99.9 | max | commit p50 µs | p90 | p99 "
               "| p99.9 | max | next token in mask | masks = oracle |",
