@@ -65,6 +65,13 @@ class VocabIndex:
         self.dups = {k: g[1:] for k, g in enumerate(groups) if len(g) > 1}
         self._dup_keys = np.array(sorted(self.dups), dtype=np.int64)
 
+    def first_byte_bounds(self) -> list[int]:
+        """``bounds[b]:bounds[b + 1]``: the byte-order positions of the tokens starting with ``b``."""
+        b = getattr(self, "_first_bounds", None)
+        if b is None:
+            b = self._first_bounds = [bisect_left(self.toks, bytes([x])) for x in range(256)] + [len(self.toks)]
+        return b
+
     def byte_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """Tokens (byte order) as a zero-padded uint8 matrix and their lengths (cached)."""
         m = getattr(self, "_matrix", None)
@@ -157,6 +164,7 @@ class TerminalCompiler:
         self.cache_bytes = cache_bytes      # None: unbounded (an eager compile, which is
         self._cache_used = 0                # bounded by Limits.max_compile_memory_bytes)
         self._walks: dict = {}
+        self._subtrees: dict = {}        # trie_walk memo: (first byte, branches) -> subtree result
         self._shadow_runs: dict = {}
         self._req: dict = {}
         trans = np.asarray(scanner.dfa.trans, dtype=np.int32)
@@ -179,6 +187,7 @@ class TerminalCompiler:
         dropped first (they are recomputed on demand)."""
         if self.cache_bytes is not None and self._cache_used + n > self.cache_bytes:
             self._walks.clear()
+            self._subtrees.clear()
             self._shadow_runs.clear()
             self._req.clear()
             self._cache_used = 0
@@ -244,9 +253,10 @@ class TerminalCompiler:
         w = self._walks.get(d)
         if w is None:
             cfg = self.scanner._intern(d, frozenset())
-            w = {k: np.asarray(v, dtype=np.int64)
-                 for k, v in trie_walk(self.scanner, cfg, self.index).items()}
-            self._account(sum(a.nbytes + self.ENTRY_BYTES for a in w.values()))
+            w = {k: (v[0] if len(v) == 1 else np.concatenate(v))
+                 for k, v in trie_walk(self.scanner, cfg, self.index, self._subtrees).items()}
+            # the walk's arrays, and about as much again for the subtree memo's
+            self._account(2 * sum(a.nbytes + self.ENTRY_BYTES for a in w.values()))
             self._walks[d] = w
         return w
 
@@ -286,22 +296,59 @@ class TerminalCompiler:
         return out
 
 
-def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex) -> dict:
+def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict | None = None) -> dict:
     """Every token from configuration ``cfg``: branch set (tuple of ``(emissions, end
     config)``) -> list of byte-order positions, by running the scanner itself over the
-    token trie (tokens sharing a prefix share its work; a dead prefix skips its subtree)."""
+    token trie (tokens sharing a prefix share its work; a dead prefix skips its subtree).
+
+    The tokens starting with byte ``b`` are walked from the branches ``cfg`` has after
+    ``b``; ``memo`` (shared by the walks of one scanner) keeps that subtree's result by
+    ``(b, branches)``, so configurations that converge after one byte (e.g. the states
+    inside a string that are also prefixes of literal keys) walk the shared subtrees once.
+    Values are lists of int64 position arrays, ascending across the list."""
     step = scanner.step
     toks = index.toks
-    n = len(toks)
+    bounds = index.first_byte_bounds()
     groups: dict = {}
-    memo: dict = {}       # (branches, byte) -> branches: several branches recur (free text forks at
-                          # every character: emit the lexeme, or keep reading)
-    stack: list = [(((), cfg),)]
-    prev = b""
-    i = 0
-    while i < n:
+    for b in range(256):
+        lo, hi = bounds[b], bounds[b + 1]
+        if lo == hi:
+            continue
+        nb = {}
+        for em, nc in step(cfg, b):
+            if em is None or em == (IGNORE,):
+                nb[((), nc)] = None
+            else:
+                nb[((em,), nc)] = None
+        if not nb:
+            continue
+        key = (b, tuple(nb))
+        sub = memo.get(key) if memo is not None else None
+        if sub is None:
+            sub = _walk_range(step, toks, lo, hi, key[1])
+            if memo is not None:
+                memo[key] = sub
+        for br, pos in sub.items():
+            g = groups.get(br)
+            if g is None:
+                groups[br] = [pos]
+            else:
+                g.append(pos)
+    return groups
+
+
+def _walk_range(step, toks, lo: int, hi: int, first: tuple) -> dict:
+    """Branch set -> int64 positions for the tokens ``toks[lo:hi]`` (all starting with the
+    same byte), from the branches ``first`` after that byte."""
+    groups: dict = {}
+    memo: dict = {}       # (branches, byte) -> branches: several branches recur (free text forks
+                          # at every character: emit the lexeme, or keep reading)
+    stack: list = [None, first]
+    prev = toks[lo][:1]
+    i = lo
+    while i < hi:
         tb = toks[i]
-        k = 0
+        k = 1
         lim = min(len(prev), len(tb), len(stack) - 1)
         while k < lim and prev[k] == tb[k]:
             k += 1
@@ -335,7 +382,7 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex) -> dict:
             stack.append(branches)
         if dead >= 0:
             succ = successor(tb[:dead + 1])
-            i = n if succ is None else bisect_left(toks, succ, i + 1)
+            i = hi if succ is None else bisect_left(toks, succ, i + 1, hi)
             prev = tb[:dead]
             continue
         g = groups.get(branches)
@@ -345,7 +392,7 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex) -> dict:
             g.append(i)
         prev = tb
         i += 1
-    return groups
+    return {k: np.asarray(v, dtype=np.int64) for k, v in groups.items()}
 
 
 def successor(prefix: bytes) -> bytes | None:
