@@ -186,7 +186,7 @@ class LLGuidance(Engine):
             grm = self.ll.LLMatcher.grammar_from_lark(text)
         err = self.ll.LLMatcher.validate_grammar(grm, self.tok)
         if err:
-            raise ValueError(err.strip().splitlines()[-1][:300])
+            raise ValueError(" ".join(err.split())[:300])
         m = self.ll.LLMatcher(self.tok, grm, log_level=0)
         if m.is_error():
             raise ValueError(m.get_error())
