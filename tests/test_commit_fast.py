@@ -15,9 +15,8 @@ import numpy as np
 import pytest
 
 from stackmask import Constraint, TokenRejected
-from stackmask.glr.gss import AMBIGUOUS
+from stackmask.glr.gss import AMBIGUOUS, Node
 from stackmask.runtime.constraint import _merge_heads
-from stackmask.glr.gss import Node
 
 from conftest import bench_constraint
 from test_compiled_exact import AMBIGUOUS_GRAMMARS, _AMBIGUOUS_FIXED

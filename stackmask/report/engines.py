@@ -1,7 +1,7 @@
 """Engines the report replays token traces through: stackmask and, when installed, peers.
 
 Every engine has the same small interface, so the replay loop in
-``stackmask.report.replay`` treats them alike:
+``stackmask.report`` (``_replay``) treats them alike:
 
 * ``Engine(vocab)`` prepares the vocabulary (not timed as compile);
 * ``compile(workload)`` builds the grammar's matcher (timed as compile);
@@ -18,8 +18,10 @@ report hands it the grammar with those removed and says so in its notes.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
+
 import numpy as np
 
 PEERS = ("glrmask", "llguidance", "xgrammar")
@@ -40,10 +42,41 @@ class EngineUnavailable(Exception):
 
 class Engine:
     name = "?"
-    notes: list[str]
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
 
     def version(self) -> str:
         return ""
+
+    def _lark_text(self, text: str) -> str:
+        """``text`` without Lark rule priorities (which this peer rejects), noted."""
+        text, n = strip_rule_priorities(text)
+        if n:
+            self.notes.append(f"{n} rule priorities removed (not supported; they do not change the language)")
+        return text
+
+
+def _import_peer(module: str):
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise EngineUnavailable(f"{module.split('.')[0]} is not installed ({e})") from None
+
+
+class _RowView:
+    """The (1, words) view a peer's fill function wants of the caller's 1-D buffer,
+    made once per buffer so the timed mask call does not build it."""
+
+    def __init__(self, wrap):
+        self._wrap = wrap
+        self._buf = None
+        self._view = None
+
+    def __call__(self, buf):
+        if buf is not self._buf:
+            self._buf, self._view = buf, self._wrap(buf.reshape(1, -1))
+        return self._view
 
 
 class Stackmask(Engine):
@@ -53,9 +86,10 @@ class Stackmask(Engine):
                  compile_budget_s: float | None = 120.0):
         import stackmask
         from stackmask.compile.terminal import vocab_index
+        super().__init__()
         self.sm = stackmask
         self.vocab = vocab
-        self.notes = []
+        self.eos = min(vocab.eos_token_ids)
         self.cache_dir = cache_dir
         self.compile_mode = compile_mode
         self.compile_budget_s = compile_budget_s
@@ -93,9 +127,8 @@ class Stackmask(Engine):
             return False, st
 
     def finish(self, h, st):
-        eos = min(self.vocab.eos_token_ids)
         try:
-            h.commit(st, eos)
+            h.commit(st, self.eos)
             return True
         except self.sm.TokenRejected:
             return False
@@ -105,13 +138,8 @@ class GLRMask(Engine):
     name = "glrmask"
 
     def __init__(self, vocab):
-        try:
-            import glrmask
-        except ImportError as e:
-            raise EngineUnavailable(f"glrmask is not installed ({e})") from None
-        self.g = glrmask
-        self.notes = []
-        self.vocab = vocab
+        super().__init__()
+        glrmask = self.g = _import_peer("glrmask")
         skip = vocab.special_token_ids | vocab.eos_token_ids
         self.v = glrmask.Vocab.from_id_to_bytes(
             {i: b for i, b in enumerate(vocab.tokens) if b and i not in skip})
@@ -161,15 +189,11 @@ class LLGuidance(Engine):
     name = "llguidance"
 
     def __init__(self, vocab, encode):
-        try:
-            import llguidance
-            import llguidance.numpy
-        except ImportError as e:
-            raise EngineUnavailable(f"llguidance is not installed ({e})") from None
-        self.ll = llguidance
-        self.notes = []
+        super().__init__()
+        llguidance = self.ll = _import_peer("llguidance")
+        self._fill = _import_peer("llguidance.numpy").fill_next_token_bitmask
+        self._row = _RowView(lambda a: a)
         self.eos = min(vocab.eos_token_ids)
-        self._fill = llguidance.numpy.fill_next_token_bitmask
         self.tok = llguidance.LLTokenizer(llguidance.TokenizerWrapper(_Wrapper(vocab, encode)),
                                           n_vocab=vocab.size, eos_token=sorted(vocab.eos_token_ids))
 
@@ -180,10 +204,7 @@ class LLGuidance(Engine):
         if w.kind == "schema":
             grm = self.ll.LLMatcher.grammar_from_json_schema(json.dumps(w.schema))
         else:
-            text, n = strip_rule_priorities(w.text)
-            if n:
-                self.notes.append(f"{n} rule priorities removed (not supported; they do not change the language)")
-            grm = self.ll.LLMatcher.grammar_from_lark(text)
+            grm = self.ll.LLMatcher.grammar_from_lark(self._lark_text(w.text))
         err = self.ll.LLMatcher.validate_grammar(grm, self.tok)
         if err:
             raise ValueError(" ".join(err.split())[:300])
@@ -196,8 +217,7 @@ class LLGuidance(Engine):
         return self.ll.LLMatcher(self.tok, h, log_level=0)
 
     def mask(self, h, st, buf):
-        # writes row 0 of a (1, words) int32 array in place
-        self._fill(st, buf.reshape(1, -1), 0)
+        self._fill(st, self._row(buf), 0)       # row 0 of a (1, words) int32 array
 
     def commit(self, h, st, tok):
         ok = st.consume_token(tok)
@@ -211,12 +231,10 @@ class XGrammar(Engine):
     name = "xgrammar"
 
     def __init__(self, vocab):
-        try:
-            import xgrammar as xgr
-        except ImportError as e:
-            raise EngineUnavailable(f"xgrammar is not installed ({e})") from None
-        self.xgr = xgr
-        self.notes = []
+        super().__init__()
+        xgr = self.xgr = _import_peer("xgrammar")
+        import torch          # xgrammar fills torch tensors (it depends on torch)
+        self._row = _RowView(torch.from_numpy)
         self.eos = min(vocab.eos_token_ids)
         toks = [vocab.token_bytes(i) or b"" for i in range(vocab.size)]
         info = xgr.TokenizerInfo(toks, vocab_type=xgr.VocabType.RAW, vocab_size=vocab.size,
@@ -230,17 +248,13 @@ class XGrammar(Engine):
         if w.kind == "schema":
             return self.compiler.compile_json_schema(json.dumps(w.schema), any_whitespace=True,
                                                      strict_mode=False)
-        text, n = strip_rule_priorities(w.text)
-        if n:
-            self.notes.append(f"{n} rule priorities removed (not supported; they do not change the language)")
-        return self.compiler.compile_grammar(self.xgr.Grammar.from_lark(text))
+        return self.compiler.compile_grammar(self.xgr.Grammar.from_lark(self._lark_text(w.text)))
 
     def start(self, h):
         return self.xgr.GrammarMatcher(h)
 
     def mask(self, h, st, buf):
-        import torch
-        st.fill_next_token_bitmask(torch.from_numpy(buf.reshape(1, -1)))
+        st.fill_next_token_bitmask(self._row(buf))
 
     def commit(self, h, st, tok):
         return bool(st.accept_token(tok)), st
