@@ -83,3 +83,33 @@ def bench_constraint(name: str, vocab, eager: bool | None = None):
                                                  ambiguous=name in AMBIGUOUS_BENCH,
                                                  compile="eager" if eager else "lazy")
     return c
+
+
+def run_in_threads(fn, seeds, switch_interval: float) -> dict:
+    """``fn(seed, barrier)`` in one thread per seed, all released together by the
+    barrier, with the interpreter switching threads every ``switch_interval`` s;
+    ``{seed: result}``. Fails the test if any thread raised."""
+    import sys
+    import threading
+    results: dict = {}
+    errors: list = []
+    barrier = threading.Barrier(len(seeds))
+
+    def work(seed):
+        try:
+            results[seed] = fn(seed, barrier)
+        except BaseException as e:      # pragma: no cover - reported below
+            errors.append(repr(e))
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(switch_interval)
+    try:
+        threads = [threading.Thread(target=work, args=(sd,)) for sd in seeds]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert not errors, errors
+    return results

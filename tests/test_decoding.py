@@ -17,6 +17,8 @@ from stackmask.grammars import load
 from stackmask.runtime import decoding
 from stackmask.runtime.constraint import mask_to_ids
 
+from conftest import run_in_threads
+
 EXTRA = ['{"', '":', '": ', '", "', "true", "tr", "ue", "false", "null", ", ", '"}', "12", "123",
          " [", "],", "é", "ab", "abc", "select", " from"]
 
@@ -364,27 +366,8 @@ def test_constraint_is_thread_safe(grammar, vocab):
     seeds = [1, 2, 3, 4]
     steps = 30
     shared = Constraint(g, vocab)              # fresh: caches are filled concurrently
-    results: dict[int, list] = {}
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(len(seeds))
-
-    def work(seed):
-        try:
-            results[seed] = _walk_record(shared, seed, steps, barrier)
-        except BaseException as e:                                   # pragma: no cover
-            errors.append(e)
-
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)               # switch threads as often as possible
-    try:
-        threads = [threading.Thread(target=work, args=(sd,)) for sd in seeds]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(old)
-    assert not errors, errors
+    results = run_in_threads(lambda seed, barrier: _walk_record(shared, seed, steps, barrier),
+                             seeds, 1e-6)    # switch threads as often as possible
     for sd in seeds:
         alone = _walk_record(Constraint(g, vocab), sd, steps)
         assert results[sd] == alone, f"seed {sd}: threaded results differ"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import gc
 import random
 import sys
-import threading
 
 import numpy as np
 import pytest
@@ -18,6 +17,8 @@ from stackmask import Constraint, Vocab
 from stackmask.glr import gss
 from stackmask.grammars import load as load_grammar
 from stackmask.runtime.constraint import mask_to_ids
+
+from conftest import run_in_threads
 
 JSON = load_grammar("json")
 PIECES = [b"[", b"]", b", ", b",", b" ", b"-", b".", b"e", b"12", b"345", b"6789", b"0"] + [
@@ -197,27 +198,8 @@ def test_threads_sharing_a_constraint_get_single_thread_masks(mode, qwen_vocab):
     # small caches: evictions race with lookups in every memo
     shared = Constraint(JSON, qwen_vocab, progress=False, compile=mode,
                         mask_cache_bytes=64 << 10, memo_cache_bytes=64 << 10)
-    results: dict = {}
-    errors: list = []
-    barrier = threading.Barrier(n_threads)
-
-    def work(seed):
-        try:
-            results[seed] = _walk(shared, seed, steps, barrier)
-        except BaseException as e:      # pragma: no cover - reported below
-            errors.append(repr(e))
-
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    try:
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(n_threads)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(old)
-    assert not errors, errors
+    results = run_in_threads(lambda seed, barrier: _walk(shared, seed, steps, barrier),
+                             range(n_threads), 1e-5)
     alone = Constraint(JSON, qwen_vocab, progress=False)
     for k in range(n_threads):
         assert results[k] == _walk(alone, k, steps), f"thread {k}: masks differ from one thread's"
