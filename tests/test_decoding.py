@@ -5,7 +5,6 @@ and sharing one Constraint across threads. Everything is checked against
 from __future__ import annotations
 
 import random
-import sys
 import threading
 
 import numpy as np
