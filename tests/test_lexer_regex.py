@@ -14,7 +14,6 @@ import re
 import re._constants as C
 import re._parser as sre_parse
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,7 +24,7 @@ from stackmask.errors import GrammarError
 from stackmask.glr.grammar import Grammar
 from stackmask.lexer import DFA, MAX_NFA_STATES, compile_lexer, compile_terminal, terminal_dfas
 
-GRAMMAR_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "grammars"
+from conftest import GRAMMAR_DIR  # honours $STACKMASK_BENCH like every other bench test
 GRAMMAR_NAMES = ["json", "calc", "c", "sql", "java", "go"]
 
 needs_grammars = pytest.mark.skipif(not GRAMMAR_DIR.is_dir(), reason="benchmark grammars not found")
