@@ -30,7 +30,7 @@ from lark.lexer import Lexer, Token  # noqa: E402
 from stackmask.glr.grammar import Grammar  # noqa: E402
 from stackmask.generate import SentenceGenerator, mutate  # noqa: E402
 
-GRAMMAR_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "grammars"
+from conftest import GRAMMAR_DIR  # noqa: E402  (honours $STACKMASK_BENCH)
 needs_grammars = pytest.mark.skipif(not GRAMMAR_DIR.is_dir(), reason="benchmark grammars not found")
 
 # name -> (text-level Lark parser, max_terminals used for the parse checks)
