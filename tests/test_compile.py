@@ -20,7 +20,7 @@ from stackmask import Constraint, Vocab
 from stackmask.compile import make_scanner
 from stackmask.compile.parser_dwa import _expand
 from stackmask.compile.tables import build_tables
-from stackmask.compile.terminal import TRUE, TerminalCompiler, VocabIndex, requirement
+from stackmask.compile.terminal import TRUE, TerminalCompiler, VocabIndex, group_rows, requirement
 from stackmask.lexer.scanner import IGNORE
 from stackmask.runtime.constraint import mask_to_ids
 
@@ -111,6 +111,22 @@ def test_shadowed_configurations_are_covered():
                 seen.add(c)
                 todo.append(c)
     assert any(sc.config(c)[1] for c in seen), "no configuration with shadows was reached"
+
+
+def test_group_rows_groups_exactly_the_equal_rows():
+    rng = np.random.default_rng(3)
+    cases = [np.zeros((0, 2), dtype=np.int64), np.array([[5, -2, 7]])]
+    for _ in range(60):
+        n, k = int(rng.integers(1, 80)), int(rng.integers(1, 6))
+        cases.append(rng.integers(-2, int(rng.integers(1, 6)), size=(n, k)))
+    cases.append(rng.integers(0, 1 << 20, size=(500, 8)))      # codes overflow: renumbered
+    for m in cases:
+        order, bounds = group_rows(m)
+        groups = [order[bounds[u]:bounds[u + 1]].tolist() for u in range(len(bounds) - 1)]
+        want: dict = {}
+        for i, row in enumerate(map(tuple, m.tolist())):
+            want.setdefault(row, []).append(i)
+        assert sorted(groups) == sorted(want.values())
 
 
 def test_expand_alternatives():

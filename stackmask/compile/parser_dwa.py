@@ -368,29 +368,62 @@ class ParserDWA:
         return entry
 
     def _index(self, q: int):
-        """Group the items of state ``q`` by relevant symbols; compute its default edge."""
+        """Group the items of state ``q`` for computing edges; compute its default edge.
+
+        Returns ``(groups, by_lhs, d_next, stages)``: ``groups`` maps a relevance set to the
+        items reading the stack state directly; ``by_lhs`` maps a nonterminal to the items
+        waiting to push its goto (``(0, lhs, terms, F)``); ``d_next`` is what discards the
+        entry unread (the default edge); ``stages`` memoizes :meth:`_stage`."""
         g = self._groups[q]
         if g is not None:
             return g
         wt = self.weights
         groups: dict = {}
+        by_lhs: dict = {}
         d_next: dict = {}
         items = self.items[q]
         if isinstance(items, bytes):          # from an artifact: unpickled on first use
             items = self.items[q] = pickle.loads(items)
         for pair in items:
             it, w = pair
-            rel = self._relevant(it)
-            if rel is ALL:
+            skip, lhs = it[0], it[1]
+            if skip:
                 # discards the entry unread: the same on every symbol
                 for it2 in self._step(it, 0)[1]:
                     d_next[it2] = wt.union(d_next.get(it2, EMPTY_ID), w)
+            elif lhs != NO_LHS:
+                by_lhs.setdefault(lhs, []).append(pair)
             else:
-                groups.setdefault(rel, []).append(pair)
+                groups.setdefault(self._relevant(it), []).append(pair)
         dd = self._state(d_next)
         self.default[q] = (dd, EMPTY_ID) if dd >= 0 else None
-        g = self._groups[q] = (tuple(groups.items()), d_next)
+        g = self._groups[q] = (tuple(groups.items()), tuple(by_lhs.items()), d_next, {})
         return g
+
+    def _stage(self, stages: dict, lhs: int, g: int, pairs) -> tuple:
+        """Items ``(0, lhs, terms, F)`` of one state on any stack state ``s`` whose goto on
+        ``lhs`` is ``g``, up to reading ``s`` itself: each runs from the known stack ``(g,)``
+        (as a start item reading ``g``). Returns ``(weight of the items that succeed there,
+        ((item waiting for s, weight), ...))``; the same for every such ``s`` (LR gotos on
+        one nonterminal from many states mostly share a few targets), so computed once per
+        ``(lhs, g)``. Equal to running each item from ``(s, g)``: reductions that pop ``g``
+        read ``s`` through the waiting items exactly as they would have."""
+        key = (lhs, g)
+        r = stages.get(key)
+        if r is not None:
+            return r
+        wt = self.weights
+        acc = EMPTY_ID
+        waits: dict = {}
+        for (_, _, terms, F), w in pairs:
+            ok, ws = self._step((0, NO_LHS, terms, F), g)
+            if ok:
+                acc = wt.union(acc, w)
+            else:
+                for it2 in ws:
+                    waits[it2] = wt.union(waits.get(it2, EMPTY_ID), w)
+        r = stages[key] = (acc, tuple(waits.items()))
+        return r
 
     def edge(self, q: int, s: int):
         """The edge of state ``q`` on stack state ``s`` (computed on first use; thread-safe).
@@ -400,8 +433,7 @@ class ParserDWA:
             e = t.get(s)
             if e is not None or (self.complete[q] and s in t):
                 return e
-            groups, d_next = self._index(q)
-            e = self._edge(q, s, groups, d_next)
+            e = self._edge(q, s, self._index(q))
             if e is None:
                 e = self.default[q]
             if not self.complete[q]:
@@ -409,8 +441,10 @@ class ParserDWA:
             self._bound_memos()
             return e
 
-    def _edge(self, q: int, s: int, groups, d_next):
+    def _edge(self, q: int, s: int, index):
+        groups, by_lhs, d_next, stages = index
         wt = self.weights
+        step = self._step
         acc = EMPTY_ID
         nxt = None
         for rel, pairs in groups:
@@ -419,12 +453,30 @@ class ParserDWA:
             if nxt is None:
                 nxt = dict(d_next)
             for it, w in pairs:
-                ok, waits = self._step(it, s)
+                ok, waits = step(it, s)
                 if ok:
                     acc = wt.union(acc, w)
                 else:
                     for it2 in waits:
                         nxt[it2] = wt.union(nxt.get(it2, EMPTY_ID), w)
+        if by_lhs:
+            gotos = self._goto[s]
+            for lhs, pairs in by_lhs:
+                g = gotos.get(lhs)
+                if g is None:
+                    continue
+                if nxt is None:
+                    nxt = dict(d_next)
+                acc_g, waiting = self._stage(stages, lhs, g, pairs)
+                if acc_g != EMPTY_ID:
+                    acc = wt.union(acc, acc_g)
+                for it, w in waiting:
+                    ok, waits = step(it, s)
+                    if ok:
+                        acc = wt.union(acc, w)
+                    else:
+                        for it2 in waits:
+                            nxt[it2] = wt.union(nxt.get(it2, EMPTY_ID), w)
         if nxt is None:
             return None              # like every other symbol: the default edge
         if acc != EMPTY_ID:
@@ -437,13 +489,15 @@ class ParserDWA:
         with self._lock:
             if self.complete[q]:
                 return
-            groups, d_next = self._index(q)
+            index = self._index(q)
             syms: set = set()
-            for rel, _ in groups:
+            for rel, _ in index[0]:
                 syms.update(rel)
+            for lhs, _ in index[1]:
+                syms.update(self._goto_states.get(lhs, _NONE))
             edges: dict = {}
             for s in syms:
-                e = self._edge(q, s, groups, d_next)
+                e = self._edge(q, s, index)
                 # None: the default edge applies; STOP only arises without a default edge
                 # (the default's items are part of every symbol's successor)
                 if e is not None and e != STOP:

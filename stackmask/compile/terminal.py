@@ -237,12 +237,9 @@ class TerminalCompiler:
             pos, gid, sub = pos[alive], gid[alive], sub[alive]
             if len(pos):
                 combo = np.concatenate([gid[:, None], sub], axis=1)
-                uniq, inv = np.unique(combo, axis=0, return_inverse=True)
-                inv = inv.reshape(-1)
-                order = np.argsort(inv, kind="stable")
-                bounds = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
-                for u in range(len(uniq)):
-                    row = uniq[u]
+                order, bounds = group_rows(combo)
+                for u in range(len(bounds) - 1):
+                    row = combo[order[bounds[u]]]
                     extra = frozenset(int(x) for x in row[1:] if x >= 0)
                     add(keys[int(row[0])], pos[order[bounds[u]:bounds[u + 1]]], extra)
         groups = {k: (v[0] if len(v) == 1 else np.concatenate(v)) for k, v in acc.items()}
@@ -294,6 +291,32 @@ class TerminalCompiler:
         self._account(out.nbytes + self.ENTRY_BYTES)
         self._shadow_runs[s] = out
         return out
+
+
+def group_rows(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group the equal rows of the integer matrix ``m``: ``(order, bounds)`` with the rows
+    ``order[bounds[u]:bounds[u + 1]]`` forming group ``u`` (ascending within a group).
+
+    Each row is folded into one int64 code column by column (renumbering the codes densely
+    when the next column would overflow), then the codes are sorted once: much cheaper than
+    ``np.unique(axis=0)``, which sorts the rows as opaque byte strings."""
+    n = len(m)
+    code = np.zeros(n, dtype=np.int64)
+    top = 1                                    # codes are < top
+    for col in m.T:
+        c = col.astype(np.int64)
+        c -= c.min(initial=0)
+        r = int(c.max(initial=0)) + 1
+        if top * r >= 1 << 62:
+            _, code = np.unique(code, return_inverse=True)
+            code = code.reshape(-1).astype(np.int64)
+            top = int(code.max(initial=0)) + 1
+        code = code * r + c
+        top *= r
+    order = np.argsort(code, kind="stable")
+    sc = code[order]
+    starts = np.flatnonzero(np.concatenate([[True], sc[1:] != sc[:-1]])) if n else np.zeros(0, np.int64)
+    return order, np.concatenate([starts, [n]]).astype(np.int64)
 
 
 def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict | None = None) -> dict:
