@@ -45,6 +45,7 @@ import threading
 import time
 from itertools import product
 
+import numpy as np
 from pyroaring import BitMap
 
 from ..errors import LimitExceeded
@@ -58,6 +59,7 @@ NO_LHS = -1
 ALL = frozenset([-1])   # relevance marker: the item reads every stack state the same way
 _NONE: frozenset = frozenset()
 _SUCCESS = (True, ())
+_NO_WAIT: dict = {}      # shared empty waiting items (results are never modified)
 STOP = (-1, EMPTY_ID)   # an edge that ends the walk (stored where the default edge must not apply)
 
 Item = tuple     # (skip, lhs, terms, F): F = check set (None: no check)
@@ -108,6 +110,8 @@ class ParserDWA:
         self._closure_memo: dict = {}
         self._split_memo: dict = {}
         self._check_rel: dict = {}
+        self._expand_memo: dict = {}     # emissions -> terminal sequences (start items)
+        self._pop_memo: dict = {}        # (pops, terms, F) -> waiting items of a run frame
         # the automaton
         self.items: list = []            # state -> tuple of (item, weight id); None once released
         self.trans: list = []            # state -> dict symbol -> (dst, wid)
@@ -141,6 +145,9 @@ class ParserDWA:
         (``F`` not None) check that some terminal of ``F`` can be shifted.
 
         Returns ``(success, waiting items)``; on success the waiting items are irrelevant.
+        Waiting items are a dict (keys; values None, never to be modified): merging a run's
+        waiting items into its caller's reuses their stored hashes (GLR branches can wait
+        with thousands of items, merged at every level).
         Memoized on ``(A, terms, F)``; the reductions for one lookahead are memoized on
         ``(A, terminal)`` (:meth:`_closure`), so items sharing a prefix or a suffix share
         that work."""
@@ -153,6 +160,7 @@ class ParserDWA:
         # [key, waiting items, shifted stacks, next index, rest of terms]: a token can
         # emit thousands of terminals (one recursion level each would overflow).
         frames: list = []
+        pop_memo = self._pop_memo
         cur = key
         result = None          # the result of the frame that just finished
         while True:
@@ -162,20 +170,28 @@ class ParserDWA:
                     result = memo[cur] = self._check(A1, F)
                 else:
                     shifted, pops = self._closure(A1, terms1[0])
-                    frames.append([cur, {(skip, lhs, terms1, F): None for skip, lhs in pops},
-                                   shifted, 0, terms1[1:]])
+                    parts = []     # dicts of waiting items, merged once when the frame ends
+                    if pops:
+                        # the waiting items of these pops (memoized: many stacks pop alike,
+                        # and each item rehashes terms1)
+                        wk = (pops, terms1, F)
+                        w0 = pop_memo.get(wk)
+                        if w0 is None:
+                            w0 = pop_memo[wk] = {(skip, lhs, terms1, F): None for skip, lhs in pops}
+                        parts.append(w0)
+                    frames.append([cur, parts, shifted, 0, terms1[1:]])
                     result = None
                 cur = None
             if not frames:
                 return result
             fr = frames[-1]
-            fkey, waiting, shifted, i, rest = fr
+            fkey, parts, shifted, i, rest = fr
             done = None
             if result is not None:
                 if result[0]:
                     done = _SUCCESS
-                else:
-                    waiting.update(dict.fromkeys(result[1]))
+                elif result[1]:
+                    parts.append(result[1])
                 result = None
             while done is None and i < len(shifted):
                 A2 = shifted[i]
@@ -191,12 +207,20 @@ class ParserDWA:
                     break
                 if r2[0]:
                     done = _SUCCESS
-                else:
-                    waiting.update(dict.fromkeys(r2[1]))
+                elif r2[1]:
+                    parts.append(r2[1])
             if cur is not None:
                 continue
             if done is None:
-                done = (False, tuple(waiting))
+                if len(parts) == 1:
+                    waiting = parts[0]       # shared, never modified
+                elif not parts:
+                    waiting = _NO_WAIT
+                else:
+                    waiting = dict(parts[0])
+                    for p in parts[1:]:
+                        waiting.update(p)
+                done = (False, waiting)
             memo[fkey] = done
             frames.pop()
             result = done
@@ -262,7 +286,7 @@ class ParserDWA:
                             work.append(nxt)
                 else:
                     waiting[(n - len(A1), rlhs[rule], (), Fs)] = None
-        return (False, tuple(waiting))
+        return (False, waiting)
 
     def _split(self, q: int, F: frozenset) -> tuple:
         """The reductions at state ``q`` for check set ``F``: ``(rule, terminals of F
@@ -332,39 +356,64 @@ class ParserDWA:
             self._groups.append(None)
         return q
 
-    def add_config(self, cfg: int, outcomes: dict) -> tuple:
-        """Start state of lexer configuration ``cfg`` from ``outcome -> weight id``."""
+    def add_config(self, cfg: int, outcomes, ids_of=None) -> tuple:
+        """Start state of lexer configuration ``cfg`` from ``(outcome, tokens)`` pairs (an
+        outcome may repeat): tokens as a weight id, or an int64 array of positions that
+        ``ids_of`` turns into token ids. The tokens of
+        every start item are gathered first and made one token set (one bitmap per item, not
+        one per outcome and a union per pair)."""
         wt = self.weights
-        pairs: dict = {}
-        acc = EMPTY_ID
+        by_item: dict = {}
+        ACC = None                           # the tokens decided at once (no stack needed)
         n_terms = self._n_terminals
-        for (ems, req), wid in outcomes.items():
+        check_memo: dict = {}
+        expand = self._expand_memo
+        for (ems, req), val in outcomes:
             extra = ()
             if req == TRUE:
                 F = None
             else:
-                checks, can_end = req[0], req[1]
-                F = frozenset(t for t in checks if 0 < t < n_terms) | ({END} if can_end else frozenset())
-                if len(req) > 2 and self.special_check:
-                    # a special token may come next: finish the pending lexeme, then shift one
-                    extra = [alt for alt in _expand((req[2],) if req[2] else ())]
+                r = check_memo.get(req)
+                if r is None:
+                    checks, can_end = req[0], req[1]
+                    F = frozenset(t for t in checks if 0 < t < n_terms) | ({END} if can_end else frozenset())
+                    if len(req) > 2 and self.special_check:
+                        # a special token may come next: finish the pending lexeme, then shift one
+                        extra = _expand((req[2],) if req[2] else ())
+                    r = check_memo[req] = (F, extra)
+                F, extra = r
                 if not F and not extra:
                     continue
-            for terms in _expand(ems, self.max_sequences):
+            seqs = expand.get(ems)
+            if seqs is None:
+                seqs = _expand(ems, self.max_sequences)
+                expand[ems] = seqs
+            for terms in seqs:
                 if not terms and F is None:
-                    acc = wt.union(acc, wid)
+                    by_item.setdefault(ACC, []).append(val)
                     continue
                 if F is None or F:
-                    it = (0, NO_LHS, terms, F)
-                    pairs[it] = wt.union(pairs.get(it, EMPTY_ID), wid)
+                    by_item.setdefault((0, NO_LHS, terms, F), []).append(val)
                 for alt in extra:
-                    it = (0, NO_LHS, terms + alt, self.special_check)
-                    pairs[it] = wt.union(pairs.get(it, EMPTY_ID), wid)
+                    by_item.setdefault((0, NO_LHS, terms + alt, self.special_check), []).append(val)
+        pairs: dict = {}
+        for it, vals in by_item.items():
+            arrays = [v for v in vals if not isinstance(v, int)]
+            w = EMPTY_ID
+            if arrays:
+                pos = arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+                w = wt.intern(bitmap_from_array(ids_of(pos)))
+            for v in vals:
+                if isinstance(v, int):
+                    w = wt.union(w, v)
+            pairs[it] = w
+        acc = pairs.pop(ACC, EMPTY_ID)
         if acc != EMPTY_ID:
             pairs = {it: wt.difference(w, acc) for it, w in pairs.items()}
         with self._lock:
             entry = (self._state(pairs), acc)
             self.init[cfg] = entry
+            self._bound_memos()
         return entry
 
     def _index(self, q: int):
@@ -533,7 +582,8 @@ class ParserDWA:
     def memo_estimate(self) -> int:
         """Estimated bytes held by the symbolic-run memos (entries x MEMO_ENTRY_BYTES)."""
         return (len(self._step_memo) + len(self._run_memo) + len(self._closure_memo)
-                + len(self._split_memo) + len(self._check_rel)) * self.MEMO_ENTRY_BYTES
+                + len(self._split_memo) + len(self._check_rel)
+                + len(self._expand_memo) + len(self._pop_memo)) * self.MEMO_ENTRY_BYTES
 
     def _bound_memos(self) -> None:
         """The symbolic-run memos are caches: past ``memo_bytes`` (estimated) they are
@@ -545,6 +595,8 @@ class ParserDWA:
             self._closure_memo.clear()
             self._split_memo.clear()
             self._check_rel.clear()
+            self._expand_memo.clear()
+            self._pop_memo.clear()
 
     def release_items(self) -> None:
         """Drop the item sets of complete states (only incomplete states need them)."""
@@ -555,6 +607,8 @@ class ParserDWA:
         self._step_memo.clear()
         self._run_memo.clear()
         self._closure_memo.clear()
+        self._expand_memo.clear()
+        self._pop_memo.clear()
 
     # -- pickling (artifacts) ----------------------------------------------------------
     def __getstate__(self):
@@ -564,6 +618,8 @@ class ParserDWA:
         d["_run_memo"] = {}
         d["_closure_memo"] = {}
         d["_split_memo"] = {}
+        d["_expand_memo"] = {}
+        d["_pop_memo"] = {}
         d["_groups"] = [None] * len(d["items"])
         # pending states' item sets as separate pickles: loading an artifact then costs
         # nothing for them until a mask needs one
@@ -577,6 +633,8 @@ class ParserDWA:
         self.__dict__.setdefault("max_states", None)
         self.__dict__.setdefault("max_sequences", None)
         self.__dict__.setdefault("memo_bytes", self.COMPILE_MEMO_BYTES)
+        self.__dict__.setdefault("_expand_memo", {})
+        self.__dict__.setdefault("_pop_memo", {})
 
     # -- reports -----------------------------------------------------------------------
     def stats(self) -> dict:
@@ -713,16 +771,14 @@ def add_config(dwa: ParserDWA, terms, cfg: int, eos_w: int) -> tuple:
     Returns ``(start entry, configurations its tokens end in)``."""
     from .terminal import final_outcomes
     groups, ends = terms.outcomes(cfg)
-    wt = dwa.weights
-    index = terms.index
-    outcomes = {key: wt.intern(bitmap_from_array(index.ids_of(pos))) for key, pos in groups.items()}
+    # outcome -> positions (vocabulary tokens) and outcome -> weight ids (EOS, special tokens)
+    outcomes = list(groups.items())
     if eos_w != EMPTY_ID:
-        for key in final_outcomes(terms.scanner, cfg):
-            outcomes[key] = wt.union(outcomes.get(key, EMPTY_ID), eos_w)
+        outcomes.extend((key, eos_w) for key in final_outcomes(terms.scanner, cfg))
     for key, ncfg, wid in special_outcomes(terms.scanner, cfg, dwa.special_weights or ()):
-        outcomes[key] = wt.union(outcomes.get(key, EMPTY_ID), wid)
+        outcomes.append((key, wid))
         ends.add(ncfg)
-    return dwa.add_config(cfg, outcomes), ends
+    return dwa.add_config(cfg, outcomes, terms.index.ids_of), ends
 
 
 def special_outcomes(scanner, cfg: int, specials) -> list:
