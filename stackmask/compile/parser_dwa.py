@@ -490,10 +490,23 @@ class ParserDWA:
             self._bound_memos()
             return e
 
+    def _step_pairs(self, pairs, s: int, acc: int, nxt: dict) -> int:
+        """Step each ``(item, weight)`` on stack state ``s``: the weights of items that
+        succeed are added to ``acc`` (returned), those of waiting items to ``nxt``."""
+        wt = self.weights
+        step = self._step
+        for it, w in pairs:
+            ok, waits = step(it, s)
+            if ok:
+                acc = wt.union(acc, w)
+            else:
+                for it2 in waits:
+                    nxt[it2] = wt.union(nxt.get(it2, EMPTY_ID), w)
+        return acc
+
     def _edge(self, q: int, s: int, index):
         groups, by_lhs, d_next, stages = index
         wt = self.weights
-        step = self._step
         acc = EMPTY_ID
         nxt = None
         for rel, pairs in groups:
@@ -501,13 +514,7 @@ class ParserDWA:
                 continue
             if nxt is None:
                 nxt = dict(d_next)
-            for it, w in pairs:
-                ok, waits = step(it, s)
-                if ok:
-                    acc = wt.union(acc, w)
-                else:
-                    for it2 in waits:
-                        nxt[it2] = wt.union(nxt.get(it2, EMPTY_ID), w)
+            acc = self._step_pairs(pairs, s, acc, nxt)
         if by_lhs:
             gotos = self._goto[s]
             for lhs, pairs in by_lhs:
@@ -519,13 +526,7 @@ class ParserDWA:
                 acc_g, waiting = self._stage(stages, lhs, g, pairs)
                 if acc_g != EMPTY_ID:
                     acc = wt.union(acc, acc_g)
-                for it, w in waiting:
-                    ok, waits = step(it, s)
-                    if ok:
-                        acc = wt.union(acc, w)
-                    else:
-                        for it2 in waits:
-                            nxt[it2] = wt.union(nxt.get(it2, EMPTY_ID), w)
+                acc = self._step_pairs(waiting, s, acc, nxt)
         if nxt is None:
             return None              # like every other symbol: the default edge
         if acc != EMPTY_ID:
