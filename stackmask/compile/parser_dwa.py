@@ -60,6 +60,18 @@ ALL = frozenset([-1])   # relevance marker: the item reads every stack state the
 _NONE: frozenset = frozenset()
 _SUCCESS = (True, ())
 _NO_WAIT: dict = {}      # shared empty waiting items (results are never modified)
+
+
+def _merge(parts: list) -> dict:
+    """One dict of the waiting items of ``parts`` (a part itself when there is one)."""
+    if not parts:
+        return _NO_WAIT
+    if len(parts) == 1:
+        return parts[0]
+    out = dict(parts[0])
+    for p in parts[1:]:
+        out.update(p)
+    return out
 STOP = (-1, EMPTY_ID)   # an edge that ends the walk (stored where the default edge must not apply)
 
 Item = tuple     # (skip, lhs, terms, F): F = check set (None: no check)
@@ -112,6 +124,7 @@ class ParserDWA:
         self._check_rel: dict = {}
         self._expand_memo: dict = {}     # emissions -> terminal sequences (start items)
         self._pop_memo: dict = {}        # (pops, terms, F) -> waiting items of a run frame
+        self._nesting = 0                # current depth of _run_above
         # the automaton
         self.items: list = []            # state -> tuple of (item, weight id); None once released
         self.trans: list = []            # state -> dict symbol -> (dst, wid)
@@ -212,15 +225,7 @@ class ParserDWA:
             if cur is not None:
                 continue
             if done is None:
-                if len(parts) == 1:
-                    waiting = parts[0]       # shared, never modified
-                elif not parts:
-                    waiting = _NO_WAIT
-                else:
-                    waiting = dict(parts[0])
-                    for p in parts[1:]:
-                        waiting.update(p)
-                done = (False, waiting)
+                done = (False, _merge(parts))
             memo[fkey] = done
             frames.pop()
             result = done
@@ -303,19 +308,74 @@ class ParserDWA:
         return r
 
     def _step(self, item: Item, s: int):
+        """``item`` reading stack state ``s``: ``(success, waiting items)`` (memoized)."""
         key = (item, s)
         r = self._step_memo.get(key)
         if r is None:
             skip, lhs, terms, F = item
             if skip:
-                r = (False, ((skip - 1, lhs, terms, F),))
+                r = (False, {(skip - 1, lhs, terms, F): None})
             elif lhs == NO_LHS:
-                r = self._run((s,), terms, F)
+                r = self._run((s,), terms, F) if not terms else self._run_start(s, terms, F)
             else:
                 g = self._goto[s].get(lhs)
-                r = (False, ()) if g is None else self._run((s, g), terms, F)
+                r = (False, _NO_WAIT) if g is None else self._run_above(s, (g,), terms, F)
             self._step_memo[key] = r
         return r
+
+    #: how deep _run_above may nest through waiting items read on the same state
+    MAX_NESTING = 32
+
+    def _run_above(self, s: int, B: tuple, terms: tuple, F):
+        """``_run((s,) + B, terms, F)``, computed as the run on ``B`` alone (``s`` unknown),
+        whose waiting items then read ``s``: the same result (a reduction popping ``B``
+        reads ``s`` exactly as the waiting item does), but the run's memo entry is shared
+        by every ``s`` below the same ``B`` (LR shifts and gotos from many states share
+        few targets)."""
+        if self._nesting >= self.MAX_NESTING:
+            # each waiting item read on s may come back here (a long token whose every
+            # terminal is reduced down to s): past a few levels, the iterative run
+            return self._run((s,) + B, terms, F)
+        ok, waits = self._run(B, terms, F)
+        if ok:
+            return _SUCCESS
+        if not waits:
+            return (False, _NO_WAIT)
+        parts = []
+        step = self._step
+        self._nesting += 1
+        try:
+            for w in waits:
+                r = step(w, s)
+                if r[0]:
+                    return _SUCCESS
+                if r[1]:
+                    parts.append(r[1])
+        finally:
+            self._nesting -= 1
+        return (False, _merge(parts))
+
+    def _run_start(self, s: int, terms: tuple, F):
+        """``_run((s,), terms, F)`` for non-empty ``terms``: the first terminal's closure
+        on ``(s,)``, then each shifted stack ``(s,) + B`` through :meth:`_run_above`."""
+        shifted, pops = self._closure((s,), terms[0])
+        rest = terms[1:]
+        parts = []
+        if pops:
+            wk = (pops, terms, F)
+            w0 = self._pop_memo.get(wk)
+            if w0 is None:
+                w0 = self._pop_memo[wk] = {(skip, lhs, terms, F): None for skip, lhs in pops}
+            parts.append(w0)
+        for A2 in shifted:
+            if not rest and F is None:
+                return _SUCCESS
+            r = self._run_above(s, A2[1:], rest, F)
+            if r[0]:
+                return _SUCCESS
+            if r[1]:
+                parts.append(r[1])
+        return (False, _merge(parts))
 
     def _relevant(self, item: Item) -> frozenset:
         """Stack states on which ``item`` does more than die (``ALL``: every state)."""
@@ -636,6 +696,7 @@ class ParserDWA:
         self.__dict__.setdefault("memo_bytes", self.COMPILE_MEMO_BYTES)
         self.__dict__.setdefault("_expand_memo", {})
         self.__dict__.setdefault("_pop_memo", {})
+        self._nesting = 0
 
     # -- reports -----------------------------------------------------------------------
     def stats(self) -> dict:
