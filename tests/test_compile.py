@@ -197,3 +197,43 @@ def test_get_mask_out_must_be_an_int32_row_of_the_mask_width():
                 np.zeros((1, words), dtype=np.int32)):
         with pytest.raises(ValueError, match="int32"):
             c.get_mask(c.start(), out=bad)
+
+
+@pytest.mark.parametrize("name,amb", [("json", False), ("calc", False), ("sql", True)])
+def test_runs_above_a_state_equal_the_runs_on_the_whole_known_stack(name, amb, qwen_vocab):
+    """``_run_start`` / ``_run_above`` (the run on the states above ``s``, its waiting
+    items then reading ``s``) give exactly ``_run`` on the whole known stack: success, and
+    otherwise the same waiting items, for the start items and goto-waiting items of the
+    automaton's first states."""
+    from stackmask.compile import make_scanner
+    from stackmask.compile.parser_dwa import NO_LHS, ParserDWA, add_config
+    from stackmask.lexer.scanner import BOUNDARY_CONFIG
+    from stackmask.wfa.weights import WeightTable
+    tables = build_tables(read_bench_grammar(name), ambiguous=amb)
+    sc = make_scanner(tables)
+    terms = TerminalCompiler(sc, VocabIndex(qwen_vocab))
+    dwa = ParserDWA(tables.lr, tables.normal_form.accepts_empty, WeightTable(qwen_vocab.size))
+    add_config(dwa, terms, BOUNDARY_CONFIG, -1)
+    rng = random.Random(5)
+    checked = {"start": 0, "goto": 0}
+    q = 0
+    while q < min(len(dwa.items), 60):
+        for it, _ in dwa.items[q]:
+            skip, lhs, seq, F = it
+            if skip or (lhs == NO_LHS and not seq):
+                continue
+            states = sorted(dwa._relevant(it))
+            for s in rng.sample(states, min(6, len(states))):
+                if lhs == NO_LHS:
+                    fast, slow = dwa._run_start(s, seq, F), dwa._run((s,), seq, F)
+                    checked["start"] += 1
+                else:
+                    g = tables.lr.goto[s][lhs]
+                    fast, slow = dwa._run_above(s, (g,), seq, F), dwa._run((s, g), seq, F)
+                    checked["goto"] += 1
+                assert fast[0] == slow[0], (it, s)
+                if not fast[0]:
+                    assert set(fast[1]) == set(slow[1]), (it, s)
+        dwa.expand(q)              # reach goto-waiting items too
+        q += 1
+    assert checked["start"] > 20 and checked["goto"] > 5, checked
