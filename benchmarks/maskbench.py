@@ -36,11 +36,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import sys
 import time
-import traceback
 import warnings
 from collections import Counter
 from pathlib import Path

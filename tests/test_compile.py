@@ -18,11 +18,12 @@ import pytest
 
 from stackmask import Constraint, Vocab
 from stackmask.compile import make_scanner
-from stackmask.compile.parser_dwa import _expand
+from stackmask.compile.parser_dwa import NO_LHS, ParserDWA, _expand, add_config
 from stackmask.compile.tables import build_tables
 from stackmask.compile.terminal import TRUE, TerminalCompiler, VocabIndex, group_rows, requirement
-from stackmask.lexer.scanner import IGNORE
+from stackmask.lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from stackmask.runtime.constraint import mask_to_ids
+from stackmask.wfa.weights import WeightTable
 
 from conftest import read_bench_grammar
 
@@ -205,10 +206,6 @@ def test_runs_above_a_state_equal_the_runs_on_the_whole_known_stack(name, amb, q
     items then reading ``s``) give exactly ``_run`` on the whole known stack: success, and
     otherwise the same waiting items, for the start items and goto-waiting items of the
     automaton's first states."""
-    from stackmask.compile import make_scanner
-    from stackmask.compile.parser_dwa import NO_LHS, ParserDWA, add_config
-    from stackmask.lexer.scanner import BOUNDARY_CONFIG
-    from stackmask.wfa.weights import WeightTable
     tables = build_tables(read_bench_grammar(name), ambiguous=amb)
     sc = make_scanner(tables)
     terms = TerminalCompiler(sc, VocabIndex(qwen_vocab))

@@ -16,8 +16,8 @@ from ..lexer.scanner import Scanner
 from ..limits import CompileGuard, Limits
 from ..wfa.weights import WeightTable
 from . import artifact
-from .parser_dwa import ParserDWA, add_config, build_parser_dwa, special_weights
-from .special import has_specials, resolve_grammar, special_bindings, with_trigger
+from .parser_dwa import ParserDWA, add_config, build_parser_dwa
+from .special import resolve_grammar, special_bindings, with_trigger
 from .tables import GrammarTables, build_tables, coerce_grammar
 from .terminal import TerminalCompiler, vocab_index
 
@@ -147,8 +147,7 @@ class LazyConfigs:
                 if dwa.eos_weight is None:
                     dwa.eos_weight = dwa.weights.intern(sorted(self.vocab.eos_token_ids))
                 if dwa.special_weights is None:
-                    dwa.special_weights = special_weights(dwa.weights, self.specials)
-                    dwa.special_check = frozenset(t for t, _ in dwa.special_weights)
+                    dwa.bind_specials(self.specials)
                 e, _ = add_config(dwa, self._terms, cfg, dwa.eos_weight)
             return e
 

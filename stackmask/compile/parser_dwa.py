@@ -60,6 +60,9 @@ ALL = frozenset([-1])   # relevance marker: the item reads every stack state the
 _NONE: frozenset = frozenset()
 _SUCCESS = (True, ())
 _NO_WAIT: dict = {}      # shared empty waiting items (results are never modified)
+STOP = (-1, EMPTY_ID)   # an edge that ends the walk (stored where the default edge must not apply)
+
+Item = tuple     # (skip, lhs, terms, F): F = check set (None: no check)
 
 
 def _merge(parts: list) -> dict:
@@ -72,9 +75,6 @@ def _merge(parts: list) -> dict:
     for p in parts[1:]:
         out.update(p)
     return out
-STOP = (-1, EMPTY_ID)   # an edge that ends the walk (stored where the default edge must not apply)
-
-Item = tuple     # (skip, lhs, terms, F): F = check set (None: no check)
 
 
 class ParserDWA:
@@ -152,6 +152,12 @@ class ParserDWA:
             self.memo_bytes = int(memo_bytes)
             self.weights.set_cache_bytes(int(memo_bytes))
 
+    def bind_specials(self, specials) -> None:
+        """Intern the token sets of the special tokens bound to parser terminals
+        (``specials``: terminal -> token ids) and note those terminals for viability."""
+        self.special_weights = special_weights(self.weights, specials)
+        self.special_check = frozenset(t for t, _ in self.special_weights)
+
     # -- templates: symbolic LR runs --------------------------------------------------------
     def _run(self, A: tuple, terms: tuple, F):
         """Run the LR parser on known stack part ``A`` (top last): shift ``terms``, then
@@ -173,7 +179,6 @@ class ParserDWA:
         # [key, waiting items, shifted stacks, next index, rest of terms]: a token can
         # emit thousands of terminals (one recursion level each would overflow).
         frames: list = []
-        pop_memo = self._pop_memo
         cur = key
         result = None          # the result of the frame that just finished
         while True:
@@ -183,15 +188,8 @@ class ParserDWA:
                     result = memo[cur] = self._check(A1, F)
                 else:
                     shifted, pops = self._closure(A1, terms1[0])
-                    parts = []     # dicts of waiting items, merged once when the frame ends
-                    if pops:
-                        # the waiting items of these pops (memoized: many stacks pop alike,
-                        # and each item rehashes terms1)
-                        wk = (pops, terms1, F)
-                        w0 = pop_memo.get(wk)
-                        if w0 is None:
-                            w0 = pop_memo[wk] = {(skip, lhs, terms1, F): None for skip, lhs in pops}
-                        parts.append(w0)
+                    # dicts of waiting items, merged once when the frame ends
+                    parts = [self._pop_waits(pops, terms1, F)] if pops else []
                     frames.append([cur, parts, shifted, 0, terms1[1:]])
                     result = None
                 cur = None
@@ -229,6 +227,16 @@ class ParserDWA:
             memo[fkey] = done
             frames.pop()
             result = done
+
+    def _pop_waits(self, pops: tuple, terms: tuple, F) -> dict:
+        """The waiting items of reductions ``pops`` (``(entries to discard, lhs)``, from
+        :meth:`_closure`) taken before shifting ``terms``; memoized (many stacks pop
+        alike, and building each item rehashes ``terms``). Never to be modified."""
+        key = (pops, terms, F)
+        w = self._pop_memo.get(key)
+        if w is None:
+            w = self._pop_memo[key] = {(skip, lhs, terms, F): None for skip, lhs in pops}
+        return w
 
     def _closure(self, A: tuple, t: int):
         """Reductions on lookahead ``t`` from ``A``, then the shift of ``t``: the known
@@ -360,13 +368,7 @@ class ParserDWA:
         on ``(s,)``, then each shifted stack ``(s,) + B`` through :meth:`_run_above`."""
         shifted, pops = self._closure((s,), terms[0])
         rest = terms[1:]
-        parts = []
-        if pops:
-            wk = (pops, terms, F)
-            w0 = self._pop_memo.get(wk)
-            if w0 is None:
-                w0 = self._pop_memo[wk] = {(skip, lhs, terms, F): None for skip, lhs in pops}
-            parts.append(w0)
+        parts = [self._pop_waits(pops, terms, F)] if pops else []
         for A2 in shifted:
             if not rest and F is None:
                 return _SUCCESS
@@ -791,8 +793,7 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
         dwa.max_sequences = guard.limits.max_token_sequences
     terms = TerminalCompiler(scanner, index)
     eos_w = dwa.eos_weight = weights.intern(BitMap(sorted(vocab.eos_token_ids)))
-    dwa.special_weights = special_weights(weights, specials)
-    dwa.special_check = frozenset(t for t, _ in dwa.special_weights)
+    dwa.bind_specials(specials)
     todo = [BOUNDARY_CONFIG] if configs is None else list(configs)
     seen = set(todo)
     t0 = time.monotonic()

@@ -13,7 +13,7 @@ import re
 from ..errors import GrammarError
 from ..glr.grammar import FreeText, Grammar, LexerMode, Rule, TerminalDef
 
-__all__ = ["resolve_grammar", "with_trigger", "special_bindings", "has_specials"]
+__all__ = ["resolve_grammar", "with_trigger", "special_bindings"]
 
 
 def _special_texts(vocab) -> dict[bytes, list[int]]:
@@ -24,10 +24,6 @@ def _special_texts(vocab) -> dict[bytes, list[int]]:
         if b:
             out.setdefault(b, []).append(i)
     return out
-
-
-def has_specials(grammar: Grammar) -> bool:
-    return any(t.is_special for t in grammar.terminals)
 
 
 def resolve_grammar(grammar: Grammar, vocab) -> Grammar:

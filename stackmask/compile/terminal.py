@@ -337,15 +337,10 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict | None =
         lo, hi = bounds[b], bounds[b + 1]
         if lo == hi:
             continue
-        nb = {}
-        for em, nc in step(cfg, b):
-            if em is None or em == (IGNORE,):
-                nb[((), nc)] = None
-            else:
-                nb[((em,), nc)] = None
-        if not nb:
+        first = _advance(step, (((), cfg),), b)
+        if not first:
             continue
-        key = (b, tuple(nb))
+        key = (b, first)
         sub = memo.get(key) if memo is not None else None
         if sub is None:
             sub = _walk_range(step, toks, lo, hi, key[1])
@@ -358,6 +353,19 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict | None =
             else:
                 g.append(pos)
     return groups
+
+
+def _advance(step, branches: tuple, b: int) -> tuple:
+    """The branches ``((emissions, config), ...)`` after byte ``b`` (ignored lexemes add
+    no emission), in order, without duplicates."""
+    nb = {}
+    for ems, c in branches:
+        for em, nc in step(c, b):
+            if em is None or em == (IGNORE,):
+                nb[(ems, nc)] = None
+            else:
+                nb[(ems + (em,), nc)] = None
+    return tuple(nb)
 
 
 def _walk_range(step, toks, lo: int, hi: int, first: tuple) -> dict:
@@ -390,14 +398,7 @@ def _walk_range(step, toks, lo: int, hi: int, first: tuple) -> dict:
             key = (branches, b)
             nxt = memo.get(key)
             if nxt is None:
-                nb = {}
-                for ems, c in branches:
-                    for em, nc in step(c, b):
-                        if em is None or em == (IGNORE,):
-                            nb[(ems, nc)] = None
-                        else:
-                            nb[(ems + (em,), nc)] = None
-                nxt = memo[key] = tuple(nb)
+                nxt = memo[key] = _advance(step, branches, b)
             if not nxt:
                 dead = j
                 break

@@ -108,7 +108,7 @@ class Constraint:
         self.scanner = scanner
         scanner.set_memo_bytes(memo_cache_bytes)
         dwa = compiled.dwa
-        specials = special_bindings(self.tables)
+        specials = self._special_bindings = special_bindings(self.tables)
         #: special token id -> the parser terminal committing it emits
         self.special_terminals = {i: t for t, ids in specials.items() for i in ids}
         self._masker = Masker(dwa, vocab.size, vocab.eos_token_ids,
@@ -343,11 +343,8 @@ class Constraint:
         return tuple(out.values())
 
     def special_terms_by_terminal(self) -> dict:
-        """Parser terminal -> the special token ids bound to it."""
-        out: dict = {}
-        for i, t in sorted(self.special_terminals.items()):
-            out.setdefault(t, []).append(i)
-        return out
+        """Parser terminal -> the special token ids bound to it (sorted; do not modify)."""
+        return self._special_bindings
 
     def advance_special(self, heads: tuple, term: int) -> tuple:
         """Heads after a special token bound to parser terminal ``term``: each head's
@@ -362,20 +359,23 @@ class Constraint:
                 continue
             em, ncfg = r
             g = groups.setdefault(ncfg, {})
-            if not em:
-                g[id(node)] = node
-                continue
-            for t in em:
-                if t == IGNORE:
-                    g[id(node)] = node
-                else:
-                    for m in shift((node,), t):
-                        g[id(m)] = m
+            for m in self._after_emission(node, em):
+                g[id(m)] = m
         out = []
         for ncfg, nodes in groups.items():
             for m in shift(nodes.values(), term):
                 out.append((m, ncfg))
         return tuple(out)
+
+    def _after_emission(self, node, em: tuple) -> list:
+        """The nodes after the pending lexeme's emission ``em`` is shifted on ``node``
+        (``()``: no lexeme pending; an IGNORE alternative leaves ``node`` as it is)."""
+        if not em:
+            return [node]
+        out = []
+        for t in em:
+            out.extend((node,) if t == IGNORE else self.glr.shift((node,), t))
+        return out
 
     def viable(self, head: Head) -> bool:
         """One-terminal lookahead viability (the definition of the mask).
@@ -410,13 +410,8 @@ class Constraint:
         if len(req) > 2:
             # a special token may come next: the pending lexeme ends (emission req[2]),
             # then some special-token terminal is shifted
-            nodes = [node]
-            if req[2]:
-                nodes = []
-                for t in req[2]:
-                    nodes.extend((node,) if t == IGNORE else self.glr.shift((node,), t))
             specials = self.scanner.special_terms
-            return any(can_shift(n, t) for n in nodes for t in specials)
+            return any(can_shift(n, t) for n in self._after_emission(node, req[2]) for t in specials)
         return False
 
     # -- decoding helpers: see stackmask.runtime.decoding ---------------------
