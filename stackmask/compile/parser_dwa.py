@@ -117,6 +117,7 @@ class ParserDWA:
             | ({END} if q == lr.accept_state or (q == lr.start_state and accepts_empty) else frozenset())
             for q in range(n))
         self._n_terminals = len(lr.terminals)
+        self.follows = terminal_follows(lr)   # prunes lexically ambiguous sequences (_expand)
         self._step_memo: dict = {}
         self._run_memo: dict = {}
         self._closure_memo: dict = {}
@@ -448,7 +449,7 @@ class ParserDWA:
                     continue
             seqs = expand.get(ems)
             if seqs is None:
-                seqs = _expand(ems, self.max_sequences)
+                seqs = _expand(ems, self.max_sequences, self.follows)
                 expand[ems] = seqs
             for terms in seqs:
                 if not terms and F is None:
@@ -698,6 +699,7 @@ class ParserDWA:
         self.__dict__.setdefault("memo_bytes", self.COMPILE_MEMO_BYTES)
         self.__dict__.setdefault("_expand_memo", {})
         self.__dict__.setdefault("_pop_memo", {})
+        self.__dict__.setdefault("follows", None)
         self._nesting = 0
 
     # -- reports -----------------------------------------------------------------------
@@ -711,11 +713,18 @@ class ParserDWA:
                 "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth}
 
 
-def _expand(ems: tuple, limit: int | None = None) -> list:
+def _expand(ems: tuple, limit: int | None = None, follows=None) -> list:
     """Concrete terminal sequences of an emission sequence (alternatives multiply,
-    an IGNORE alternative contributes nothing); more than ``limit`` raise LimitExceeded."""
+    an IGNORE alternative contributes nothing); more than ``limit`` raise LimitExceeded.
+
+    With ``follows`` (terminal -> the terminals that can come right after it, see
+    :func:`terminal_follows`) a sequence with two adjacent terminals that no stack can
+    shift one after the other is dropped as soon as it appears, so lexically ambiguous
+    lexemes multiply only the sequences some parse could still take."""
     if not ems:
         return [()]
+    if follows is not None and any(len(em) > 1 for em in ems):
+        return _expand_pruned(ems, limit, follows)
     opts = [tuple(() if t == IGNORE else (t,) for t in em) for em in ems]
     if limit is not None:
         n = 1
@@ -734,6 +743,46 @@ def _expand(ems: tuple, limit: int | None = None) -> list:
     for combo in product(*opts):
         out[tuple(t for part in combo for t in part)] = None
     return list(out)
+
+
+def _expand_pruned(ems: tuple, limit: int | None, follows) -> list:
+    """:func:`_expand` building the sequences lexeme by lexeme, dropping infeasible pairs."""
+    seqs: dict = {(): None}
+    for k, em in enumerate(ems):
+        nxt: dict = {}
+        for seq in seqs:
+            for t in em:
+                if t == IGNORE:
+                    nxt[seq] = None
+                elif not seq or t in follows[seq[-1]]:
+                    nxt[seq + (t,)] = None
+        if limit is not None and len(nxt) > limit:
+            raise LimitExceeded("max_token_sequences", len(nxt), limit,
+                                "one token lexes into too many terminal sequences",
+                                f"at least {len(nxt)} after {k + 1} of {len(ems)} lexemes, "
+                                f"{sum(len(o) > 1 for o in ems)} of them lexically ambiguous: "
+                                "each such lexeme inside one token can double the sequences the "
+                                "automaton must follow")
+        seqs = nxt
+        if not seqs:
+            break
+    return list(seqs)
+
+
+def terminal_follows(lr: LRTables) -> tuple:
+    """Per terminal, the terminals that can be next in the input right after it: those
+    with an action (shift or reduce) in a state that shifting it leads to. Every parse
+    consults that state on the next terminal, so a pair outside this relation never
+    occurs in any sentence (a superset: LALR lookaheads may allow more)."""
+    follows = [set() for _ in range(len(lr.terminals))]
+    for q in range(lr.n_states):
+        for a, q2 in lr.shift[q].items():
+            f = follows[a]
+            f.update(lr.shift[q2])
+            f.update(lr.reduce[q2])
+            if q2 == lr.accept_state:
+                f.add(END)
+    return tuple(frozenset(f) for f in follows)
 
 
 def _depth(dwa: ParserDWA) -> tuple:
