@@ -11,6 +11,7 @@ import random
 import warnings
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import stackmask
 from stackmask import Constraint, Grammar, GrammarError, TokenRejected, Vocab
@@ -478,6 +479,58 @@ def test_bounded_whitespace_cannot_loop():
         c.commit_bytes(s, b" ")
     with pytest.raises(TokenRejected):
         c.commit_bytes(s, b"\n")
+
+
+# every whitespace gap of one document: (before-colon?, text); the bounded policy allows
+# one run per gap (an optional line break, then at most max_whitespace spaces/tabs) and
+# at most one space before a colon
+_GAP_TEMPLATE = ['{', 0, '"a"', 1, ':', 0, '[', 0, '1', 0, ',', 0, '{', 0, '}', 0, ',', 0, '[', 0, ']',
+                 0, ']', 0, ',', 0, '"xy"', 1, ':', 0, '{', 0, '"c"', 1, ':', 0, 'null', 0, '}', 0, ',',
+                 0, '"k"', 1, ':', 0, '{', 0, '"u"', 1, ':', 0, '[', 0, '1', 0, ',', 0, '{', 0, '}', 0,
+                 ']', 0, '}', 0, '}']
+_GAP_SCHEMA = {"type": "object",
+               "properties": {"a": {"type": "array"},
+                              "b": {"type": "object", "properties": {"c": {}}},
+                              "k": {"const": {"u": [1, {}]}}},
+               "patternProperties": {"^x": {"type": "object"}},
+               "additionalProperties": False}
+_GAP_CHOICES = ["", " ", "\t", "  ", "\n", "\n    ", "\r\n\t", " \n", "\n\n", "   ", "    ", "\n   "]
+
+
+def _gap_ok(text: str, before_colon: bool, n: int) -> bool:
+    if before_colon:
+        return text in ("", " ")
+    body = text[2:] if text.startswith("\r\n") else text[1:] if text.startswith("\n") else text
+    return len(body) <= n and all(ch in " \t" for ch in body)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_bounded_whitespace_gap_by_gap(data):
+    """The bounded policy, one gap at a time: each gap's whitespace is drawn at random
+    (within and beyond the policy, max_whitespace=3) and the document is accepted exactly
+    when every gap follows the policy (objects, arrays, empty ones, pattern keys, consts)."""
+    c = _gap_constraint()
+    parts, ok = [], True
+    for piece in _GAP_TEMPLATE:
+        if isinstance(piece, str):
+            parts.append(piece)
+            continue
+        gap = data.draw(st.sampled_from(_GAP_CHOICES))
+        ok = ok and _gap_ok(gap, piece == 1, 3)
+        parts.append(gap)
+    text = "".join(parts)
+    assert json.loads(text)
+    assert accepts(c, text) == ok, text
+
+
+_GAP_CACHE: list = []
+
+
+def _gap_constraint() -> Constraint:
+    if not _GAP_CACHE:
+        _GAP_CACHE.append(constraint(_GAP_SCHEMA, max_whitespace=3))
+    return _GAP_CACHE[0]
 
 
 def test_caps():

@@ -39,11 +39,14 @@ Policies (what "exact" means here)
 * **enum / const** objects and arrays are accepted with their members in the
   order written.
 * **Whitespace** (``whitespace=``): ``"bounded"`` (default) allows, next to
-  each ``{ } [ ] , :``, at most one line break followed by at most
-  ``max_whitespace`` (default 20) spaces/tabs, so a model cannot loop on
-  whitespace but pretty-printed and ``json.dumps`` output parse; no
-  whitespace before or after the document. ``"compact"`` allows none,
-  ``"flexible"`` any amount (RFC 8259, also around the document).
+  each ``{ } [ ] ,`` and after each ``:``, at most one line break followed by
+  at most ``max_whitespace`` (default 20) spaces/tabs, and at most one space
+  before a ``:``, so a model cannot loop on whitespace but pretty-printed and
+  ``json.dumps`` output parse; no whitespace before or after the document.
+  (The whitespace after ``{ [ , :`` is a ``WS`` terminal of the grammar, so
+  the counted blanks are not repeated inside every key terminal of the
+  lexer.) ``"compact"`` allows none, ``"flexible"`` any amount (RFC 8259,
+  also around the document).
 * **Formats**: date (real calendar dates, leap years included), time and
   date-time (RFC 3339; leap seconds rejected, as the ``jsonschema`` package
   does), duration, email (dot-atom local part @ host name; label lengths not
@@ -609,6 +612,11 @@ class _Converter:
         n = opts["max_whitespace"]
         self.ws = {"compact": "", "bounded": r"(?:\r?\n)?[ \t]{0,%d}" % n,
                    "flexible": r"[ \t\n\r]*"}[ws]
+        # bounded: whitespace *after* { [ , : is a WS terminal of the grammar (one run per
+        # gap), not part of those terminals (see punct); before : at most one space
+        self.ws_after = ws == "bounded"
+        self.ws_pre_colon = {"compact": "", "bounded": " ?", "flexible": self.ws}[ws]
+        self.ws_wrapped: dict[str, str] = {}
 
     # -- bookkeeping ---------------------------------------------------------
     def problem(self, keyword: str, ptr: str, why: str):
@@ -845,15 +853,54 @@ class _Converter:
         return self.term("(?:" + R.to_python(ast) + ")", "NUM")
 
     def key_term(self, ast) -> str:
-        ws = self.ws
-        return self.term('"(?:' + R.to_json_string(ast) + ')"' + ws + ":" + ws, "KEY")
+        """Key symbol of a key language: the key, the colon and the whitespace after it."""
+        return self.space_after(self.term('"(?:' + R.to_json_string(ast) + ')"' + self._colon(), "KEY"))
+
+    def _colon(self) -> str:
+        return self.ws_pre_colon + ":" + ("" if self.ws_after else self.ws)
 
     def punct(self, which: str) -> str:
+        """Symbol of a punctuation with its whitespace. Whitespace before ``} ] ,`` is part of
+        their terminals. Whitespace after ``{ [ , :``: part of the terminal too, except in the
+        bounded policy, where it is the grammar's ``WS`` terminal (:meth:`space_after`): folded
+        into the terminals, every key terminal would repeat the counted blanks (the lexer
+        automaton, and with it the mask automaton's start states, multiplied per key)."""
         ws = self.ws
-        rx = {"{": r"\{" + ws, "}": ws + r"\}", "[": r"\[" + ws, "]": ws + r"\]",
-              ",": ws + "," + ws, "{}": r"\{" + ws + r"\}", "[]": r"\[" + ws + r"\]"}[which]
+        after = "" if self.ws_after else ws
+        if which == "{}" and self.ws_after:       # { then } with its leading whitespace
+            nt = self.ws_wrapped.get(which)
+            if nt is None:
+                nt = self.ws_wrapped[which] = self.name("empty_obj")
+                self.rule(nt, [self.punct_term("{", r"\{"), self.punct("}")], "whitespace")
+            return nt
+        if which == "[]" and self.ws_after:
+            nt = self.ws_wrapped.get(which)
+            if nt is None:
+                nt = self.ws_wrapped[which] = self.name("empty_arr")
+                self.rule(nt, [self.punct_term("[", r"\["), self.punct("]")], "whitespace")
+            return nt
+        rx = {"{": r"\{" + after, "}": ws + r"\}", "[": r"\[" + after, "]": ws + r"\]",
+              ",": ws + "," + after, "{}": r"\{" + ws + r"\}", "[]": r"\[" + ws + r"\]"}[which]
+        t = self.punct_term(which, rx)
+        return self.space_after(t) if which in "{[," else t
+
+    def punct_term(self, which: str, rx: str) -> str:
         return self.term(rx, {"{": "LBRACE", "}": "RBRACE", "[": "LBRACK", "]": "RBRACK", ",": "COMMA",
                               "{}": "EMPTY_OBJ", "[]": "EMPTY_ARR"}[which])
+
+    def space_after(self, t: str) -> str:
+        """``t`` followed by at most one whitespace run (bounded policy: ``t | t WS``, the
+        run a ``WS`` terminal); ``t`` itself under the other policies."""
+        if not self.ws_after:
+            return t
+        nt = self.ws_wrapped.get(t)
+        if nt is None:
+            n = self.opts["max_whitespace"]
+            ws = self.term(r"\r?\n[ \t]{0,%d}|[ \t]{1,%d}" % (n, n) if n > 0 else r"\r?\n", "WS")
+            nt = self.ws_wrapped[t] = self.name("space_after")
+            self.rule(nt, [t], "whitespace")
+            self.rule(nt, [t, ws], "whitespace")
+        return nt
 
     # -- languages --------------------------------------------------------------------
     def any_lang(self) -> Lang:
@@ -1890,12 +1937,11 @@ class _Converter:
         have priority 0, on the same lexeme)."""
         t = self.key_terms.get(name)
         if t is None:
-            ws = self.ws
-            regex = '"' + R.to_json_string(lit(name)) + '"' + ws + ":" + ws
+            regex = '"' + R.to_json_string(lit(name)) + '"' + self._colon()
             t = self.name("KEY")
             self.terms[regex + "\x00prio1"] = t
             self.term_defs.append(TerminalDef(name=t, regex=regex, priority=1))
-            self.key_terms[name] = t
+            t = self.key_terms[name] = self.space_after(t)
         return t
 
     def extra_members(self, E, pat_asts, addl, name_lang, base, ptr):
