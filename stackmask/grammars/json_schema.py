@@ -867,17 +867,12 @@ class _Converter:
         automaton, and with it the mask automaton's start states, multiplied per key)."""
         ws = self.ws
         after = "" if self.ws_after else ws
-        if which == "{}" and self.ws_after:       # { then } with its leading whitespace
+        if which in ("{}", "[]") and self.ws_after:    # { then } with its leading whitespace
             nt = self.ws_wrapped.get(which)
             if nt is None:
-                nt = self.ws_wrapped[which] = self.name("empty_obj")
-                self.rule(nt, [self.punct_term("{", r"\{"), self.punct("}")], "whitespace")
-            return nt
-        if which == "[]" and self.ws_after:
-            nt = self.ws_wrapped.get(which)
-            if nt is None:
-                nt = self.ws_wrapped[which] = self.name("empty_arr")
-                self.rule(nt, [self.punct_term("[", r"\["), self.punct("]")], "whitespace")
+                opening, closing = which
+                nt = self.ws_wrapped[which] = self.name("empty_obj" if opening == "{" else "empty_arr")
+                self.rule(nt, [self.punct_term(opening, "\\" + opening), self.punct(closing)], "whitespace")
             return nt
         rx = {"{": r"\{" + after, "}": ws + r"\}", "[": r"\[" + after, "]": ws + r"\]",
               ",": ws + "," + after, "{}": r"\{" + ws + r"\}", "[]": r"\[" + ws + r"\]"}[which]
