@@ -234,3 +234,26 @@ def test_runs_above_a_state_equal_the_runs_on_the_whole_known_stack(name, amb, q
         dwa.expand(q)              # reach goto-waiting items too
         q += 1
     assert checked["start"] > 20 and checked["goto"] > 5, checked
+
+
+def test_expand_equals_the_product_of_alternatives_without_infeasible_pairs():
+    """_expand builds sequences lexeme by lexeme, dropping adjacent pairs outside
+    ``follows``: the same set as every combination of alternatives (IGNORE contributing
+    nothing) filtered afterwards."""
+    from itertools import product
+    rng = random.Random(7)
+    for _ in range(300):
+        n_terms = rng.randint(1, 4)
+        follows = tuple(frozenset(t for t in range(n_terms) if rng.random() < 0.6)
+                        for _ in range(n_terms))
+        ems = tuple(tuple(rng.sample([IGNORE] + list(range(n_terms)), rng.randint(1, min(3, n_terms + 1))))
+                    for _ in range(rng.randint(0, 6)))
+        want = set()
+        for combo in product(*ems):
+            seq = tuple(t for t in combo if t != IGNORE)
+            if all(b in follows[a] for a, b in zip(seq, seq[1:])):
+                want.add(seq)
+        got = _expand(ems, None, follows)
+        assert len(got) == len(set(got)) and set(got) == want, (ems, follows)
+        unpruned = {tuple(t for t in combo if t != IGNORE) for combo in product(*ems)}
+        assert set(_expand(ems)) == unpruned

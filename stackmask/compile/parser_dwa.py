@@ -43,7 +43,6 @@ import pickle
 import sys
 import threading
 import time
-from itertools import product
 
 import numpy as np
 from pyroaring import BitMap
@@ -117,7 +116,7 @@ class ParserDWA:
             | ({END} if q == lr.accept_state or (q == lr.start_state and accepts_empty) else frozenset())
             for q in range(n))
         self._n_terminals = len(lr.terminals)
-        self.follows = terminal_follows(lr)   # prunes lexically ambiguous sequences (_expand)
+        self.follows = terminal_follows(lr.shift, lr.reduce, self._n_terminals)   # for _expand
         self._step_memo: dict = {}
         self._run_memo: dict = {}
         self._closure_memo: dict = {}
@@ -699,7 +698,8 @@ class ParserDWA:
         self.__dict__.setdefault("memo_bytes", self.COMPILE_MEMO_BYTES)
         self.__dict__.setdefault("_expand_memo", {})
         self.__dict__.setdefault("_pop_memo", {})
-        self.__dict__.setdefault("follows", None)
+        if "follows" not in d:               # artifacts written before the pruning
+            self.follows = terminal_follows(self._shift, self._reduce, self._n_terminals)
         self._nesting = 0
 
     # -- reports -----------------------------------------------------------------------
@@ -717,36 +717,16 @@ def _expand(ems: tuple, limit: int | None = None, follows=None) -> list:
     """Concrete terminal sequences of an emission sequence (alternatives multiply,
     an IGNORE alternative contributes nothing); more than ``limit`` raise LimitExceeded.
 
-    With ``follows`` (terminal -> the terminals that can come right after it, see
-    :func:`terminal_follows`) a sequence with two adjacent terminals that no stack can
-    shift one after the other is dropped as soon as it appears, so lexically ambiguous
-    lexemes multiply only the sequences some parse could still take."""
-    if not ems:
-        return [()]
-    if follows is not None and any(len(em) > 1 for em in ems):
-        return _expand_pruned(ems, limit, follows)
-    opts = [tuple(() if t == IGNORE else (t,) for t in em) for em in ems]
-    if limit is not None:
-        n = 1
-        for o in opts:
-            n *= len(o)
-            if n > limit:
-                break
-        if n > limit:
-            raise LimitExceeded("max_token_sequences", n, limit,
-                                "one token lexes into too many terminal sequences",
-                                f"at least {n}; {len(ems)} lexemes, "
-                                f"{sum(len(o) > 1 for o in opts)} of them "
-                                "lexically ambiguous: each such lexeme inside one token doubles "
-                                "the sequences the automaton must follow")
-    out = {}
-    for combo in product(*opts):
-        out[tuple(t for part in combo for t in part)] = None
-    return list(out)
-
-
-def _expand_pruned(ems: tuple, limit: int | None, follows) -> list:
-    """:func:`_expand` building the sequences lexeme by lexeme, dropping infeasible pairs."""
+    The sequences are built lexeme by lexeme. With ``follows`` (terminal -> the terminals
+    that can come right after it, see :func:`terminal_follows`) a sequence with two
+    adjacent terminals that no stack can shift one after the other is dropped as soon as
+    it appears, so lexically ambiguous lexemes multiply only the sequences some parse
+    could still take."""
+    if all(len(em) == 1 for em in ems):         # no ambiguity: one sequence
+        seq = tuple(em[0] for em in ems if em[0] != IGNORE)
+        if follows is not None and any(b not in follows[a] for a, b in zip(seq, seq[1:])):
+            return []
+        return [seq]
     seqs: dict = {(): None}
     for k, em in enumerate(ems):
         nxt: dict = {}
@@ -754,7 +734,7 @@ def _expand_pruned(ems: tuple, limit: int | None, follows) -> list:
             for t in em:
                 if t == IGNORE:
                     nxt[seq] = None
-                elif not seq or t in follows[seq[-1]]:
+                elif follows is None or not seq or t in follows[seq[-1]]:
                     nxt[seq + (t,)] = None
         if limit is not None and len(nxt) > limit:
             raise LimitExceeded("max_token_sequences", len(nxt), limit,
@@ -769,19 +749,17 @@ def _expand_pruned(ems: tuple, limit: int | None, follows) -> list:
     return list(seqs)
 
 
-def terminal_follows(lr: LRTables) -> tuple:
+def terminal_follows(shift: list, reduce: list, n_terminals: int) -> tuple:
     """Per terminal, the terminals that can be next in the input right after it: those
-    with an action (shift or reduce) in a state that shifting it leads to. Every parse
-    consults that state on the next terminal, so a pair outside this relation never
-    occurs in any sentence (a superset: LALR lookaheads may allow more)."""
-    follows = [set() for _ in range(len(lr.terminals))]
-    for q in range(lr.n_states):
-        for a, q2 in lr.shift[q].items():
-            f = follows[a]
-            f.update(lr.shift[q2])
-            f.update(lr.reduce[q2])
-            if q2 == lr.accept_state:
-                f.add(END)
+    with an action (shift or reduce) in a state that shifting it leads to (``shift`` and
+    ``reduce``: the LR tables' per-state dicts). Every parse consults that state on the
+    next terminal, so a pair outside this relation never occurs in any sentence (a
+    superset: LALR lookaheads may allow more)."""
+    follows = [set() for _ in range(n_terminals)]
+    for row in shift:
+        for a, q2 in row.items():
+            follows[a].update(shift[q2])
+            follows[a].update(reduce[q2])
     return tuple(frozenset(f) for f in follows)
 
 

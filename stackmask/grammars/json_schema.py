@@ -877,7 +877,7 @@ class _Converter:
         rx = {"{": r"\{" + after, "}": ws + r"\}", "[": r"\[" + after, "]": ws + r"\]",
               ",": ws + "," + after, "{}": r"\{" + ws + r"\}", "[]": r"\[" + ws + r"\]"}[which]
         t = self.punct_term(which, rx)
-        return self.space_after(t) if which in "{[," else t
+        return self.space_after(t) if which in ("{", "[", ",") else t
 
     def punct_term(self, which: str, rx: str) -> str:
         return self.term(rx, {"{": "LBRACE", "}": "RBRACE", "[": "LBRACK", "]": "RBRACK", ",": "COMMA",
