@@ -114,6 +114,7 @@ class Constraint:
         self._masker = Masker(dwa, vocab.size, vocab.eos_token_ids,
                               LazyConfigs(dwa, scanner, vocab, specials, cache_bytes=memo_cache_bytes),
                               cache_bytes=mask_cache_bytes)
+        self.get_mask = self._masker.mask       # the method below, minus one call per mask
         self._accepts_empty = self.tables.normal_form.accepts_empty
         # lexer config -> what its head needs (see viable); two generations bounded in bytes
         self._requirements: dict = {}

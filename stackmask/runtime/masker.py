@@ -9,15 +9,15 @@ union. A walk stops where the DWA state has nothing left to decide (-1) or the
 stack ends (the root has no links).
 
 The dense mask is memoized by the set of edge weights met, so a repeated
-configuration costs the walk (a few dict lookups), one frozenset and one copy.
-The memo is an LRU bounded in bytes.
+configuration costs the walk (a few dict lookups), one frozenset and one copy;
+the walk's result is memoized on the GSS node, so asking again for the same
+state costs two lookups and the copy. The dense-mask memo is bounded in bytes
+(two generations of at most half the bound each).
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
-
 import numpy as np
 
 from ..wfa.weights import EMPTY_ID, mask_from_bitmap
@@ -38,17 +38,21 @@ class Masker:
         self.n_bits = n_bits
         self.n_words = (n_bits + 31) // 32
         self._ensure_config = ensure_config      # cfg -> start entry (compiles a new config)
-        self._memo: OrderedDict = OrderedDict()
+        # dense masks by the set of weights met: two generations (a hit costs one dict
+        # lookup; a mask found in the old generation moves to the current one)
+        self._memo: dict = {}
+        self._memo_old: dict = {}
+        self._memo_cur_bytes = 0
+        self._memo_old_bytes = 0
         self._combined: dict = {}     # tuple of per-head keys -> their union (multi-head states)
-        self._memo_bytes = 0
         self.cache_bytes = int(cache_bytes)
         self._combined_cap = max(64, self.cache_bytes // self.COMBINED_ENTRY_BYTES)
         self._lock = threading.Lock()
         from pyroaring import BitMap
         self._eos_mask = mask_from_bitmap(BitMap(sorted(eos_ids)), n_bits)    # no interning:
         self._eos_mask.flags.writeable = False     # that would index every set of an artifact
-        self.hits = 0
-        self.misses = 0
+        self.hits_old = 0     # masks found in the old generation
+        self.misses = 0       # masks computed
         self.prewarmed = self._prewarm()
 
     def _prewarm(self) -> bool:
@@ -62,36 +66,30 @@ class Masker:
             wt.dense(w, self.n_bits)
         return True
 
-    def weights_of(self, heads) -> frozenset:
-        """The edge weights a walk over ``heads`` meets (the mask is their union)."""
+    def _walk(self, node, cfg) -> frozenset:
+        """The edge weights the walk of one head meets (its mask is their union)."""
         dwa = self.dwa
-        init = dwa.init
+        e = dwa.init.get(cfg)
+        if e is None:
+            e = self._ensure_config(cfg)
+        q, w = e
+        outs = {w} if w else set()
         trans = dwa.trans
-        default = dwa.default
-        complete = dwa.complete
-        outs = set()
-        for node, cfg in heads:
-            e = init.get(cfg)
+        # single-path fast loop
+        while q >= 0:
+            e = trans[q].get(node.state)
             if e is None:
-                e = self._ensure_config(cfg)
+                e = dwa.default[q] if dwa.complete[q] else dwa.edge(q, node.state)
+                if e is None:
+                    break
             q, w = e
             if w:
                 outs.add(w)
-            # single-path fast loop
-            while q >= 0:
-                e = trans[q].get(node.state)
-                if e is None:
-                    e = default[q] if complete[q] else dwa.edge(q, node.state)
-                    if e is None:
-                        break
-                q, w = e
-                if w:
-                    outs.add(w)
-                links = node.links
-                if len(links) == 1:
-                    node = links[0]
-                    continue
-                if len(links) > 1 and q >= 0:
+            links = node.links
+            if len(links) == 1:
+                node = links[0]
+            else:
+                if links and q >= 0:
                     self._walk_branching(q, links, outs)
                 break
         return frozenset(outs)
@@ -124,52 +122,81 @@ class Masker:
                     todo.append((q2, m))
 
     def mask(self, state, out=None) -> np.ndarray:
+        heads = state.heads
         if state.finished:
             src = self._eos_mask
         else:
             # a head's walk depends only on (GSS node, config): memoized on the node
-            heads = state.heads
             if len(heads) == 1:
                 node, cfg = heads[0]
                 keys = node._mask_keys
                 if keys is None:
-                    keys = node._mask_keys = {}
-                key = keys.get(cfg)
-                if key is None:
-                    key = keys[cfg] = self.weights_of(heads)
+                    key = self._walk(node, cfg)
+                    node._mask_keys = {cfg: key}
+                else:
+                    key = keys.get(cfg)
+                    if key is None:
+                        key = keys[cfg] = self._walk(node, cfg)
             else:
-                parts = []
-                for head in heads:
-                    node, cfg = head
-                    keys = node._mask_keys
-                    if keys is None:
-                        keys = node._mask_keys = {}
-                    k = keys.get(cfg)
-                    if k is None:
-                        k = keys[cfg] = self.weights_of((head,))
-                    parts.append(k)
-                parts = tuple(parts)         # hashing a tuple reuses the parts' cached hashes
-                key = self._combined.get(parts)
-                if key is None:
-                    if len(self._combined) >= self._combined_cap:
-                        self._combined.clear()
-                    key = self._combined[parts] = frozenset().union(*parts)
+                key = self._combined_key(heads)
             src = self._memo.get(key)
             if src is None:
-                src = self._union(key)
-            else:
-                self.hits += 1
-                try:
-                    self._memo.move_to_end(key)
-                except KeyError:       # evicted by another thread meanwhile
-                    pass
+                src = self._lookup_old(key)
         if out is None:
             return src.copy()
-        if (out.dtype is not _INT32 and out.dtype != _INT32) or out.shape != src.shape:
+        if out.shape != src.shape or (out.dtype is not _INT32 and out.dtype != _INT32):
             raise ValueError(f"out must be an int32 array of shape {src.shape}, "
                              f"not {out.dtype} {out.shape}")
         out[...] = src
         return out
+
+    def _combined_key(self, heads) -> frozenset:
+        parts = []
+        for node, cfg in heads:
+            keys = node._mask_keys
+            if keys is None:
+                keys = node._mask_keys = {}
+            k = keys.get(cfg)
+            if k is None:
+                k = keys[cfg] = self._walk(node, cfg)
+            parts.append(k)
+        parts = tuple(parts)         # hashing a tuple reuses the parts' cached hashes
+        key = self._combined.get(parts)
+        if key is None:
+            if len(self._combined) >= self._combined_cap:
+                self._combined.clear()
+            key = self._combined[parts] = frozenset().union(*parts)
+        return key
+
+    def _lookup_old(self, key: frozenset) -> np.ndarray:
+        """A mask that is not in the current generation: moved up from the old one,
+        or computed."""
+        with self._lock:
+            m = self._memo_old.pop(key, None)
+            if m is not None:
+                self.hits_old += 1
+                self._memo_old_bytes -= m.nbytes
+                self._insert(key, m)
+                return m
+        return self._union(key)
+
+    def _insert(self, key: frozenset, m: np.ndarray) -> None:
+        """Add to the current generation (lock held). Each generation holds at most
+        half of ``cache_bytes`` (at least one mask); a full current generation
+        becomes the old one and the old one is dropped."""
+        if key in self._memo:
+            return
+        if self._memo and self._memo_cur_bytes + m.nbytes > self.cache_bytes // 2:
+            self._memo_old = self._memo
+            self._memo_old_bytes = self._memo_cur_bytes
+            self._memo = {}
+            self._memo_cur_bytes = 0
+        self._memo[key] = m
+        self._memo_cur_bytes += m.nbytes
+
+    @property
+    def _memo_bytes(self) -> int:
+        return self._memo_cur_bytes + self._memo_old_bytes
 
     def _union(self, key: frozenset) -> np.ndarray:
         wt = self.dwa.weights
@@ -184,10 +211,5 @@ class Masker:
         m.flags.writeable = False
         with self._lock:
             self.misses += 1
-            if key not in self._memo:
-                self._memo[key] = m
-                self._memo_bytes += m.nbytes
-                while self._memo_bytes > self.cache_bytes and len(self._memo) > 1:
-                    _, old = self._memo.popitem(last=False)
-                    self._memo_bytes -= old.nbytes
+            self._insert(key, m)
         return m
