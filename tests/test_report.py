@@ -90,6 +90,24 @@ def test_run_engine_in_process_counts_and_rejections():
     assert table.count("| stackmask |") == 2 and "| 1/2 |" in table
 
 
+def test_run_engine_on_a_json_schema(tmp_path):
+    """A JSON Schema workload: conversion options and Constraint options both reach
+    their target (the stackmask engine passes cache_dir/compile/budget through
+    schema_constraint)."""
+    vocab, encode = load_vocab("qwen2.5")
+    f = tmp_path / "s.json"
+    f.write_text('{"type": "object", "properties": {"n": {"type": "integer", "maximum": 20}}, '
+                 '"required": ["n"]}')
+    w = load_workload(str(f))
+    good, bad = encode('{"n": 12}'), encode('{"n": 21}')
+    r = run_engine("stackmask", "qwen2.5", None, w, [good, bad],
+                   {"verify": 3, "cache_dir": False, "compile": "lazy"})
+    assert "error" not in r, r.get("traceback")
+    assert r["cold"]["accepted"] == 1 and r["cold"]["first_reject"]["trace"] == 1
+    checked, different = r["verify"]        # steps past the rejection are not checked
+    assert checked >= 1 and different == 0
+
+
 def test_report_cli_end_to_end(tmp_path, capsys):
     out = tmp_path / "r.json"
     rc = cli_main(["report", "--limit", "3", "--verify", "3", "--json", str(out)])

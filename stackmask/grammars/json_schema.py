@@ -459,9 +459,10 @@ class SchemaGrammar:
         Constraint with ``ambiguous=True``)."""
         return bool(self.conflicts)
 
-    def constraint(self, vocab):
+    def constraint(self, vocab, **constraint_options):
+        """``Constraint(grammar, vocab, ambiguous=self.ambiguous, **constraint_options)``."""
         from ..runtime.constraint import Constraint
-        return Constraint(self.grammar, vocab, ambiguous=self.ambiguous)
+        return Constraint(self.grammar, vocab, ambiguous=self.ambiguous, **constraint_options)
 
 
 def schema_to_grammar(schema, **options) -> Grammar:
@@ -472,8 +473,11 @@ def schema_to_grammar(schema, **options) -> Grammar:
 
 def schema_constraint(schema, vocab, **options):
     """``Constraint`` for ``schema`` with ``ambiguous`` chosen from the
-    grammar's LALR(1) conflicts."""
-    return convert_schema(schema, **options).constraint(vocab)
+    grammar's LALR(1) conflicts. Options of :func:`convert_schema` (``strict``,
+    ``whitespace``, ...) go to the conversion, the others to ``Constraint``
+    (``cache_dir``, ``compile``, ``limits``, ...)."""
+    conversion = {k: options.pop(k) for k in list(options) if k in convert_schema.__kwdefaults__}
+    return convert_schema(schema, **conversion).constraint(vocab, **options)
 
 
 def convert_schema(schema, *, strict: bool = True, whitespace: str = "bounded",
