@@ -87,6 +87,58 @@ def test_terminal_outcomes_equal_scanner_runs(name, qwen_vocab):
     assert len(seen) > 5 and checked >= 10 * len(index.toks)
 
 
+# strings with counted lengths, a pattern, an enum and literal keys: many pending DFA
+# states inside strings, where most tokens keep the lexeme pending (the DFA-run path)
+SCHEMA = {"type": "object", "properties": {
+    "name": {"type": "string", "maxLength": 12},
+    "code": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]+$"},
+    "kind": {"enum": ["alpha", "beta", "a\"b"]},
+    "tags": {"type": "array", "items": {"type": "string", "minLength": 2}},
+    "n": {"type": "number"}}, "required": ["name"]}
+
+
+def _schema_tables():
+    from stackmask.grammars.json_schema import convert_schema
+    conv = convert_schema(SCHEMA)
+    return build_tables(conv.grammar, ambiguous=conv.ambiguous)
+
+
+def test_terminal_outcomes_equal_scanner_runs_json_schema(qwen_vocab):
+    vocab = sample_vocab(qwen_vocab, 3000, seed=7)
+    vocab = Vocab(list(vocab.tokens) + [b'"a', b'"ab', b'"alpha"', b'\\"', b'AB-1', b'-12",',
+                                        b'"name": "', b'": ["', b'"]}', b'1.5e'])
+    sc = make_scanner(_schema_tables())
+    index = VocabIndex(vocab)
+    tc = TerminalCompiler(sc, index)
+    todo, seen = [0], {0}
+    while todo and len(seen) < 400:
+        ends = check_outcomes(tc, sc, index, todo.pop(0))
+        for c in sorted(ends):
+            if c not in seen:
+                seen.add(c)
+                todo.append(c)
+    assert len(seen) > 30
+
+
+def test_terminal_outcomes_on_the_whole_qwen_vocabulary(qwen_vocab):
+    """Every Qwen2.5 token from configurations inside a string (nearly every token keeps
+    the lexeme pending: whole-vocabulary DFA run) and at a boundary (most tokens are
+    lexed by the trie walk)."""
+    sc = make_scanner(_schema_tables())
+    index = VocabIndex(qwen_vocab)
+    tc = TerminalCompiler(sc, index)
+    cfgs = {BOUNDARY_CONFIG}
+    for text in (b'{"name": "ab', b'{"name": "x", "tags": ["'):
+        cur = {BOUNDARY_CONFIG}
+        for b in text:
+            cur = {nc for c in cur for _, nc in sc.step(c, b)}
+            assert cur, text
+        cfgs |= cur
+    assert any(not sc.at_boundary(c) for c in cfgs)
+    for cfg in sorted(cfgs):
+        check_outcomes(tc, sc, index, cfg)
+
+
 def test_shadowed_configurations_are_covered():
     # keywords vs identifiers and "." vs "..." make configurations with shadows
     g = r"""

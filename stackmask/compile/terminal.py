@@ -64,6 +64,7 @@ class VocabIndex:
         self.first_id = np.array([g[0] for g in groups], dtype=np.int64)
         self.dups = {k: g[1:] for k, g in enumerate(groups) if len(g) > 1}
         self._dup_keys = np.array(sorted(self.dups), dtype=np.int64)
+        self._columns = self._byte_columns()
 
     def first_byte_bounds(self) -> list[int]:
         """``bounds[b]:bounds[b + 1]``: the byte-order positions of the tokens starting with ``b``."""
@@ -72,15 +73,21 @@ class VocabIndex:
             b = self._first_bounds = [bisect_left(self.toks, bytes([x])) for x in range(256)] + [len(self.toks)]
         return b
 
-    def byte_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        """Tokens (byte order) as a zero-padded uint8 matrix and their lengths (cached)."""
-        m = getattr(self, "_matrix", None)
-        if m is None:
-            lengths = np.fromiter((len(t) for t in self.toks), dtype=np.int64, count=len(self.toks))
-            width = int(lengths.max()) if len(lengths) else 0
-            flat = np.frombuffer(b"".join(t.ljust(width, b"\0") for t in self.toks), dtype=np.uint8)
-            m = self._matrix = (flat.reshape(len(self.toks), width), lengths)
-        return m
+    def byte_columns(self) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The tokens ordered by decreasing length (``order``: byte-order positions) and,
+        per byte column ``j``, the ``j``-th bytes of the tokens longer than ``j`` in that
+        order (a prefix of it): a whole-vocabulary DFA run is one gather per column over
+        a shrinking prefix, with no padding."""
+        return self._columns
+
+    def _byte_columns(self) -> tuple[np.ndarray, list[np.ndarray]]:
+        lengths = np.fromiter((len(t) for t in self.toks), dtype=np.int64, count=len(self.toks))
+        order = np.argsort(-lengths, kind="stable")
+        width = int(lengths.max()) if len(lengths) else 0
+        flat = np.frombuffer(b"".join(self.toks[i].ljust(width, b"\0") for i in order.tolist()),
+                             dtype=np.uint8).reshape(len(order), width)
+        counts = np.searchsorted(-lengths[order], -np.arange(width), side="left")  # longer than j
+        return order, [np.ascontiguousarray(flat[:int(k), j]) for j, k in enumerate(counts)]
 
     def ids_of(self, positions: list[int]) -> np.ndarray:
         """Token ids of the given byte-order positions (duplicates included)."""
@@ -165,12 +172,17 @@ class TerminalCompiler:
         self._cache_used = 0                # bounded by Limits.max_compile_memory_bytes)
         self._walks: dict = {}
         self._subtrees: dict = {}        # trie_walk memo: (first byte, branches) -> subtree result
-        self._shadow_runs: dict = {}
+        self._runs: dict = {}
         self._req: dict = {}
-        trans = np.asarray(scanner.dfa.trans, dtype=np.int32)
-        self._trans = np.concatenate([trans, np.full((1, 256), -1, dtype=np.int32)])
-        acc = np.array(scanner._accepting + [False], dtype=bool)
-        self._accepting = acc
+        # the lexer DFA for whole-vocabulary runs, flattened (state * 256 + byte), with two
+        # absorbing states: n (dead: no lexeme) and n + 1 (entered an accepting state)
+        trans = np.asarray(scanner.dfa.trans, dtype=np.int64)
+        n = len(trans)
+        acc = np.array(scanner._accepting, dtype=bool)
+        run = np.where(trans < 0, n, np.where(acc[np.maximum(trans, 0)], n + 1, trans))
+        run = np.concatenate([run, np.full((1, 256), n), np.full((1, 256), n + 1)])
+        self._run_table = run.astype(np.int32).ravel()
+        self._n_dfa = n
 
     def requirement(self, cfg: int):
         r = self._req.get(cfg, 0)
@@ -188,7 +200,7 @@ class TerminalCompiler:
         if self.cache_bytes is not None and self._cache_used + n > self.cache_bytes:
             self._walks.clear()
             self._subtrees.clear()
-            self._shadow_runs.clear()
+            self._runs.clear()
             self._req.clear()
             self._cache_used = 0
         self._cache_used += n
@@ -228,7 +240,7 @@ class TerminalCompiler:
             for branches, pos in base.items():
                 add(branches, pos, None)
         else:
-            runs = np.stack([self._shadow_run(s) for s in sorted(shadows)], axis=1)
+            runs = np.stack([self._dfa_run(s) for s in sorted(shadows)], axis=1)
             keys = list(base)
             pos = np.concatenate([base[k] for k in keys])
             gid = np.repeat(np.arange(len(keys)), [len(base[k]) for k in keys])
@@ -246,50 +258,62 @@ class TerminalCompiler:
         return groups, ends
 
     def _walk(self, d: int) -> dict:
-        """Every token from ``(d, ∅)``: branch set -> positions of the tokens having it."""
+        """Every token from ``(d, ∅)``: branch set -> positions of the tokens having it.
+
+        A token that keeps the lexeme pending to its end (every byte leads to a live
+        state that completes no terminal) has one branch, no emissions, ending in
+        ``(final state, ∅)``: those come from one whole-vocabulary DFA run (numpy). Only
+        the tokens that complete a lexeme (an emission, maybe a fork) are walked by the
+        scanner over the token trie. Inside a string most tokens are of the first kind."""
         w = self._walks.get(d)
         if w is None:
-            cfg = self.scanner._intern(d, frozenset())
-            w = {k: (v[0] if len(v) == 1 else np.concatenate(v))
-                 for k, v in trie_walk(self.scanner, cfg, self.index, self._subtrees).items()}
+            sc = self.scanner
+            run = self._dfa_run(d if d >= 0 else sc._starts[-1 - d])
+            acc: dict = {}
+            plain = np.flatnonzero(run >= 0)
+            if len(plain):
+                ends = run[plain]
+                if ends.min() == ends.max():
+                    parts = [plain]
+                else:               # a stable sort keeps each group's positions ascending
+                    order = np.argsort(ends, kind="stable")
+                    cut = np.flatnonzero(np.diff(ends[order])) + 1
+                    parts = np.split(plain[order], cut)
+                for sel in parts:
+                    acc[(((), sc._intern(int(run[sel[0]]), frozenset())),)] = [sel]
+            cfg = sc._intern(d, frozenset())
+            lexed = np.flatnonzero(run == KILLED)
+            for k, v in trie_walk(sc, cfg, self.index, self._subtrees, lexed).items():
+                acc.setdefault(k, []).extend(v)
+            w = {k: (v[0] if len(v) == 1 else np.sort(np.concatenate(v))) for k, v in acc.items()}
             # the walk's arrays, and about as much again for the subtree memo's
             self._account(2 * sum(a.nbytes + self.ENTRY_BYTES for a in w.values()))
             self._walks[d] = w
         return w
 
-    def _shadow_run(self, s: int) -> np.ndarray:
-        """Per token (byte order): KILLED, GONE or the shadow's DFA state after the token."""
-        r = self._shadow_runs.get(s)
+    def _dfa_run(self, s: int) -> np.ndarray:
+        """Per token (byte order), the lexer DFA run from state ``s`` over its bytes: the
+        state after the token, GONE when a byte leads nowhere, KILLED when a byte enters
+        an accepting state (for a shadow: a longer match completed; for a pending lexeme:
+        it completes a terminal inside the token). One gather per byte column."""
+        r = self._runs.get(s)
         if r is not None:
             return r
-        mat, lengths = self.index.byte_matrix()
-        trans, accepting = self._trans, self._accepting
-        n = len(lengths)
-        out = np.empty(n, dtype=np.int32)
-        idx = np.arange(n)
-        state = np.full(n, s, dtype=np.int32)
-        for col in range(mat.shape[1]):
-            done = lengths[idx] <= col
-            if done.any():
-                out[idx[done]] = state[done]
-                keep = ~done
-                idx, state = idx[keep], state[keep]
-            if not len(idx):
-                break
-            t = trans[state, mat[idx, col]]
-            dead = t < 0
-            killed = ~dead & accepting[t]
-            stop = dead | killed
-            if stop.any():
-                out[idx[dead]] = GONE
-                out[idx[killed]] = KILLED
-                keep = ~stop
-                idx, t = idx[keep], t[keep]
-            state = t
-        if len(idx):
-            out[idx] = state
+        order, cols = self.index.byte_columns()
+        table = self._run_table
+        state = np.full(len(order), s, dtype=np.int32)
+        for col in cols:
+            head = state[:len(col)]
+            head *= 256
+            head += col
+            np.take(table, head, out=head)
+        n = self._n_dfa
+        state[state == n] = GONE
+        state[state == n + 1] = KILLED
+        out = np.empty_like(state)
+        out[order] = state
         self._account(out.nbytes + self.ENTRY_BYTES)
-        self._shadow_runs[s] = out
+        self._runs[s] = out
         return out
 
 
@@ -319,33 +343,33 @@ def group_rows(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order, np.concatenate([starts, [n]]).astype(np.int64)
 
 
-def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict | None = None) -> dict:
-    """Every token from configuration ``cfg``: branch set (tuple of ``(emissions, end
-    config)``) -> list of byte-order positions, by running the scanner itself over the
-    token trie (tokens sharing a prefix share its work; a dead prefix skips its subtree).
+def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict, positions: np.ndarray) -> dict:
+    """The tokens at ``positions`` (ascending byte-order positions) from configuration
+    ``cfg``: branch set (tuple of ``(emissions, end config)``) -> list of position arrays,
+    by running the scanner itself over the token trie (tokens sharing a prefix share its
+    work; a dead prefix skips its subtree).
 
-    The tokens starting with byte ``b`` are walked from the branches ``cfg`` has after
-    ``b``; ``memo`` (shared by the walks of one scanner) keeps that subtree's result by
-    ``(b, branches)``, so configurations that converge after one byte (e.g. the states
-    inside a string that are also prefixes of literal keys) walk the shared subtrees once.
-    Values are lists of int64 position arrays, ascending across the list."""
+    ``positions`` must be the tokens whose DFA run from ``cfg``'s state completes a lexeme
+    (``TerminalCompiler._walk``): then the ones starting with byte ``b`` are a function of
+    the branches ``cfg`` has after ``b``, and ``memo`` (shared by the walks of one scanner)
+    keeps that subtree's result by ``(b, branches)``, so configurations that converge after
+    one byte walk the shared subtrees once. Lists are ascending across the list."""
     step = scanner.step
     toks = index.toks
     bounds = index.first_byte_bounds()
+    cut = np.searchsorted(positions, bounds).tolist()
     groups: dict = {}
     for b in range(256):
-        lo, hi = bounds[b], bounds[b + 1]
-        if lo == hi:
+        plo, phi = cut[b], cut[b + 1]
+        if plo == phi:
             continue
         first = _advance(step, (((), cfg),), b)
         if not first:
             continue
         key = (b, first)
-        sub = memo.get(key) if memo is not None else None
+        sub = memo.get(key)
         if sub is None:
-            sub = _walk_range(step, toks, lo, hi, key[1])
-            if memo is not None:
-                memo[key] = sub
+            sub = memo[key] = _walk_positions(step, toks, positions[plo:phi].tolist(), first)
         for br, pos in sub.items():
             g = groups.get(br)
             if g is None:
@@ -368,16 +392,19 @@ def _advance(step, branches: tuple, b: int) -> tuple:
     return tuple(nb)
 
 
-def _walk_range(step, toks, lo: int, hi: int, first: tuple) -> dict:
-    """Branch set -> int64 positions for the tokens ``toks[lo:hi]`` (all starting with the
-    same byte), from the branches ``first`` after that byte."""
+def _walk_positions(step, toks, positions: list, first: tuple) -> dict:
+    """Branch set -> int64 positions for the tokens ``toks[p]``, ``p`` in ``positions``
+    (ascending, all starting with the same byte), from the branches ``first`` after that
+    byte."""
     groups: dict = {}
     memo: dict = {}       # (branches, byte) -> branches: several branches recur (free text forks
                           # at every character: emit the lexeme, or keep reading)
     stack: list = [None, first]
-    prev = toks[lo][:1]
-    i = lo
-    while i < hi:
+    prev = toks[positions[0]][:1]
+    n = len(positions)
+    j = 0
+    while j < n:
+        i = positions[j]
         tb = toks[i]
         k = 1
         lim = min(len(prev), len(tb), len(stack) - 1)
@@ -386,8 +413,8 @@ def _walk_range(step, toks, lo: int, hi: int, first: tuple) -> dict:
         del stack[k + 1:]
         branches = stack[k]
         dead = -1
-        for j in range(k, len(tb)):
-            b = tb[j]
+        for x in range(k, len(tb)):
+            b = tb[x]
             if len(branches) == 1:
                 ems, c = branches[0]
                 outs = step(c, b)
@@ -400,13 +427,14 @@ def _walk_range(step, toks, lo: int, hi: int, first: tuple) -> dict:
             if nxt is None:
                 nxt = memo[key] = _advance(step, branches, b)
             if not nxt:
-                dead = j
+                dead = x
                 break
             branches = nxt
             stack.append(branches)
         if dead >= 0:
+            # skip every token with this dead prefix
             succ = successor(tb[:dead + 1])
-            i = hi if succ is None else bisect_left(toks, succ, i + 1, hi)
+            j = n if succ is None else bisect_left(positions, bisect_left(toks, succ, i + 1), j + 1)
             prev = tb[:dead]
             continue
         g = groups.get(branches)
@@ -415,7 +443,7 @@ def _walk_range(step, toks, lo: int, hi: int, first: tuple) -> dict:
         else:
             g.append(i)
         prev = tb
-        i += 1
+        j += 1
     return {k: np.asarray(v, dtype=np.int64) for k, v in groups.items()}
 
 
