@@ -21,5 +21,6 @@ __version__ = "0.1.0"
 __all__ = [
     "Constraint", "State", "Vocab", "Grammar", "Rule", "TerminalDef", "FreeText", "LexerMode",
     "GrammarError", "TokenRejected", "StackmaskError", "LimitExceeded", "Limits",
+    "validate", "ValidationReport", "Problem",
     "__version__",
 ]

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import stackmask
 from stackmask import Constraint, Vocab
 from stackmask.compile import artifact
 from stackmask.compile.artifact import StaleArtifactWarning

@@ -13,7 +13,6 @@ import warnings
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import stackmask
 from stackmask import Constraint, Grammar, GrammarError, TokenRejected, Vocab
 from stackmask.grammars import ecma_regex as R
 from stackmask.grammars.json_schema import SchemaWarning, convert_schema, schema_constraint

@@ -1152,7 +1152,6 @@ class _Converter:
     def merge_all(self, d, base, ptr, report: bool = True):
         """Merge ``d`` (with ``allOf``) into one schema dict; None = unsatisfiable."""
         parts = [{k: v for k, v in d.items() if k != "allOf"}]
-        stack = list(reversed(d.get("allOf") or []))
         if not isinstance(d.get("allOf"), list):
             if report:
                 self.problem("allOf", ptr, "must be an array")
