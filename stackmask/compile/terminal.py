@@ -157,9 +157,10 @@ class TerminalCompiler:
     A configuration ``(d, S)`` behaves like ``(d, ∅)`` except that its shadows
     ``S`` run on the token's bytes independently of the branches: a shadow that
     completes a match kills the token, the survivors join every branch's end
-    configuration. So the trie walk (Python, per token) is done once per pending
-    DFA state ``d``, and each shadow state is run once over the whole vocabulary
-    as a padded byte matrix (numpy, one gather per byte column).
+    configuration. So tokens are run once per pending DFA state ``d``, and each
+    shadow state once, over the whole vocabulary (numpy, one gather per byte
+    column); only the tokens that complete a lexeme from ``d`` are walked by the
+    scanner itself (Python, over the token trie).
     """
 
     #: estimated bytes of a cache entry besides its numpy arrays
