@@ -436,7 +436,7 @@ def main(argv=None):
     ap.add_argument("--stackmask-budget", type=float, default=None,
                     help="stackmask compile_budget_s (default: none, compile everything up front)")
     ap.add_argument("--whitespace", default="bounded")
-    ap.add_argument("--json", default=None)
+    ap.add_argument("--json", default=None, help="write the results (.zst: compressed)")
     ap.add_argument("--merge", nargs="+", default=None,
                     help="print the tables of earlier --json outputs (engines run in separate processes)")
     ap.add_argument("--verbose", action="store_true")
@@ -446,7 +446,7 @@ def main(argv=None):
         merged = dict(engines={}, runs=[])
         chunks: dict = {}
         for path in args.merge:
-            d = json.load(open(path))
+            d = read_json(path)
             merged["runs"].append({k: d.get(k) for k in ("argv", "peak_rss_gb", "wall_s", "engines_run")})
             for name, e in d["engines"].items():
                 chunks.setdefault(name, []).append(e)
@@ -570,9 +570,27 @@ def main(argv=None):
     print(f"wall {out['wall_s']:.0f}s, peak RSS {out['peak_rss_gb']:.2f} GB (engines in this process: "
           f"{', '.join(out['engines_run'])})")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1, default=str)
+        write_json(args.json, out)
         print(f"wrote {args.json}")
+
+
+def write_json(path: str, data) -> None:
+    """``path`` ending in ``.zst``: zstd-compressed (the raw timings make ~10 MB of JSON)."""
+    text = json.dumps(data, indent=1, default=str).encode()
+    if path.endswith(".zst"):
+        import zstandard
+        text = zstandard.ZstdCompressor(level=19).compress(text)
+    with open(path, "wb") as f:
+        f.write(text)
+
+
+def read_json(path: str):
+    with open(path, "rb") as f:
+        data = f.read()
+    if path.endswith(".zst"):
+        import zstandard
+        data = zstandard.ZstdDecompressor().decompress(data, max_output_size=1 << 31)
+    return json.loads(data)
 
 
 def build_out(args, res, engines, unavailable, rows, t_start, done):

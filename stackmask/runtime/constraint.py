@@ -62,7 +62,7 @@ class Constraint:
     cache). ``compile_budget_s`` (default 120) bounds the up-front compile:
     what is not compiled by then is compiled when a mask first needs it (same
     masks; a message on stderr says so); ``None`` compiles everything.
-    ``mask_cache_bytes`` bounds the memo of dense masks (LRU); ``memo_cache_bytes``
+    ``mask_cache_bytes`` bounds the memo of dense masks (two generations); ``memo_cache_bytes``
     bounds each other runtime memo (lexer steps, viability requirements, automaton
     parts compiled on first use, dense token sets) in estimated bytes.
 
