@@ -166,6 +166,21 @@ def test_shadowed_configurations_are_covered():
     assert any(sc.config(c)[1] for c in seen), "no configuration with shadows was reached"
 
 
+def test_bitmap_of_positions_small_and_large_sets():
+    """bitmap_of builds sets over half the vocabulary as a complement; both ways give the
+    ids of the positions, duplicates included, and nothing else (not the ids without
+    bytes)."""
+    toks = [b"a", b"b", b"a", None, b"c", b"dd", b"b", b"e", b"", b"f"]
+    vocab = Vocab(toks, vocab_size=12)
+    index = VocabIndex(vocab)
+    rng = random.Random(5)
+    n = len(index.toks)
+    for k in list(range(n + 1)) * 3:
+        pos = np.array(sorted(rng.sample(range(n), k)), dtype=np.int64)
+        want = {i for i, t in enumerate(toks) if t and index.toks.index(t) in set(pos.tolist())}
+        assert set(index.bitmap_of(pos)) == want, (k, pos)
+
+
 def test_group_rows_groups_exactly_the_equal_rows():
     rng = np.random.default_rng(3)
     cases = [np.zeros((0, 2), dtype=np.int64), np.array([[5, -2, 7]])]

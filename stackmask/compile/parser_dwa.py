@@ -50,7 +50,7 @@ from pyroaring import BitMap
 from ..errors import LimitExceeded
 from ..glr.lalr import LRTables
 from ..lexer.scanner import IGNORE
-from ..wfa.weights import EMPTY_ID, WeightTable, bitmap_from_array
+from ..wfa.weights import EMPTY_ID, WeightTable
 from .terminal import TRUE
 
 END = 0          # LR terminal index of end of input
@@ -418,10 +418,10 @@ class ParserDWA:
             self._groups.append(None)
         return q
 
-    def add_config(self, cfg: int, outcomes, ids_of=None) -> tuple:
+    def add_config(self, cfg: int, outcomes, bitmap_of=None) -> tuple:
         """Start state of lexer configuration ``cfg`` from ``(outcome, tokens)`` pairs (an
         outcome may repeat): tokens as a weight id, or an int64 array of positions that
-        ``ids_of`` turns into token ids. The tokens of
+        ``bitmap_of`` turns into a token-id bitmap. The tokens of
         every start item are gathered first and made one token set (one bitmap per item, not
         one per outcome and a union per pair)."""
         wt = self.weights
@@ -464,7 +464,7 @@ class ParserDWA:
             w = EMPTY_ID
             if arrays:
                 pos = arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
-                w = wt.intern(bitmap_from_array(ids_of(pos)))
+                w = wt.intern(bitmap_of(pos))
             for v in vals:
                 if isinstance(v, int):
                     w = wt.union(w, v)
@@ -868,7 +868,7 @@ def add_config(dwa: ParserDWA, terms, cfg: int, eos_w: int) -> tuple:
     for key, ncfg, wid in special_outcomes(terms.scanner, cfg, dwa.special_weights or ()):
         outcomes.append((key, wid))
         ends.add(ncfg)
-    return dwa.add_config(cfg, outcomes, terms.index.ids_of), ends
+    return dwa.add_config(cfg, outcomes, terms.index.bitmap_of), ends
 
 
 def special_outcomes(scanner, cfg: int, specials) -> list:

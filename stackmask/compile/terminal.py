@@ -35,9 +35,11 @@ import weakref
 from bisect import bisect_left
 
 import numpy as np
+from pyroaring import BitMap
 
 from ..lexer.scanner import IGNORE, Scanner
 from ..vocab import Vocab
+from ..wfa.weights import bitmap_from_array
 
 TRUE = "T"          # requirement: always viable
 
@@ -65,6 +67,7 @@ class VocabIndex:
         self.dups = {k: g[1:] for k, g in enumerate(groups) if len(g) > 1}
         self._dup_keys = np.array(sorted(self.dups), dtype=np.int64)
         self._columns = self._byte_columns()
+        self._all = None           # bitmap of every text token id (bitmap_of)
 
     def first_byte_bounds(self) -> list[int]:
         """``bounds[b]:bounds[b + 1]``: the byte-order positions of the tokens starting with ``b``."""
@@ -88,6 +91,20 @@ class VocabIndex:
                              dtype=np.uint8).reshape(len(order), width)
         counts = np.searchsorted(-lengths[order], -np.arange(width), side="left")  # longer than j
         return order, [np.ascontiguousarray(flat[:int(k), j]) for j, k in enumerate(counts)]
+
+    def bitmap_of(self, positions: np.ndarray) -> BitMap:
+        """Token ids of the given byte-order positions (distinct; duplicates included) as a
+        bitmap. A set of more than half the vocabulary is built as the complement of the
+        others (a bitmap from many unsorted ids costs several times more)."""
+        pos = np.asarray(positions, dtype=np.int64)
+        n = len(self.toks)
+        if 2 * len(pos) <= n:
+            return bitmap_from_array(self.ids_of(pos))
+        if self._all is None:
+            self._all = bitmap_from_array(self.ids_of(np.arange(n)))
+        keep = np.ones(n, dtype=bool)
+        keep[pos] = False
+        return self._all - bitmap_from_array(self.ids_of(np.flatnonzero(keep)))
 
     def ids_of(self, positions: list[int]) -> np.ndarray:
         """Token ids of the given byte-order positions (duplicates included)."""
@@ -274,8 +291,11 @@ class TerminalCompiler:
             plain = np.flatnonzero(run >= 0)
             if len(plain):
                 ends = run[plain]
-                if ends.min() == ends.max():
+                states = np.flatnonzero(np.bincount(ends))
+                if len(states) == 1:
                     parts = [plain]
+                elif len(states) <= 16:     # a few end states: one pass each, no sort
+                    parts = [plain[ends == e] for e in states.tolist()]
                 else:               # a stable sort keeps each group's positions ascending
                     order = np.argsort(ends, kind="stable")
                     cut = np.flatnonzero(np.diff(ends[order])) + 1
