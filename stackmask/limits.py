@@ -70,7 +70,7 @@ class CompileGuard:
     """Checks the compile-time limits; ``check()`` is cheap (a clock read; memory
     is sampled at most every ``interval`` seconds)."""
 
-    __slots__ = ("limits", "t0", "deadline", "rss0", "max_rss", "interval", "_next_mem")
+    __slots__ = ("limits", "t0", "deadline", "rss0", "max_rss", "interval", "_next_mem", "grown")
 
     INTERVAL = 0.05     # seconds between memory samples
 
@@ -84,6 +84,7 @@ class CompileGuard:
         self.max_rss = m
         self.interval = self.INTERVAL if interval is None else interval
         self._next_mem = self.t0
+        self.grown = 0          # resident memory grown at the last sample
 
     def check(self) -> None:
         now = time.monotonic()
@@ -94,8 +95,13 @@ class CompileGuard:
                                 "on first use instead of failing")
         if self.max_rss is not None and now >= self._next_mem:
             self._next_mem = now + self.interval
-            grown = rss_bytes() - self.rss0
+            grown = self.grown = rss_bytes() - self.rss0
             if grown > self.max_rss:
                 raise LimitExceeded("max_compile_memory_bytes", grown, self.max_rss,
                                     "compile used too much memory",
                                     "resident memory grown since the compile started")
+
+    def soft_memory_used_up(self) -> bool:
+        """The memory grown at the last sample of :meth:`check` is over half of
+        ``max_compile_memory_bytes``: a compile with a soft budget stops there."""
+        return self.max_rss is not None and self.grown > self.max_rss // 2

@@ -86,6 +86,33 @@ def test_compile_memory_limit_raises_and_caches_nothing(tmp_path, monkeypatch):
     assert cache_files(tmp_path) == []
 
 
+def test_compile_with_a_budget_stops_softly_at_half_the_memory_limit(monkeypatch):
+    """With a soft budget (the default compile_budget_s) the up-front compile stops when its
+    memory growth passes half of max_compile_memory_bytes, and the rest is compiled on first
+    use with the same masks; without a budget (None: compile everything) the hard limit
+    raises."""
+    from stackmask import limits as limits_mod
+    monkeypatch.setattr(limits_mod.CompileGuard, "INTERVAL", 0.0)
+    grown = iter(range(0, 1 << 40, 1 << 20))        # 1 MB more at every sample
+    monkeypatch.setattr(limits_mod, "rss_bytes", lambda: next(grown))
+    lim = Limits(max_compile_memory_bytes=64 << 20)
+    c = Constraint(JSON, BYTES, cache_dir=False, progress=False, limits=lim)
+    st = c.compile_stats()
+    assert st["budget_exhausted"] and "memory" in st["budget_used_up"]
+    grown = iter(range(0, 1 << 40, 1 << 20))
+    with pytest.raises(LimitExceeded) as ei:
+        Constraint(JSON, BYTES, cache_dir=False, progress=False, limits=lim, compile_budget_s=None)
+    check_message(ei.value, "max_compile_memory_bytes")
+    monkeypatch.undo()
+    full = Constraint(JSON, BYTES, cache_dir=False, progress=False)
+    assert not full.compile_stats()["budget_exhausted"]
+    s1, s2 = c.start(), full.start()
+    for b in b'{"a": [1, -2.5e3, "x\\n", true, null], "bc": {}}':
+        assert np.array_equal(c.get_mask(s1), full.get_mask(s2))
+        s1, s2 = c.commit(s1, b), full.commit(s2, b)
+    assert c.is_accepting(s1)
+
+
 def test_compile_memory_limit_real_measurement():
     """The guard's real measurement (no monkeypatching): resident memory grown by a
     touched 200 MB array trips a 50 MB limit. (A whole compile is not used here: in a

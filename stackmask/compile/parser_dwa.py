@@ -618,13 +618,13 @@ class ParserDWA:
             self.complete[q] = True
             self._groups[q] = None
 
-    def expand_all(self, progress=None, deadline: float | None = None, guard=None) -> bool:
+    def expand_all(self, progress=None, stop=None, guard=None) -> bool:
         """Expand every state reachable from the configurations added so far, breadth
-        first; stop at ``deadline`` (time.monotonic()). Returns whether all are complete.
-        ``guard.check()`` (hard limits) runs before each state."""
+        first; stop when ``stop()`` says so (the soft budget). Returns whether all are
+        complete. ``guard.check()`` (hard limits) runs before each state."""
         q = 0
         while q < len(self.items):
-            if deadline is not None and time.monotonic() > deadline:
+            if stop is not None and stop():
                 return all(self.complete)
             if not self.complete[q]:
                 if guard is not None:
@@ -708,7 +708,8 @@ class ParserDWA:
         edges = sum(len(t) for t in self.trans if t is not None)
         depth, acyclic = _depth(self)
         return {"configs": len(self.init), "states": n, "complete_states": sum(self.complete),
-                "budget_exhausted": getattr(self, "budget_exhausted", False), "edges": edges,
+                "budget_exhausted": getattr(self, "budget_exhausted", False),
+                "budget_used_up": getattr(self, "budget_used_up", None), "edges": edges,
                 "defaults": sum(1 for d in self.default if d is not None),
                 "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth}
 
@@ -810,7 +811,9 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     """Compile the Parser DWA for every lexer configuration reachable at token boundaries
     (or for ``configs``), expanding every reachable state breadth first. With ``budget_s``
     compilation stops after that many seconds; what is left (configurations, states) is
-    compiled on first use, with the same results. ``guard`` (a
+    compiled on first use, with the same results; the same happens, with a budget, when
+    the compile's memory growth passes half of the guard's ``max_compile_memory_bytes``
+    (instead of failing at the hard limit). ``guard`` (a
     :class:`stackmask.limits.CompileGuard`) enforces the hard limits between steps."""
     from ..lexer.scanner import BOUNDARY_CONFIG
     from .terminal import TerminalCompiler
@@ -826,6 +829,19 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     t0 = time.monotonic()
     last = [t0]
     deadline = None if budget_s is None else t0 + budget_s
+    used_up: list = []        # why the soft budget stopped the compile
+
+    def stop() -> bool:
+        if deadline is None:
+            return False
+        if time.monotonic() > deadline:
+            used_up.append(f"time budget of {budget_s:g} s")
+            return True
+        if guard is not None and guard.soft_memory_used_up():
+            used_up.append(f"memory budget (half of max_compile_memory_bytes: "
+                           f"{guard.max_rss / 2 ** 30 / 2:.1f} GiB)")
+            return True
+        return False
 
     def report(msg):
         now = time.monotonic()
@@ -834,10 +850,10 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
             print(f"stackmask: compiling ({now - t0:.0f} s): {msg}", file=sys.stderr, flush=True)
 
     while todo:
-        if deadline is not None and time.monotonic() > deadline:
-            break
         if guard is not None:
             guard.check()
+        if stop():
+            break
         cfg = todo.pop()
         _, ends = add_config(dwa, terms, cfg, eos_w)
         report(f"{len(seen)} lexer configurations, {len(dwa.items)} automaton states")
@@ -846,10 +862,14 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
                 if c not in seen:
                     seen.add(c)
                     todo.append(c)
-    complete = dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"), deadline, guard)
+    if not used_up:
+        complete = dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"), stop, guard)
+    else:
+        complete = False
     dwa.budget_exhausted = bool(todo) or not complete
+    dwa.budget_used_up = used_up[0] if used_up else None
     if progress and dwa.budget_exhausted:
-        print(f"stackmask: compile budget of {budget_s:g} s used up: {len(dwa.init)} lexer "
+        print(f"stackmask: compile {used_up[0] if used_up else 'budget'} used up: {len(dwa.init)} lexer "
               f"configurations and {sum(dwa.complete)} of {len(dwa.items)} automaton states "
               f"compiled; the rest is compiled when a mask first needs it", file=sys.stderr,
               flush=True)

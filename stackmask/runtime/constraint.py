@@ -61,7 +61,9 @@ class Constraint:
     the first mask in each new situation is slow; nothing is written to the
     cache). ``compile_budget_s`` (default 120) bounds the up-front compile:
     what is not compiled by then is compiled when a mask first needs it (same
-    masks; a message on stderr says so); ``None`` compiles everything.
+    masks; a message on stderr says so); with a budget the up-front compile also
+    stops when its memory growth passes half of ``limits.max_compile_memory_bytes``;
+    ``None`` compiles everything.
     ``mask_cache_bytes`` bounds the memo of dense masks (two generations); ``memo_cache_bytes``
     bounds each other runtime memo (lexer steps, viability requirements, automaton
     parts compiled on first use, dense token sets) in estimated bytes.
