@@ -835,11 +835,11 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
         if deadline is None:
             return False
         if time.monotonic() > deadline:
-            used_up.append(f"time budget of {budget_s:g} s")
+            used_up.append(f"time: {budget_s:g} s")
             return True
         if guard is not None and guard.soft_memory_used_up():
-            used_up.append(f"memory budget (half of max_compile_memory_bytes: "
-                           f"{guard.max_rss / 2 ** 30 / 2:.1f} GiB)")
+            used_up.append(f"memory: half of max_compile_memory_bytes, "
+                           f"{guard.max_rss / 2 ** 30 / 2:.1f} GiB grown")
             return True
         return False
 
@@ -869,7 +869,8 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     dwa.budget_exhausted = bool(todo) or not complete
     dwa.budget_used_up = used_up[0] if used_up else None
     if progress and dwa.budget_exhausted:
-        print(f"stackmask: compile {used_up[0] if used_up else 'budget'} used up: {len(dwa.init)} lexer "
+        why = f" ({used_up[0]})" if used_up else ""
+        print(f"stackmask: compile budget used up{why}: {len(dwa.init)} lexer "
               f"configurations and {sum(dwa.complete)} of {len(dwa.items)} automaton states "
               f"compiled; the rest is compiled when a mask first needs it", file=sys.stderr,
               flush=True)

@@ -110,7 +110,8 @@ class Stackmask(Engine):
         if c.loaded_from_cache:
             self.notes.append("mask automaton loaded from the artifact cache (--no-cache compiles)")
         elif st.get("budget_exhausted"):
-            self.notes.append(f"compile {st.get('budget_used_up') or 'budget'} used up: "
+            why = f" ({st['budget_used_up']})" if st.get("budget_used_up") else ""
+            self.notes.append(f"compile budget used up{why}: "
                               f"{st.get('complete_states')} of {st.get('states')} "
                               "automaton states compiled up front, the rest on first use (in the cold pass)")
         return c
