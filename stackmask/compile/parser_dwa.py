@@ -832,6 +832,8 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     used_up: list = []        # why the soft budget stopped the compile
 
     def stop() -> bool:
+        if used_up:
+            return True
         if deadline is None:
             return False
         if time.monotonic() > deadline:
@@ -862,10 +864,7 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
                 if c not in seen:
                     seen.add(c)
                     todo.append(c)
-    if not used_up:
-        complete = dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"), stop, guard)
-    else:
-        complete = False
+    complete = dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"), stop, guard)
     dwa.budget_exhausted = bool(todo) or not complete
     dwa.budget_used_up = used_up[0] if used_up else None
     if progress and dwa.budget_exhausted:

@@ -291,11 +291,8 @@ class TerminalCompiler:
             plain = np.flatnonzero(run >= 0)
             if len(plain):
                 ends = run[plain]
-                states = np.flatnonzero(np.bincount(ends))
-                if len(states) == 1:
+                if ends.min() == ends.max():
                     parts = [plain]
-                elif len(states) <= 16:     # a few end states: one pass each, no sort
-                    parts = [plain[ends == e] for e in states.tolist()]
                 else:               # a stable sort keeps each group's positions ascending
                     order = np.argsort(ends, kind="stable")
                     cut = np.flatnonzero(np.diff(ends[order])) + 1

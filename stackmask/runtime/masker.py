@@ -51,7 +51,6 @@ class Masker:
         from pyroaring import BitMap
         self._eos_mask = mask_from_bitmap(BitMap(sorted(eos_ids)), n_bits)    # no interning:
         self._eos_mask.flags.writeable = False     # that would index every set of an artifact
-        self.hits_old = 0     # masks found in the old generation
         self.misses = 0       # masks computed
         self.prewarmed = self._prewarm()
 
@@ -174,7 +173,6 @@ class Masker:
         with self._lock:
             m = self._memo_old.pop(key, None)
             if m is not None:
-                self.hits_old += 1
                 self._memo_old_bytes -= m.nbytes
                 self._insert(key, m)
                 return m
