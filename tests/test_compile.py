@@ -255,16 +255,30 @@ def test_stats_report_size_and_depth(qwen_vocab):
 
 
 def test_get_mask_out_must_be_an_int32_row_of_the_mask_width():
-    vocab = Vocab([b"a", b"b", b"ab"])
+    vocab = Vocab([b"a", b"b", b"ab"] + [bytes([x]) for x in b"0123456789cdefghijklmnopqrstuvwxyz"])
     c = Constraint('start: "a" "b"', vocab, cache_dir=False)
     words = (vocab.size + 31) // 32
     good = np.full(words, -1, dtype=np.int32)
     assert c.get_mask(c.start(), out=good) is good
     assert np.array_equal(good, c.reference_mask(c.start()))
+    read_only = np.zeros(words, dtype=np.int32)
+    read_only.flags.writeable = False
     for bad in (np.zeros(words, dtype=np.int64), np.zeros(words + 1, dtype=np.int32),
-                np.zeros((1, words), dtype=np.int32)):
+                np.zeros((1, words), dtype=np.int32), np.zeros(2 * words, dtype=np.int32)[::2],
+                read_only):
         with pytest.raises(ValueError, match="int32"):
             c.get_mask(c.start(), out=bad)
+    # the masker keeps the last buffer it checked: switching buffers back and forth
+    # fills each one, and leaves the other untouched
+    s1 = c.commit(c.start(), 0)
+    other = np.full(words, -1, dtype=np.int32)
+    c.get_mask(s1, out=other)
+    assert np.array_equal(other, c.reference_mask(s1))
+    assert np.array_equal(good, c.reference_mask(c.start()))
+    c.get_mask(c.start(), out=other)
+    c.get_mask(s1, out=good)
+    assert np.array_equal(other, c.reference_mask(c.start()))
+    assert np.array_equal(good, c.reference_mask(s1))
 
 
 @pytest.mark.parametrize("name,amb", [("json", False), ("calc", False), ("sql", True)])

@@ -179,8 +179,11 @@ def _walk(c: Constraint, seed: int, steps: int, barrier=None) -> list:
         barrier.wait()
     s = c.start()
     rec = []
-    for _ in range(steps):
-        m = c.get_mask(s)
+    buf = np.empty((c.vocab.size + 31) // 32, dtype=np.int32)    # this thread's buffer
+    for k in range(steps):
+        # every other mask into the thread's buffer (the masker keeps the last buffer
+        # it was given: threads must never write into each other's)
+        m = c.get_mask(s) if k % 2 else c.get_mask(s, out=buf)
         rec.append(hash(m.tobytes()))
         ids = mask_to_ids(m, c.vocab.size)
         ids = ids[~np.isin(ids, eos)]

@@ -17,16 +17,20 @@ from ..errors import LimitExceeded
 from .lalr import LRTables
 
 
+_NO_MASK = (None, None)
+
+
 class Node:
     """One GSS node: an LR state with links to the nodes below it."""
 
-    __slots__ = ("state", "links", "_shiftable", "_mask_keys", "__weakref__")
+    __slots__ = ("state", "links", "below", "_shiftable", "_mask_memo", "__weakref__")
 
     def __init__(self, state: int, links: list):
         self.state = state
         self.links = links            # list[Node]; never changed after its step
+        self.below = links[0] if len(links) == 1 else None   # the only link, if one
         self._shiftable = None        # memo: terminal -> bool
-        self._mask_keys = None        # memo of the masker: lexer config -> weights met
+        self._mask_memo = _NO_MASK    # memo of the masker: (lexer config, weights met)
 
     def __repr__(self) -> str:
         return f"Node({self.state}, {len(self.links)} links)"
@@ -100,6 +104,7 @@ class GLR:
                         spent += len(links)
                         if not any(x is base for x in links):
                             links.append(base)
+                            m.below = None
                             if term in reduce[g]:
                                 work.append((m, base))
             if limit is not None and spent > limit:
@@ -122,6 +127,7 @@ class GLR:
                     out[s2] = Node(s2, [n])
                 elif not any(x is n for x in m.links):
                     m.links.append(n)
+                    m.below = None
         return list(out.values())
 
     def shift1(self, node: Node, term: int):

@@ -10,9 +10,12 @@ stack ends (the root has no links).
 
 The dense mask is memoized by the set of edge weights met, so a repeated
 configuration costs the walk (a few dict lookups), one frozenset and one copy;
-the walk's result is memoized on the GSS node, so asking again for the same
-state costs two lookups and the copy. The dense-mask memo is bounded in bytes
-(two generations of at most half the bound each).
+the walk's result is memoized on the GSS node (for the last configuration
+asked), so asking again for the same node costs two lookups and the copy. The
+dense-mask memo is bounded in bytes (two generations of at most half the bound
+each). Masks are kept as views of read-only arrays, and the last ``out`` buffer
+is kept checked with a view of it: the copy into it is one buffer assignment.
+A state with several heads unions its heads' sets of weights.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ _INT32 = np.dtype(np.int32)
 
 
 class Masker:
-    COMBINED_ENTRY_BYTES = 4096   # charged per entry of _combined against cache_bytes (generous)
     # Token sets are turned into dense masks the first time a mask needs them (the
     # cold get_mask tail). When all of an automaton's sets fit in PREWARM_BYTES as
     # dense masks, and in the dense cache, that is done once at construction instead.
@@ -44,14 +46,14 @@ class Masker:
         self._memo_old: dict = {}
         self._memo_cur_bytes = 0
         self._memo_old_bytes = 0
-        self._combined: dict = {}     # tuple of per-head keys -> their union (multi-head states)
         self.cache_bytes = int(cache_bytes)
-        self._combined_cap = max(64, self.cache_bytes // self.COMBINED_ENTRY_BYTES)
         self._lock = threading.Lock()
         from pyroaring import BitMap
-        self._eos_mask = mask_from_bitmap(BitMap(sorted(eos_ids)), n_bits)    # no interning:
-        self._eos_mask.flags.writeable = False     # that would index every set of an artifact
+        eos = mask_from_bitmap(BitMap(sorted(eos_ids)), n_bits)    # no interning: that
+        eos.flags.writeable = False                # would index every set of an artifact
+        self._eos_mask = eos.data
         self.misses = 0       # masks computed
+        self._out = (None, None)   # the last caller's buffer (checked) and a view of it
         self.prewarmed = self._prewarm()
 
     def _prewarm(self) -> bool:
@@ -64,34 +66,6 @@ class Masker:
         for w in range(n):
             wt.dense(w, self.n_bits)
         return True
-
-    def _walk(self, node, cfg) -> frozenset:
-        """The edge weights the walk of one head meets (its mask is their union)."""
-        dwa = self.dwa
-        e = dwa.init.get(cfg)
-        if e is None:
-            e = self._ensure_config(cfg)
-        q, w = e
-        outs = {w} if w else set()
-        trans = dwa.trans
-        # single-path fast loop
-        while q >= 0:
-            e = trans[q].get(node.state)
-            if e is None:
-                e = dwa.default[q] if dwa.complete[q] else dwa.edge(q, node.state)
-                if e is None:
-                    break
-            q, w = e
-            if w:
-                outs.add(w)
-            links = node.links
-            if len(links) == 1:
-                node = links[0]
-            else:
-                if links and q >= 0:
-                    self._walk_branching(q, links, outs)
-                break
-        return frozenset(outs)
 
     def _walk_branching(self, q0: int, links, outs: set) -> None:
         dwa = self.dwa
@@ -121,53 +95,67 @@ class Masker:
                     todo.append((q2, m))
 
     def mask(self, state, out=None) -> np.ndarray:
-        heads = state.heads
         if state.finished:
             src = self._eos_mask
         else:
-            # a head's walk depends only on (GSS node, config): memoized on the node
-            if len(heads) == 1:
-                node, cfg = heads[0]
-                keys = node._mask_keys
-                if keys is None:
-                    key = self._walk(node, cfg)
-                    node._mask_keys = {cfg: key}
+            dwa = self.dwa
+            key = None
+            for top, cfg in state.heads:
+                # the walk of a head depends only on (GSS node, config): memoized on the
+                # node as (config, weights met), for the last config asked (one attribute,
+                # so threads sharing nodes read a consistent pair)
+                k = top._mask_memo
+                if k[0] == cfg:
+                    k = k[1]
                 else:
-                    key = keys.get(cfg)
-                    if key is None:
-                        key = keys[cfg] = self._walk(node, cfg)
-            else:
-                key = self._combined_key(heads)
+                    node = top
+                    e = dwa.init.get(cfg)
+                    if e is None:
+                        e = self._ensure_config(cfg)
+                    q, w = e
+                    outs = {w} if w else set()
+                    add = outs.add
+                    trans = dwa.trans
+                    while q >= 0:            # one path: one link per node
+                        e = trans[q].get(node.state)
+                        if e is None:
+                            e = dwa.default[q] if dwa.complete[q] else dwa.edge(q, node.state)
+                            if e is None:
+                                break
+                        q, w = e
+                        if w:
+                            add(w)
+                        below = node.below
+                        if below is None:    # the root, or several links
+                            if node.links and q >= 0:
+                                self._walk_branching(q, node.links, outs)
+                            break
+                        node = below
+                    k = frozenset(outs)
+                    top._mask_memo = (cfg, k)
+                key = k if key is None else key | k
             src = self._memo.get(key)
             if src is None:
                 src = self._lookup_old(key)
         if out is None:
-            return src.copy()
-        if out.shape != src.shape or (out.dtype is not _INT32 and out.dtype != _INT32):
-            raise ValueError(f"out must be an int32 array of shape {src.shape}, "
-                             f"not {out.dtype} {out.shape}")
-        out[...] = src
+            return src.obj.copy()
+        bound = self._out
+        if bound[0] is not out:
+            bound = self._bind_out(out, src)
+        bound[1][:] = src
         return out
 
-    def _combined_key(self, heads) -> frozenset:
-        parts = []
-        for node, cfg in heads:
-            keys = node._mask_keys
-            if keys is None:
-                keys = node._mask_keys = {}
-            k = keys.get(cfg)
-            if k is None:
-                k = keys[cfg] = self._walk(node, cfg)
-            parts.append(k)
-        parts = tuple(parts)         # hashing a tuple reuses the parts' cached hashes
-        key = self._combined.get(parts)
-        if key is None:
-            if len(self._combined) >= self._combined_cap:
-                self._combined.clear()
-            key = self._combined[parts] = frozenset().union(*parts)
-        return key
+    def _bind_out(self, out, src) -> tuple:
+        """Check a caller's buffer; keep it with a view of it (the next masks into the
+        same buffer copy without the checks)."""
+        if out.shape != src.shape or (out.dtype is not _INT32 and out.dtype != _INT32) \
+                or not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError(f"out must be a writeable contiguous int32 array of shape {src.shape}, "
+                             f"not {out.dtype} {out.shape}")
+        bound = self._out = (out, out.data)
+        return bound
 
-    def _lookup_old(self, key: frozenset) -> np.ndarray:
+    def _lookup_old(self, key: frozenset) -> memoryview:
         """A mask that is not in the current generation: moved up from the old one,
         or computed."""
         with self._lock:
@@ -178,7 +166,7 @@ class Masker:
                 return m
         return self._union(key)
 
-    def _insert(self, key: frozenset, m: np.ndarray) -> None:
+    def _insert(self, key: frozenset, m: memoryview) -> None:
         """Add to the current generation (lock held). Each generation holds at most
         half of ``cache_bytes`` (at least one mask); a full current generation
         becomes the old one and the old one is dropped."""
@@ -196,7 +184,7 @@ class Masker:
     def _memo_bytes(self) -> int:
         return self._memo_cur_bytes + self._memo_old_bytes
 
-    def _union(self, key: frozenset) -> np.ndarray:
+    def _union(self, key: frozenset) -> memoryview:
         wt = self.dwa.weights
         n_bits = self.n_bits
         ws = [w for w in key if w != EMPTY_ID]
@@ -207,7 +195,8 @@ class Masker:
             for w in ws[1:]:
                 np.bitwise_or(m, wt.dense(w, n_bits), out=m)
         m.flags.writeable = False
-        with self._lock:
+        m = m.data               # masks are kept as views of read-only arrays: the view
+        with self._lock:         # is what a copy into a caller's buffer reads
             self.misses += 1
             self._insert(key, m)
         return m
