@@ -57,11 +57,19 @@ END = 0          # LR terminal index of end of input
 NO_LHS = -1
 ALL = frozenset([-1])   # relevance marker: the item reads every stack state the same way
 _NONE: frozenset = frozenset()
-_SUCCESS = (True, ())
+_SUCCESS = True          # a run's result: success, or the dict of its waiting items
 _NO_WAIT: dict = {}      # shared empty waiting items (results are never modified)
 STOP = (-1, EMPTY_ID)   # an edge that ends the walk (stored where the default edge must not apply)
 
-Item = tuple     # (skip, lhs, terms, F): F = check set (None: no check)
+Item = tuple     # (skip, lhs, terms, F): F = check set as a bitmask of terminals (None: no check)
+
+
+def _bits(mask: int):
+    """The set bits of ``mask`` (terminal indexes), lowest first."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
 
 
 def _merge(parts: list) -> dict:
@@ -111,9 +119,13 @@ class ParserDWA:
             for a in lr.goto[q]:
                 gs.setdefault(a, []).append(q)
         self._goto_states = {a: frozenset(s) for a, s in gs.items()}
+        # per LR state, the terminals it can shift (END where it accepts) as a bitmask:
+        # check sets are bitmasks too, so items and memo keys are tuples of ints, which
+        # the garbage collector stops tracking (its full passes then do not grow with
+        # the automaton)
         self._shiftable = tuple(
-            frozenset(lr.shift[q])
-            | ({END} if q == lr.accept_state or (q == lr.start_state and accepts_empty) else frozenset())
+            sum(1 << t for t in lr.shift[q])
+            | (1 << END if q == lr.accept_state or (q == lr.start_state and accepts_empty) else 0)
             for q in range(n))
         self._n_terminals = len(lr.terminals)
         self.follows = terminal_follows(lr.shift, lr.reduce, self._n_terminals)   # for _expand
@@ -135,7 +147,7 @@ class ParserDWA:
         self.init: dict = {}             # lexer config -> (state or -1, weight id)
         self.eos_weight: int | None = None   # weight id of the EOS ids, once interned
         self.special_weights: tuple | None = None   # ((parser terminal, weight id of its token ids), ...)
-        self.special_check: frozenset = frozenset()  # the special-token terminals (viability check)
+        self.special_check: int = 0      # bitmask of the special-token terminals (viability check)
         self._lock = threading.RLock()
         self.max_states: int | None = None       # Limits.max_automaton_states
         self.max_sequences: int | None = None    # Limits.max_token_sequences
@@ -156,15 +168,16 @@ class ParserDWA:
         """Intern the token sets of the special tokens bound to parser terminals
         (``specials``: terminal -> token ids) and note those terminals for viability."""
         self.special_weights = special_weights(self.weights, specials)
-        self.special_check = frozenset(t for t, _ in self.special_weights)
+        self.special_check = sum(1 << t for t, _ in self.special_weights)
 
     # -- templates: symbolic LR runs --------------------------------------------------------
     def _run(self, A: tuple, terms: tuple, F):
         """Run the LR parser on known stack part ``A`` (top last): shift ``terms``, then
         (``F`` not None) check that some terminal of ``F`` can be shifted.
 
-        Returns ``(success, waiting items)``; on success the waiting items are irrelevant.
-        Waiting items are a dict (keys; values None, never to be modified): merging a run's
+        Returns ``_SUCCESS`` (True), or the waiting items: a dict (keys; values None, never
+        to be modified; no tuple around it, so memo entries hold no object the garbage
+        collector must keep tracking once it has seen the dict): merging a run's
         waiting items into its caller's reuses their stored hashes (GLR branches can wait
         with thousands of items, merged at every level).
         Memoized on ``(A, terms, F)``; the reductions for one lookahead are memoized on
@@ -199,10 +212,10 @@ class ParserDWA:
             fkey, parts, shifted, i, rest = fr
             done = None
             if result is not None:
-                if result[0]:
+                if result is _SUCCESS:
                     done = _SUCCESS
-                elif result[1]:
-                    parts.append(result[1])
+                elif result:
+                    parts.append(result)
                 result = None
             while done is None and i < len(shifted):
                 A2 = shifted[i]
@@ -216,14 +229,14 @@ class ParserDWA:
                     fr[3] = i
                     cur = ck
                     break
-                if r2[0]:
+                if r2 is _SUCCESS:
                     done = _SUCCESS
-                elif r2[1]:
-                    parts.append(r2[1])
+                elif r2:
+                    parts.append(r2)
             if cur is not None:
                 continue
             if done is None:
-                done = (False, _merge(parts))
+                done = _merge(parts)
             memo[fkey] = done
             frames.pop()
             result = done
@@ -273,7 +286,7 @@ class ParserDWA:
         r = self._closure_memo[key] = (tuple(shifted), tuple(pops))
         return r
 
-    def _check(self, A: tuple, F: frozenset):
+    def _check(self, A: tuple, F: int):
         """Whether some terminal of ``F`` can be shifted on ``A`` after reductions (on that
         terminal); else the waiting items for reductions popping below ``A``."""
         shift_ok = self._shiftable
@@ -285,7 +298,7 @@ class ParserDWA:
         while work:
             A1, F1 = work.pop()
             q = A1[-1]
-            if not F1.isdisjoint(shift_ok[q]):
+            if F1 & shift_ok[q]:
                 return _SUCCESS
             for rule, Fs in reduce_split(q, F1):
                 n = rlen[rule]
@@ -299,35 +312,35 @@ class ParserDWA:
                             work.append(nxt)
                 else:
                     waiting[(n - len(A1), rlhs[rule], (), Fs)] = None
-        return (False, waiting)
+        return waiting
 
-    def _split(self, q: int, F: frozenset) -> tuple:
+    def _split(self, q: int, F: int) -> tuple:
         """The reductions at state ``q`` for check set ``F``: ``(rule, terminals of F
-        it is done for)`` (memoized)."""
+        it is done for)`` (memoized; terminal sets as bitmasks)."""
         key = (q, F)
         r = self._split_memo.get(key)
         if r is None:
-            red = self._reduce[q]
             by_rule: dict = {}
-            for t in F:
-                for rule in red.get(t, ()):
-                    by_rule.setdefault(rule, set()).add(t)
-            r = self._split_memo[key] = tuple((rule, frozenset(ts)) for rule, ts in by_rule.items())
+            for t, rules in self._reduce[q].items():
+                if F >> t & 1:
+                    for rule in rules:
+                        by_rule[rule] = by_rule.get(rule, 0) | 1 << t
+            r = self._split_memo[key] = tuple(by_rule.items())
         return r
 
     def _step(self, item: Item, s: int):
-        """``item`` reading stack state ``s``: ``(success, waiting items)`` (memoized)."""
+        """``item`` reading stack state ``s``: ``_SUCCESS`` or the waiting items (memoized)."""
         key = (item, s)
         r = self._step_memo.get(key)
         if r is None:
             skip, lhs, terms, F = item
             if skip:
-                r = (False, {(skip - 1, lhs, terms, F): None})
+                r = {(skip - 1, lhs, terms, F): None}
             elif lhs == NO_LHS:
                 r = self._run((s,), terms, F) if not terms else self._run_start(s, terms, F)
             else:
                 g = self._goto[s].get(lhs)
-                r = (False, _NO_WAIT) if g is None else self._run_above(s, (g,), terms, F)
+                r = _NO_WAIT if g is None else self._run_above(s, (g,), terms, F)
             self._step_memo[key] = r
         return r
 
@@ -344,24 +357,24 @@ class ParserDWA:
             # each waiting item read on s may come back here (a long token whose every
             # terminal is reduced down to s): past a few levels, the iterative run
             return self._run((s,) + B, terms, F)
-        ok, waits = self._run(B, terms, F)
-        if ok:
+        waits = self._run(B, terms, F)
+        if waits is _SUCCESS:
             return _SUCCESS
         if not waits:
-            return (False, _NO_WAIT)
+            return _NO_WAIT
         parts = []
         step = self._step
         self._nesting += 1
         try:
             for w in waits:
                 r = step(w, s)
-                if r[0]:
+                if r is _SUCCESS:
                     return _SUCCESS
-                if r[1]:
-                    parts.append(r[1])
+                if r:
+                    parts.append(r)
         finally:
             self._nesting -= 1
-        return (False, _merge(parts))
+        return _merge(parts)
 
     def _run_start(self, s: int, terms: tuple, F):
         """``_run((s,), terms, F)`` for non-empty ``terms``: the first terminal's closure
@@ -373,11 +386,11 @@ class ParserDWA:
             if not rest and F is None:
                 return _SUCCESS
             r = self._run_above(s, A2[1:], rest, F)
-            if r[0]:
+            if r is _SUCCESS:
                 return _SUCCESS
-            if r[1]:
-                parts.append(r[1])
-        return (False, _merge(parts))
+            if r:
+                parts.append(r)
+        return _merge(parts)
 
     def _relevant(self, item: Item) -> frozenset:
         """Stack states on which ``item`` does more than die (``ALL``: every state)."""
@@ -391,7 +404,7 @@ class ParserDWA:
         r = self._check_rel.get(F)
         if r is None:
             acc: set = set()
-            for t in F:
+            for t in _bits(F):
                 acc.update(self._act.get(t, ()))
             r = self._check_rel[F] = frozenset(acc)
         return r
@@ -438,7 +451,7 @@ class ParserDWA:
                 r = check_memo.get(req)
                 if r is None:
                     checks, can_end = req[0], req[1]
-                    F = frozenset(t for t in checks if 0 < t < n_terms) | ({END} if can_end else frozenset())
+                    F = sum(1 << t for t in checks if 0 < t < n_terms) | (1 << END if can_end else 0)
                     if len(req) > 2 and self.special_check:
                         # a special token may come next: finish the pending lexeme, then shift one
                         extra = _expand((req[2],) if req[2] else ())
@@ -448,8 +461,7 @@ class ParserDWA:
                     continue
             seqs = expand.get(ems)
             if seqs is None:
-                seqs = _expand(ems, self.max_sequences, self.follows)
-                expand[ems] = seqs
+                seqs = expand[ems] = tuple(_expand(ems, self.max_sequences, self.follows))
             for terms in seqs:
                 if not terms and F is None:
                     by_item.setdefault(ACC, []).append(val)
@@ -500,7 +512,7 @@ class ParserDWA:
             skip, lhs = it[0], it[1]
             if skip:
                 # discards the entry unread: the same on every symbol
-                for it2 in self._step(it, 0)[1]:
+                for it2 in self._step(it, 0):
                     d_next[it2] = wt.union(d_next.get(it2, EMPTY_ID), w)
             elif lhs != NO_LHS:
                 by_lhs.setdefault(lhs, []).append(pair)
@@ -527,8 +539,8 @@ class ParserDWA:
         acc = EMPTY_ID
         waits: dict = {}
         for (_, _, terms, F), w in pairs:
-            ok, ws = self._step((0, NO_LHS, terms, F), g)
-            if ok:
+            ws = self._step((0, NO_LHS, terms, F), g)
+            if ws is _SUCCESS:
                 acc = wt.union(acc, w)
             else:
                 for it2 in ws:
@@ -558,8 +570,8 @@ class ParserDWA:
         wt = self.weights
         step = self._step
         for it, w in pairs:
-            ok, waits = step(it, s)
-            if ok:
+            waits = step(it, s)
+            if waits is _SUCCESS:
                 acc = wt.union(acc, w)
             else:
                 for it2 in waits:

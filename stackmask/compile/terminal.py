@@ -61,7 +61,8 @@ class VocabIndex:
                 toks.append(b)
                 groups.append([i])
         self.toks = toks
-        self.groups = groups
+        # tuples of ints: not tracked by the garbage collector (151k lists would be)
+        self.groups = [tuple(g) for g in groups]
         # byte-order position -> first token id (duplicates are expanded at the end)
         self.first_id = np.array([g[0] for g in groups], dtype=np.int64)
         self.dups = {k: g[1:] for k, g in enumerate(groups) if len(g) > 1}
