@@ -214,6 +214,29 @@ def test_compile_budget_leaves_the_rest_to_first_use(tmp_path, capsys):
         assert np.array_equal(again.get_mask(s_again), m)
 
 
+def test_a_reloaded_partial_automaton_finds_its_pending_states_again(tmp_path):
+    """The artifact indexes automaton states by digests of their item sets: a state a
+    reloaded automaton builds again (from the same items) gets its old id, not a copy;
+    a state never seen gets a new one."""
+    import pickle
+    v = small_vocab()
+    part = Constraint(JSON, v, cache_dir=tmp_path, compile_budget_s=0)
+    masks_along(part, DOC)                     # states built on first use, edges computed lazily
+    dwa = part.compiled.dwa
+    pending = [q for q, done in enumerate(dwa.complete) if not done and dwa.items[q] is not None]
+    assert pending
+    again = pickle.loads(pickle.dumps(dwa))
+    assert again._digest_ids and len(again._ids) == len(dwa._ids)
+    for q in pending:
+        items = dwa.items[q]
+        assert dwa._state(dict(items)) == q
+        assert again._state(dict(items)) == q
+    n = len(again.items)
+    (it, w), *rest = dwa.items[pending[0]]
+    other = again._state({it: w}) if rest else again._state({(it[0] + 7,) + it[1:]: w})
+    assert other == n and len(again.items) == n + 1
+
+
 def test_unwritable_cache_warns_and_still_compiles(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")

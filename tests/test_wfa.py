@@ -623,6 +623,40 @@ def test_weight_table_pickles_lazily_and_keeps_ids():
     assert E.intern([]) == EMPTY_ID and len(E.get(UNIVERSE_ID)) == 0
 
 
+def test_weight_table_pickles_sets_close_to_their_base_as_differences():
+    """Results of set operations are stored as the symmetric difference with the operand
+    they came from when that is much smaller: the pickle shrinks, every set comes back
+    equal whatever order they are decoded in, chains stay bounded, and interning after
+    loading (and pickling again) finds the same ids."""
+    import pickle
+    import random
+    rng = random.Random(3)
+    n = 150_000
+    W = WeightTable(n)
+    big = W.intern(BitMap(rng.sample(range(n), 90_000)))     # bitmap containers
+    ids = [big]
+    for k in range(60):          # a chain of near-identical sets and some unions
+        small = W.intern(BitMap(rng.sample(range(n), 20)))
+        a = rng.choice(ids)
+        ids.append(W.difference(a, small) if k % 3 else W.union(a, small))
+    full = sum(len(W.get(i).serialize()) for i in range(len(W)))
+    state = W.__getstate__()
+    assert len(state[1]) < full / 5, (len(state[1]), full)
+    chains = {}
+    for i, b in enumerate(state[3].tolist()):
+        chains[i] = 0 if b < 0 else chains[b] + 1
+    assert max(chains.values()) <= WeightTable.MAX_DELTA_CHAIN
+    assert any(b >= 0 for b in state[3].tolist())
+    for k in range(2):
+        W2 = pickle.loads(pickle.dumps(W))
+        order = list(range(len(W)))
+        rng.shuffle(order)
+        for i in order:
+            assert W2.get(i) == W.get(i), i
+        assert W2.intern(W.get(ids[-1])) == ids[-1] and W2.intern([7 + k]) == len(W)
+        W = W2
+
+
 def test_interning_is_by_content_whatever_the_container_layout():
     import random
     W = WeightTable(200_000)
@@ -635,6 +669,20 @@ def test_interning_is_by_content_whatever_the_container_layout():
         mixed = BitMap(runs) | BitMap(rng.sample(range(a, a + n), min(n, 50)))
         assert W.intern(runs) == W.intern(plain) == W.intern(mixed)
         assert plain in W
+
+
+@pytest.mark.parametrize("missing", [0, 1, 2, 1000, 8191, 8192, 8193])
+@pytest.mark.parametrize("n", [151_936, 151_643, 65_537])
+def test_dense_of_nearly_every_token(missing, n):
+    """Sets missing at most _MEDIUM_SET ids are decoded through their complement: the
+    same mask, and no bit past the width."""
+    import random
+    from stackmask.wfa import weights as W
+    rng = random.Random(missing)
+    drop = set(rng.sample(range(n), missing))
+    ids = [i for i in range(n) if i not in drop]
+    for bm in (BitMap(ids), W._canonical(BitMap(ids))):        # with and without run containers
+        np.testing.assert_array_equal(mask_from_bitmap(bm, n), reference_mask(ids, n))
 
 
 @pytest.mark.parametrize("size", [1, 2, 1023, 1024, 1025, 8191, 8192, 8193, 40_000])

@@ -39,6 +39,8 @@ mean the walk may read the whole stack). ``stats()`` reports both.
 
 from __future__ import annotations
 
+import hashlib
+import marshal
 import pickle
 import sys
 import threading
@@ -143,7 +145,8 @@ class ParserDWA:
         self.default: list = []          # state -> (dst, wid) or None
         self.complete: list = []         # state -> all edges computed (else: computed on use)
         self._groups: list = []          # state -> item index for computing edges
-        self._ids: dict = {}
+        self._ids: dict = {}             # state key -> state (frozenset of pairs, or digests)
+        self._digest_ids = False         # keys are digests (:func:`_state_digest`)
         self.init: dict = {}             # lexer config -> (state or -1, weight id)
         self.eos_weight: int | None = None   # weight id of the EOS ids, once interned
         self.special_weights: tuple | None = None   # ((parser terminal, weight id of its token ids), ...)
@@ -415,6 +418,9 @@ class ParserDWA:
         key = frozenset((it, w) for it, w in pairs.items() if w != EMPTY_ID)
         if not key:
             return -1
+        items = key
+        if self._digest_ids:
+            key = _state_digest(key)
         q = self._ids.get(key)
         if q is None:
             q = len(self.items)
@@ -424,7 +430,7 @@ class ParserDWA:
                                     "the grammar's LR states times lexer configurations; "
                                     "compile_budget_s or compile='lazy' compile only what masks use")
             self._ids[key] = q
-            self.items.append(tuple(key))
+            self.items.append(tuple(items))
             self.trans.append({})
             self.default.append(None)
             self.complete.append(False)
@@ -696,6 +702,11 @@ class ParserDWA:
         d["_expand_memo"] = {}
         d["_pop_memo"] = {}
         d["_groups"] = [None] * len(d["items"])
+        # the state index keyed by digests: a few bytes per state instead of its items
+        # (loading an artifact then costs no item sets; see _state_digest)
+        if not self._digest_ids:
+            d["_ids"] = {_state_digest(k): q for k, q in self._ids.items()}
+            d["_digest_ids"] = True
         # pending states' item sets as separate pickles: loading an artifact then costs
         # nothing for them until a mask needs one
         d["items"] = [it if it is None or isinstance(it, bytes)
@@ -710,6 +721,7 @@ class ParserDWA:
         self.__dict__.setdefault("memo_bytes", self.COMPILE_MEMO_BYTES)
         self.__dict__.setdefault("_expand_memo", {})
         self.__dict__.setdefault("_pop_memo", {})
+        self.__dict__.setdefault("_digest_ids", False)
         if "follows" not in d:               # artifacts written before the pruning
             self.follows = terminal_follows(self._shift, self._reduce, self._n_terminals)
         self._nesting = 0
@@ -724,6 +736,14 @@ class ParserDWA:
                 "budget_used_up": getattr(self, "budget_used_up", None), "edges": edges,
                 "defaults": sum(1 for d in self.default if d is not None),
                 "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth}
+
+
+def _state_digest(key: frozenset) -> bytes:
+    """128-bit BLAKE2b digest of a state's ``(item, weight)`` pairs, independent of their
+    order: each pair in marshal format 2 (no shared references, so equal pairs give equal
+    bytes; self-delimiting, so the sorted concatenation identifies the set)."""
+    return hashlib.blake2b(b"".join(sorted([marshal.dumps(p, 2) for p in key])),
+                           digest_size=16).digest()
 
 
 def _expand(ems: tuple, limit: int | None = None, follows=None) -> list:

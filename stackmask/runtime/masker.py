@@ -21,7 +21,9 @@ A state with several heads unions its heads' sets of weights.
 from __future__ import annotations
 
 import threading
+
 import numpy as np
+from pyroaring import BitMap
 
 from ..wfa.weights import EMPTY_ID, mask_from_bitmap
 
@@ -48,7 +50,6 @@ class Masker:
         self._memo_old_bytes = 0
         self.cache_bytes = int(cache_bytes)
         self._lock = threading.Lock()
-        from pyroaring import BitMap
         eos = mask_from_bitmap(BitMap(sorted(eos_ids)), n_bits)    # no interning: that
         eos.flags.writeable = False                # would index every set of an artifact
         self._eos_mask = eos.data
@@ -185,15 +186,29 @@ class Masker:
         return self._memo_cur_bytes + self._memo_old_bytes
 
     def _union(self, key: frozenset) -> memoryview:
+        """The mask of ``key`` (memoized): the union of its weights' dense masks where
+        they are cached; the others are united as token sets first, so a mask costs at
+        most one conversion of a token set to a dense mask."""
         wt = self.dwa.weights
         n_bits = self.n_bits
-        ws = [w for w in key if w != EMPTY_ID]
-        if not ws:
+        dense, sets = [], []
+        for w in key:
+            if w != EMPTY_ID:
+                d = wt.cached_dense(w, n_bits)
+                if d is None:
+                    sets.append(w)
+                else:
+                    dense.append(d)
+        if len(sets) == 1:
+            dense.append(wt.dense(sets[0], n_bits))        # one set: cached for next time
+        elif sets:
+            dense.append(mask_from_bitmap(BitMap.union(*[wt.get(w) for w in sets]), n_bits))
+        if not dense:
             m = np.zeros(self.n_words, dtype=np.int32)
         else:
-            m = wt.dense(ws[0], n_bits).copy()
-            for w in ws[1:]:
-                np.bitwise_or(m, wt.dense(w, n_bits), out=m)
+            m = dense[0].copy()
+            for d in dense[1:]:
+                np.bitwise_or(m, d, out=m)
         m.flags.writeable = False
         m = m.data               # masks are kept as views of read-only arrays: the view
         with self._lock:         # is what a copy into a caller's buffer reads

@@ -8,6 +8,7 @@ bitmaps; the runtime touches dense packed masks (``numpy.int32`` words, bit ``i 
 from __future__ import annotations
 
 import array
+import hashlib
 from typing import Iterable, Union
 
 import numpy as np
@@ -84,6 +85,15 @@ def mask_from_bitmap(bm: WeightLike, n_bits: int) -> np.ndarray:
     if bm.max() >= n_bits:
         raise ValueError(f"token id {bm.max()} does not fit a mask of {n_bits} bits")
     n = len(bm)
+    if n_bits - n <= _MEDIUM_SET < n:
+        # nearly every token (typical of masks inside strings and comments): the few
+        # missing ids are cheaper to scatter than the set's containers to decode
+        universe = BitMap()
+        universe.add_range(0, n_bits)
+        out = ~mask_from_bitmap(universe - bm, n_bits)
+        if n_bits & 31:
+            out[-1] &= np.int32((1 << (n_bits & 31)) - 1)     # no bits past n_bits
+        return out
     if n <= _SMALL_SET:
         # few ids: one scatter of their bits (bitwise_or.at handles ids sharing a word)
         ids = np.frombuffer(bm.to_array(), dtype=np.uint32)
@@ -177,16 +187,31 @@ def bitmap_from_mask(mask: np.ndarray, n_bits: int | None = None) -> BitMap:
     return bitmap_from_array(np.flatnonzero(bits))
 
 
+def _digest(serialized: bytes) -> bytes:
+    """The interning key of a canonical serialization: its 128-bit BLAKE2b digest (a
+    token set over a large vocabulary serializes to up to tens of KB; the index keeps
+    16 bytes per set instead)."""
+    return hashlib.blake2b(serialized, digest_size=16).digest()
+
+
 class WeightTable:
     """Interning table: identical token sets get one small int id.
 
     ``EMPTY_ID`` (0) is ∅ and ``UNIVERSE_ID`` (1) is ``{0, …, n_tokens-1}``.  Ids are dense
     and stable.  ``dense(id, n_bits)`` caches the packed mask of each weight, computed once.
-    Set operations on ids (``intersect``, ``union``, ``difference``) are memoized.
+    Set operations on ids (``intersect``, ``union``, ``difference``) are memoized; each
+    result remembers the operand it is closest to (its *base*), and pickling stores a
+    set as its symmetric difference with its base where that is much smaller (sets
+    of one automaton mostly differ by a few tokens).
     """
 
     __slots__ = ("n_tokens", "_sets", "_ids", "_dense", "_and", "_or", "_sub", "_blob", "_offsets",
-                 "_dense_old", "_cache_bytes")
+                 "_dense_old", "_cache_bytes", "_base", "_delta")
+
+    #: a delta is stored when it is at most this fraction of the set's own serialization
+    DELTA_RATIO = 0.5
+    #: deltas on deltas: at most this many (decoding a set decodes its chain of bases)
+    MAX_DELTA_CHAIN = 8
 
     #: estimated bytes of one entry of the set-operation memos (a 2-int tuple key, an int,
     #: the dict slot)
@@ -197,12 +222,13 @@ class WeightTable:
             raise ValueError("n_tokens must be >= 0")
         self.n_tokens = int(n_tokens)
         self._sets: list[FrozenBitMap | None] = []   # None: not deserialized yet (see _get)
-        # serialization -> id (None: not built yet, see _index). Keyed by the roaring
-        # serialization of the run-optimized set (canonical: each container in its most
-        # compact form), whose hash is cheap; a set's own hash walks all its containers.
-        self._ids: dict[bytes, int] | None = {}
+        # digest of the canonical serialization -> id (canonical: the run-optimized
+        # set, each container in its most compact form)
+        self._ids: dict[bytes, int] = {}
+        self._base = array.array("i")        # per set: the operand it came from, or -1
         self._blob = b""
         self._offsets = None
+        self._delta = None                   # loaded: per set, its base if stored as a delta
         self._dense: dict[tuple[int, int], np.ndarray] = {}
         self._and: dict[tuple[int, int], int] = {}
         self._or: dict[tuple[int, int], int] = {}
@@ -216,19 +242,40 @@ class WeightTable:
         if self.intern(u) != UNIVERSE_ID:
             # n_tokens == 0: the universe is ∅; keep id 1 reserved (intern(∅) gives EMPTY_ID)
             self._sets.append(FrozenBitMap())
+            self._base.append(-1)
 
     def __getstate__(self):
-        # the interned sets only, as one blob of roaring serializations: loading is one
-        # bytes object, and each set is deserialized the first time it is used
-        parts = [self._serialized(i) for i in range(len(self._sets))]
-        offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+        # the interned sets as one blob of roaring serializations (a set close to its
+        # base as the symmetric difference), their bases, and the index of digests:
+        # loading is a few bytes objects, and each set is deserialized on first use
+        n = len(self._sets)
+        parts = []
+        delta = np.full(n, -1, dtype=np.int32)
+        chain = [0] * n
+        limit, ratio = self.MAX_DELTA_CHAIN, self.DELTA_RATIO
+        for i in range(n):
+            full = self._serialized(i)
+            b = self._base[i] if i < len(self._base) else -1
+            if b >= 0 and chain[b] < limit and len(full) > 64:
+                d = BitMap(self._get(i) ^ self._get(b))
+                d.run_optimize()
+                ds = d.serialize()
+                if len(ds) <= ratio * len(full):
+                    delta[i] = b
+                    chain[i] = chain[b] + 1
+                    full = ds
+            parts.append(full)
+        offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum([len(p) for p in parts], out=offsets[1:])
-        return (self.n_tokens, b"".join(parts), offsets)
+        return (self.n_tokens, b"".join(parts), offsets, delta, b"".join(self._ids),
+                np.fromiter(self._ids.values(), dtype=np.int64, count=len(self._ids)))
 
     def __setstate__(self, state) -> None:
-        self.n_tokens, self._blob, self._offsets = state
-        self._sets = [None] * (len(self._offsets) - 1)
-        self._ids = None
+        self.n_tokens, self._blob, self._offsets, self._delta, digests, ids = state
+        n = len(self._offsets) - 1
+        self._sets = [None] * n
+        self._ids = {digests[16 * k:16 * k + 16]: i for k, i in enumerate(ids.tolist())}
+        self._base = array.array("i", self._delta.tolist())     # a new pickle keeps the deltas
         self._dense = {}
         self._dense_old = {}
         self._cache_bytes = None
@@ -255,26 +302,19 @@ class WeightTable:
             self._sub.clear()
 
     def _serialized(self, i: int) -> bytes:
-        s = self._sets[i]
-        if s is None:
-            return bytes(self._blob[self._offsets[i]:self._offsets[i + 1]])
-        return s.serialize()
+        """The serialization of set ``i`` (canonical, except for a set of a loaded table
+        decoded from a difference: that one is only used to be stored again)."""
+        return self._get(i).serialize()
 
     def _get(self, i: int) -> FrozenBitMap:
         s = self._sets[i]
         if s is None:
-            s = self._sets[i] = FrozenBitMap.deserialize(
-                self._blob[int(self._offsets[i]):int(self._offsets[i + 1])])
+            s = FrozenBitMap.deserialize(self._blob[int(self._offsets[i]):int(self._offsets[i + 1])])
+            b = int(self._delta[i])
+            if b >= 0:                       # stored as the symmetric difference with set b
+                s = self._get(b) ^ s         # (not canonical: only its serialization needs
+            self._sets[i] = s                # to be, and that is not asked of a loaded set)
         return s
-
-    def _index(self) -> dict:
-        ids = self._ids
-        if ids is None:
-            ids = {}
-            for i in range(len(self._sets)):
-                ids.setdefault(self._serialized(i), i)   # n_tokens == 0: id 1 is a second ∅
-            self._ids = ids
-        return ids
 
     # -- interning -------------------------------------------------------------------------
     @property
@@ -289,17 +329,19 @@ class WeightTable:
     def universe(self) -> FrozenBitMap:
         return self._get(UNIVERSE_ID)
 
-    def intern(self, bm: WeightLike) -> int:
-        """The id of token set ``bm`` (a new id the first time a set is seen)."""
+    def intern(self, bm: WeightLike, base: int = -1) -> int:
+        """The id of token set ``bm`` (a new id the first time a set is seen); ``base``:
+        the id of a set it is probably close to (for storing it as a difference)."""
         fz = _canonical(bm)
-        ids = self._index()
-        key = fz.serialize()
+        ids = self._ids
+        key = _digest(fz.serialize())
         i = ids.get(key)
         if i is None:
             if len(fz) and fz.max() >= self.n_tokens:
                 raise ValueError(f"token id {fz.max()} outside the universe 0..{self.n_tokens - 1}")
             i = len(self._sets)
             self._sets.append(fz)
+            self._base.append(base)
             ids[key] = i
         return i
 
@@ -312,7 +354,7 @@ class WeightTable:
         return len(self._sets)
 
     def __contains__(self, bm: WeightLike) -> bool:
-        return _canonical(bm).serialize() in self._index()
+        return _digest(_canonical(bm).serialize()) in self._ids
 
     def is_empty(self, wid: int) -> bool:
         return len(self._get(wid)) == 0
@@ -329,7 +371,8 @@ class WeightTable:
         r = self._and.get(key)
         if r is None:
             self._bound_ops()
-            r = self._and[key] = self.intern(self._get(a) & self._get(b))
+            sa, sb = self._get(a), self._get(b)
+            r = self._and[key] = self.intern(sa & sb, a if len(sa) <= len(sb) else b)
         return r
 
     def union(self, a: int, b: int) -> int:
@@ -343,7 +386,8 @@ class WeightTable:
         r = self._or.get(key)
         if r is None:
             self._bound_ops()
-            r = self._or[key] = self.intern(self._get(a) | self._get(b))
+            sa, sb = self._get(a), self._get(b)
+            r = self._or[key] = self.intern(sa | sb, a if len(sa) >= len(sb) else b)
         return r
 
     def difference(self, a: int, b: int) -> int:
@@ -355,7 +399,7 @@ class WeightTable:
         r = self._sub.get(key)
         if r is None:
             self._bound_ops()
-            r = self._sub[key] = self.intern(self._get(a) - self._get(b))
+            r = self._sub[key] = self.intern(self._get(a) - self._get(b), a)
         return r
 
     # -- dense masks ----------------------------------------------------------------------
@@ -377,6 +421,12 @@ class WeightTable:
                 self._dense = {}
             self._dense[key] = d
         return d
+
+    def cached_dense(self, wid: int, n_bits: int):
+        """The packed mask of weight ``wid`` if it is in the dense cache, else None."""
+        key = (wid, n_bits)
+        d = self._dense.get(key)
+        return d if d is not None else self._dense_old.get(key)
 
     def clear_dense(self) -> None:
         self._dense.clear()
