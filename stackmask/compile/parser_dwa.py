@@ -573,15 +573,20 @@ class ParserDWA:
     def _step_pairs(self, pairs, s: int, acc: int, nxt: dict) -> int:
         """Step each ``(item, weight)`` on stack state ``s``: the weights of items that
         succeed are added to ``acc`` (returned), those of waiting items to ``nxt``."""
-        wt = self.weights
+        union = self.weights.union
         step = self._step
+        memo = self._step_memo
+        get = nxt.get
         for it, w in pairs:
-            waits = step(it, s)
+            waits = memo.get((it, s))          # _step's memo, without the call on a hit
+            if waits is None:
+                waits = step(it, s)
             if waits is _SUCCESS:
-                acc = wt.union(acc, w)
+                acc = union(acc, w)
             else:
                 for it2 in waits:
-                    nxt[it2] = wt.union(nxt.get(it2, EMPTY_ID), w)
+                    prev = get(it2)
+                    nxt[it2] = w if prev is None or prev == w else union(prev, w)
         return acc
 
     def _edge(self, q: int, s: int, index):
