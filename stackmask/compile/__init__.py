@@ -101,6 +101,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     weights = WeightTable(vocab.size)
     if mode == "lazy":
         dwa = ParserDWA(tables.lr, tables.normal_form.accepts_empty, weights)
+        dwa.index_by_digest()
         dwa.set_limits(limits.max_automaton_states, memo_bytes, limits.max_token_sequences)
         comp = Compiled(tables=tables, configs=[], dwa=dwa,
                         stats={"mode": "lazy", "tables_s": t1 - t0, "compile_s": t1 - t0})

@@ -294,7 +294,9 @@ class WeightTable:
             d.nbytes for d in self._dense_old.values())
         return dense, (len(self._and) + len(self._or) + len(self._sub)) * self.OP_ENTRY_BYTES
 
-    def _bound_ops(self) -> None:
+    def bound_memos(self) -> None:
+        """Clear the set-operation memos if they are past the bound of
+        :meth:`set_cache_bytes` (before each memo insertion, and when the bound is set)."""
         if self._cache_bytes is not None and (len(self._and) + len(self._or) + len(
                 self._sub)) * self.OP_ENTRY_BYTES > self._cache_bytes:
             self._and.clear()
@@ -370,7 +372,7 @@ class WeightTable:
         key = (a, b) if a < b else (b, a)
         r = self._and.get(key)
         if r is None:
-            self._bound_ops()
+            self.bound_memos()
             sa, sb = self._get(a), self._get(b)
             r = self._and[key] = self.intern(sa & sb, a if len(sa) <= len(sb) else b)
         return r
@@ -385,7 +387,7 @@ class WeightTable:
         key = (a, b) if a < b else (b, a)
         r = self._or.get(key)
         if r is None:
-            self._bound_ops()
+            self.bound_memos()
             sa, sb = self._get(a), self._get(b)
             r = self._or[key] = self.intern(sa | sb, a if len(sa) >= len(sb) else b)
         return r
@@ -398,7 +400,7 @@ class WeightTable:
         key = (a, b)
         r = self._sub.get(key)
         if r is None:
-            self._bound_ops()
+            self.bound_memos()
             r = self._sub[key] = self.intern(self._get(a) - self._get(b), a)
         return r
 
