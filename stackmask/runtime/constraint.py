@@ -272,7 +272,9 @@ class Constraint:
     def get_mask(self, state: State, out: np.ndarray | None = None) -> np.ndarray:
         """Packed allowed-token bitmask: int32 words, bit ``id % 32`` of word
         ``id // 32``; EOS ids are set exactly when the text is a sentence.
-        Fills ``out`` (int32, ``ceil(vocab_size/32)`` words) when given."""
+        Fills ``out`` (writeable, contiguous int32, ``ceil(vocab_size/32)`` words)
+        when given; the masker keeps the last buffer it checked (with a view of it),
+        so filling the same buffer again skips the checks."""
         return self._masker.mask(state, out=out)
 
     def compile_stats(self) -> dict:
