@@ -274,7 +274,7 @@ class WeightTable:
         self.n_tokens, self._blob, self._offsets, self._delta, digests, ids = state
         n = len(self._offsets) - 1
         self._sets = [None] * n
-        self._ids = {digests[16 * k:16 * k + 16]: i for k, i in enumerate(ids.tolist())}
+        self._ids = dict(zip(np.frombuffer(digests, dtype="V16").tolist(), ids.tolist()))
         self._base = array.array("i", self._delta.tolist())     # a new pickle keeps the deltas
         self._dense = {}
         self._dense_old = {}
