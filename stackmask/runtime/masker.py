@@ -69,13 +69,16 @@ class Masker:
         return True
 
     def _walk_branching(self, q0: int, links, outs: set) -> None:
+        """Walk every link of a branching GSS node from DWA state ``q0``, adding the
+        weights met to ``outs``; a (DWA state, node) pair reached by several paths is
+        walked once (nodes seen are kept per DWA state: a node's link list is checked
+        against them in one pass, nodes hash by identity)."""
         dwa = self.dwa
         trans = dwa.trans
         default = dwa.default
         complete = dwa.complete
+        seen = {q0: set(links)}
         todo = [(q0, n) for n in links]
-        seen = {(q0, id(n)) for n in links}
-        keep = list(links)        # keeps ids valid while ``seen`` holds them
         while todo:
             q, node = todo.pop()
             e = trans[q].get(node.state)
@@ -88,12 +91,14 @@ class Masker:
                 outs.add(w)
             if q2 < 0:
                 continue
-            for m in node.links:
-                key = (q2, id(m))
-                if key not in seen:
-                    seen.add(key)
-                    keep.append(m)
-                    todo.append((q2, m))
+            below = node.links
+            s = seen.get(q2)
+            if s is None:
+                seen[q2] = set(below)
+            else:
+                below = [m for m in below if m not in s]
+                s.update(below)
+            todo.extend([(q2, m) for m in below])
 
     def mask(self, state, out=None) -> np.ndarray:
         if state.finished:
