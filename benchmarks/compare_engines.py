@@ -27,7 +27,7 @@ from stackmask.report import format_ratios, format_table, main as report_main  #
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--grammars", default="json,calc,c,sql,java,go")
+    ap.add_argument("--grammars", default=",".join(GRAMMARS))
     ap.add_argument("--compare", default="glrmask,llguidance,xgrammar")
     ap.add_argument("--verify", type=int, default=20)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "engines"))
@@ -38,7 +38,10 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     summary = []
     status = 0
+    # sections of grammars not run this time are kept from an earlier summary
+    kept = _sections(out / "summary.md")
     for g in [x.strip() for x in args.grammars.split(",") if x.strip()]:
+        kept.pop(g, None)
         print(f"== {g}", file=sys.stderr, flush=True)
         (out / f"{g}.json").unlink(missing_ok=True)
         buf = io.StringIO()
@@ -56,9 +59,32 @@ def main() -> int:
         raw = json.loads((out / f"{g}.json").read_text())
         summary += [f"### {g}: {raw['traces']} traces, {raw['tokens']} tokens (µs per call)", "",
                     format_table(raw["rows"]), "", format_ratios(raw["rows"]), ""]
-    (out / "summary.md").write_text("\n".join(summary) + "\n", encoding="utf-8")
     print("\n".join(summary))
+    sections = _sections_of("\n".join(summary) + "\n")
+    order = [g for g in GRAMMARS if g in kept or g in sections] + [
+        g for g in {**kept, **sections} if g not in GRAMMARS]
+    (out / "summary.md").write_text("".join({**kept, **sections}[g] for g in order), encoding="utf-8")
     return status
+
+
+GRAMMARS = ("json", "calc", "c", "sql", "java", "go")
+
+
+def _sections_of(text: str) -> dict:
+    """``### G: ...`` sections of a summary, by grammar (each with its trailing lines)."""
+    out: dict = {}
+    name = None
+    for line in text.splitlines(keepends=True):
+        if line.startswith("### "):
+            name = line[4:].split(":", 1)[0].strip()
+            out[name] = ""
+        if name is not None:
+            out[name] += line
+    return out
+
+
+def _sections(path: Path) -> dict:
+    return _sections_of(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
 if __name__ == "__main__":
