@@ -695,7 +695,7 @@ class ParserDWA:
         compile). Interning a state then costs tens of µs more: done after an eager
         compile, and from the start when states are only built on first use."""
         if not self._digest_ids:
-            self._ids = {_state_digest(k): q for k, q in self._ids.items()}
+            self._ids = _digest_index(self._ids)
             self._digest_ids = True
 
     def release_items(self) -> None:
@@ -725,7 +725,7 @@ class ParserDWA:
         # the state index keyed by digests: a few bytes per state instead of its items
         # (loading an artifact then costs no item sets; see index_by_digest)
         if not self._digest_ids:
-            d["_ids"] = {_state_digest(k): q for k, q in self._ids.items()}
+            d["_ids"] = _digest_index(self._ids)
             d["_digest_ids"] = True
         # pending states' item sets as separate pickles: loading an artifact then costs
         # nothing for them until a mask needs one
@@ -764,6 +764,11 @@ def _state_digest(key: frozenset) -> bytes:
     bytes; self-delimiting, so the sorted concatenation identifies the set)."""
     return hashlib.blake2b(b"".join(sorted([marshal.dumps(p, 2) for p in key])),
                            digest_size=16).digest()
+
+
+def _digest_index(ids: dict) -> dict:
+    """A state index keyed by item sets, keyed by their digests instead."""
+    return {_state_digest(k): q for k, q in ids.items()}
 
 
 def _expand(ems: tuple, limit: int | None = None, follows=None) -> list:
