@@ -408,27 +408,32 @@ class WeightTable:
     def dense(self, wid: int, n_bits: int | None = None) -> np.ndarray:
         """Packed int32 mask of weight ``wid`` (cached; read-only array — copy before writing)."""
         nb = self.n_tokens if n_bits is None else int(n_bits)
-        key = (wid, nb)
-        d = self._dense.get(key)
+        d = self.cached_dense(wid, nb)
         if d is None:
-            d = self._dense_old.get(key)
-            if d is None:
-                d = mask_from_bitmap(self._get(wid), nb)
-                d.flags.writeable = False
-            cap = self._cache_bytes
-            if cap is not None and (len(self._dense) + 1) * d.nbytes > cap // 2:
-                # two generations: the current one becomes the old one (entries used
-                # again are promoted back; the rest go with the next rotation)
-                self._dense_old = self._dense
-                self._dense = {}
-            self._dense[key] = d
+            d = mask_from_bitmap(self._get(wid), nb)
+            d.flags.writeable = False
+            self._keep_dense((wid, nb), d)
         return d
 
     def cached_dense(self, wid: int, n_bits: int):
-        """The packed mask of weight ``wid`` if it is in the dense cache, else None."""
+        """The packed mask of weight ``wid`` if it is in the dense cache, else None (one
+        found in the old generation moves back to the current one)."""
         key = (wid, n_bits)
         d = self._dense.get(key)
-        return d if d is not None else self._dense_old.get(key)
+        if d is None:
+            d = self._dense_old.get(key)
+            if d is not None:
+                self._keep_dense(key, d)
+        return d
+
+    def _keep_dense(self, key: tuple, d: np.ndarray) -> None:
+        cap = self._cache_bytes
+        if cap is not None and (len(self._dense) + 1) * d.nbytes > cap // 2:
+            # two generations: the current one becomes the old one (entries used
+            # again are promoted back; the rest go with the next rotation)
+            self._dense_old = self._dense
+            self._dense = {}
+        self._dense[key] = d
 
     def clear_dense(self) -> None:
         self._dense.clear()
