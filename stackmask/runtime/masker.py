@@ -15,12 +15,20 @@ asked), so asking again for the same node costs two lookups and the copy. The
 dense-mask memo is bounded in bytes (two generations of at most half the bound
 each). Masks are kept as views of read-only arrays, and the last ``out`` buffer
 is kept checked with a view of it: the copy into it is one buffer assignment.
-A state with several heads unions its heads' sets of weights.
+A state with several heads unions its heads' sets of weights; its mask, when
+not memoized, is the union of its heads' memoized masks.
+
+At construction, the masks of the walks of a completely compiled automaton are
+computed ahead (shortest walks first, within ``PREFILL_BYTES`` and ``PREFILL_S``): the
+first mask in a situation then costs what a repeated one does, instead of
+reading and uniting token sets from memory.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
+import time
 
 import numpy as np
 from pyroaring import BitMap
@@ -36,6 +44,14 @@ class Masker:
     # cold get_mask tail). When all of an automaton's sets fit in PREWARM_BYTES as
     # dense masks, and in the dense cache, that is done once at construction instead.
     PREWARM_BYTES = 32 << 20
+    #: bounds of the masks computed ahead at construction (:meth:`_prefill`): at most
+    #: this many bytes of dense masks (and a quarter of the mask cache), at most this long
+    PREFILL_BYTES = 32 << 20
+    PREFILL_S = 0.1
+    #: dense-mask memory allocated and written at construction, for the masks computed
+    #: after it (at most a quarter of the mask cache): the first write of fresh memory
+    #: costs page faults (~5 per mask), which would otherwise fall on those get_mask calls
+    POOL_BYTES = 16 << 20
 
     def __init__(self, dwa, n_bits: int, eos_ids, ensure_config, cache_bytes: int = 256 << 20):
         self.dwa = dwa
@@ -55,7 +71,12 @@ class Masker:
         self._eos_mask = eos.data
         self.misses = 0       # masks computed
         self._out = (None, None)   # the last caller's buffer (checked) and a view of it
+        n_slots = min(self.POOL_BYTES, self.cache_bytes // 4) // (self.n_words * 4)
+        self._pool = np.empty((n_slots, self.n_words), dtype=np.int32)
+        self._pool.fill(0)                       # the page faults happen here
+        self._slots = itertools.count()          # next free row (next() is atomic)
         self.prewarmed = self._prewarm()
+        self.prefilled = self._prefill()     # masks computed ahead
 
     def _prewarm(self) -> bool:
         wt = self.dwa.weights
@@ -67,6 +88,83 @@ class Masker:
         for w in range(n):
             wt.dense(w, self.n_bits)
         return True
+
+    def _new_mask(self) -> np.ndarray:
+        """Memory for one more dense mask: a row of the pool while it lasts."""
+        i = next(self._slots)
+        if i < len(self._pool):
+            return self._pool[i]
+        return np.empty(self.n_words, dtype=np.int32)
+
+    def _prefill(self) -> int:
+        """Compute the masks of single-path walks ahead, breadth first from the start
+        states over compiled states only (nothing is compiled for it): a walk's weights
+        after each edge are a key :meth:`mask` can meet (the stack may end there). Each
+        mask is its prefix's mask united with one token set's dense mask. Stops at
+        ``PREFILL_BYTES`` (at most a quarter of the cache) or ``PREFILL_S``. Only for a
+        completely compiled automaton (where parts are compiled on first use, those
+        dominate the first masks). Returns the number of masks computed."""
+        dwa = self.dwa
+        if not dwa.complete or not all(dwa.complete):
+            return 0
+        wt = dwa.weights
+        n_bits = self.n_bits
+        cap = min(self.PREFILL_BYTES, self.cache_bytes // 4) // (self.n_words * 4)
+        deadline = time.perf_counter() + self.PREFILL_S
+        trans, default, complete = dwa.trans, dwa.default, dwa.complete
+        memo = self._memo
+        added = 0
+
+        def mask_of(key: frozenset, prefix: frozenset, w: int):
+            nonlocal added
+            m = memo.get(key)
+            if m is None:
+                if added >= cap or time.perf_counter() > deadline:
+                    return None
+                d = wt.dense(w, n_bits)
+                base = memo.get(prefix)
+                if base is None:
+                    a = d.copy()
+                else:
+                    a = np.bitwise_or(base.obj, d)
+                a.flags.writeable = False
+                m = a.data
+                with self._lock:
+                    self._insert(key, m)
+                added += 1
+            return m
+
+        empty = frozenset()
+        seen: set = set()
+        level = []
+        if mask_of(empty, empty, EMPTY_ID) is None:
+            return 0
+        for q, w in dwa.init.values():
+            key = frozenset((w,)) if w else empty
+            if w and mask_of(key, empty, w) is None:
+                return added
+            if q >= 0 and (q, key) not in seen:
+                seen.add((q, key))
+                level.append((q, key))
+        while level:
+            nxt = []
+            for q, key in level:
+                if not complete[q]:
+                    continue
+                edges = set(trans[q].values())
+                if default[q] is not None:
+                    edges.add(default[q])
+                for q2, w in edges:
+                    key2 = key
+                    if w and w not in key:
+                        key2 = key | {w}
+                        if mask_of(key2, key, w) is None:
+                            return added
+                    if q2 >= 0 and (q2, key2) not in seen:
+                        seen.add((q2, key2))
+                        nxt.append((q2, key2))
+            level = nxt
+        return added
 
     def _walk_branching(self, q0: int, links, outs: set) -> None:
         """Walk every link of a branching GSS node from DWA state ``q0``, adding the
@@ -142,7 +240,7 @@ class Masker:
                 key = k if key is None else key | k
             src = self._memo.get(key)
             if src is None:
-                src = self._lookup_old(key)
+                src = self._lookup_old(key, state.heads)
         if out is None:
             return src.obj.copy()
         bound = self._out
@@ -161,16 +259,44 @@ class Masker:
         bound = self._out = (out, out.data)
         return bound
 
-    def _lookup_old(self, key: frozenset) -> memoryview:
+    def _lookup_old(self, key: frozenset, heads=()) -> memoryview:
         """A mask that is not in the current generation: moved up from the old one,
-        or computed."""
+        or computed (for several heads: from their own masks)."""
         with self._lock:
             m = self._memo_old.pop(key, None)
             if m is not None:
                 self._memo_old_bytes -= m.nbytes
                 self._insert(key, m)
                 return m
+        if len(heads) > 1:
+            parts = []
+            for top, cfg in heads:
+                k = top._mask_memo            # just set by mask() (unless another thread
+                if k[0] != cfg:               # asked the node for another config since)
+                    return self._union(key)
+                parts.append(k[1])
+            return self._combine(key, parts)
         return self._union(key)
+
+    def _combine(self, key: frozenset, parts: list) -> memoryview:
+        """The mask of ``key``, the union of the weight sets ``parts`` (one per head):
+        the union of their masks (each memoized), computed or looked up."""
+        masks = []
+        for p in parts:
+            m = self._memo.get(p)
+            if m is None:
+                m = self._lookup_old(p)
+            masks.append(m.obj)
+        a = self._new_mask()
+        np.bitwise_or(masks[0], masks[1], out=a)
+        for m in masks[2:]:
+            np.bitwise_or(a, m, out=a)
+        a.flags.writeable = False
+        m = a.data
+        with self._lock:
+            self.misses += 1
+            self._insert(key, m)
+        return m
 
     def _insert(self, key: frozenset, m: memoryview) -> None:
         """Add to the current generation (lock held). Each generation holds at most
@@ -208,11 +334,14 @@ class Masker:
             dense.append(wt.dense(sets[0], n_bits))        # one set: cached for next time
         elif sets:
             dense.append(mask_from_bitmap(BitMap.union(*[wt.get(w) for w in sets]), n_bits))
+        m = self._new_mask()
         if not dense:
-            m = np.zeros(self.n_words, dtype=np.int32)
+            m.fill(0)
+        elif len(dense) == 1:
+            np.copyto(m, dense[0])
         else:
-            m = dense[0].copy()
-            for d in dense[1:]:
+            np.bitwise_or(dense[0], dense[1], out=m)
+            for d in dense[2:]:
                 np.bitwise_or(m, d, out=m)
         m.flags.writeable = False
         m = m.data               # masks are kept as views of read-only arrays: the view

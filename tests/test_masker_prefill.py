@@ -1,0 +1,125 @@
+"""The masks get_mask computes ahead and from parts (runtime.masker): the masks of
+single-path walks computed at construction, the masks of several-head states united
+from their heads' masks, and the pre-written pool rows new masks are stored in. Each
+is compared with the union of its token sets and with the reference oracle."""
+
+from __future__ import annotations
+
+import json
+import random
+from importlib import resources
+
+import numpy as np
+import pytest
+from pyroaring import BitMap
+
+from stackmask import Constraint, Vocab
+from stackmask.grammars import load as load_grammar
+from stackmask.runtime.masker import Masker
+from stackmask.wfa.weights import mask_from_bitmap
+
+JSON = load_grammar("json")
+
+
+def _key_mask(c: Constraint, key: frozenset) -> np.ndarray:
+    wt = c.compiled.dwa.weights
+    sets = [wt.get(w) for w in key if w]
+    return mask_from_bitmap(BitMap.union(*sets) if sets else BitMap(), c.vocab.size)
+
+
+def _memo(c: Constraint) -> dict:
+    m = c._masker
+    return {**m._memo_old, **m._memo}
+
+
+def _corpus_traces(encoding, n: int = 6) -> list:
+    text = resources.files("stackmask.grammars").joinpath("json_corpus.jsonl").read_text("utf-8")
+    docs = [json.loads(line)["text"] for line in text.splitlines() if line.strip()]
+    return [encoding.encode(d) for d in docs[:n]]
+
+
+def test_prefilled_masks_are_the_unions_of_their_walks_token_sets(qwen_vocab):
+    c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
+    m = c._masker
+    assert m.prefilled > 50                  # the JSON automaton's walks: ~170 masks
+    memo = _memo(c)
+    assert len(memo) == m.prefilled
+    assert m.misses == 0
+    for key, mask in memo.items():
+        assert np.array_equal(np.frombuffer(mask, dtype=np.int32), _key_mask(c, key)), sorted(key)
+
+
+def test_first_masks_of_a_fresh_constraint_equal_the_oracle(qwen_vocab, qwen_encoding):
+    """Single-head masks come from the prefilled memo, several-head ones are united from
+    their heads' masks the first time: they equal the oracle (every several-head step
+    up to 25 of them, every 10th other step: the oracle takes ~0.2 s a mask), and every
+    several-head mask met was computed from its parts."""
+    c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
+    m = c._masker
+    combined = []
+    orig = m._combine
+
+    def spy(key, parts):
+        combined.append((key, parts))
+        return orig(key, parts)
+
+    m._combine = spy
+    multi = step = 0
+    for toks in _corpus_traces(qwen_encoding):
+        s = c.start()
+        for t in toks:
+            mask = c.get_mask(s)
+            several = len(s.heads) > 1
+            if (several and multi < 25) or step % 10 == 0:
+                assert np.array_equal(mask, c.reference_mask(s))
+            multi += several
+            step += 1
+            s = c.commit(s, t)
+    assert multi > 20 and combined
+    for key, parts in combined:
+        assert len(parts) > 1 and frozenset().union(*parts) == key
+        assert np.array_equal(np.frombuffer(_memo(c)[key], dtype=np.int32), _key_mask(c, key))
+
+
+def test_prefill_respects_its_bounds(qwen_vocab, monkeypatch):
+    monkeypatch.setattr(Masker, "PREFILL_BYTES", 10 * ((qwen_vocab.size + 31) // 32) * 4)
+    c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
+    assert c._masker.prefilled == 10
+    monkeypatch.setattr(Masker, "PREFILL_S", 0.0)
+    c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
+    assert c._masker.prefilled == 0
+
+
+def test_no_prefill_while_parts_compile_on_first_use(qwen_vocab):
+    c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False, compile="lazy")
+    assert c._masker.prefilled == 0
+
+
+@pytest.mark.parametrize("pool_masks", [0, 3])
+def test_pool_rows_are_never_shared_between_masks(pool_masks, monkeypatch):
+    """A small pool runs out: masks then get fresh memory. No two memoized masks share
+    memory and each is its key's union, through random walks of a small vocabulary."""
+    pieces = [b"[", b"]", b",", b" ", b"1", b"23", b"-", b".", b"e", b'"', b"a", b"{", b"}", b":"]
+    vocab = Vocab(pieces + [b"<eos>"], eos_token_ids=[len(pieces)], special_token_ids=[len(pieces)])
+    monkeypatch.setattr(Masker, "POOL_BYTES", pool_masks * 4)      # one word per mask
+    monkeypatch.setattr(Masker, "PREFILL_BYTES", 0)
+    c = Constraint(JSON, vocab, cache_dir=False, progress=False)
+    assert len(c._masker._pool) == pool_masks
+    rng = random.Random(5)
+    for _ in range(30):
+        s = c.start()
+        for _ in range(25):
+            mask = c.get_mask(s)
+            assert np.array_equal(mask, c.reference_mask(s))
+            ids = [i for i in range(len(pieces)) if mask[i // 32] >> (i % 32) & 1]
+            if not ids:
+                break
+            s = c.commit(s, rng.choice(ids))
+    memo = _memo(c)
+    assert len(memo) > pool_masks + 3
+    arrays = [mv.obj for mv in memo.values()]
+    for i, a in enumerate(arrays):
+        for b in arrays[i + 1:]:
+            assert not np.shares_memory(a, b)
+    for key, mask in memo.items():
+        assert np.array_equal(np.frombuffer(mask, dtype=np.int32), _key_mask(c, key))
