@@ -279,8 +279,9 @@ class Constraint:
 
     def compile_stats(self) -> dict:
         """Sizes of the compiled mask automaton (states, edges, weights, acyclic,
-        max_depth: the most stack entries a mask walk reads) and compile/load times."""
-        return dict(self.compiled.stats)
+        max_depth: the most stack entries a mask walk reads), compile/load times, and
+        ``masks_ahead``: the masks computed at construction (see :class:`Masker`)."""
+        return dict(self.compiled.stats, masks_ahead=self._masker.prefilled)
 
     def memo_stats(self) -> dict:
         """Estimated bytes held by each runtime memo (each is bounded; see ``memo_cache_bytes``)."""
