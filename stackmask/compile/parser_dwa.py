@@ -419,12 +419,16 @@ class ParserDWA:
     # -- automaton construction ----------------------------------------------------------
     def _state(self, pairs: dict) -> int:
         """Intern a state from ``item -> weight id`` (empty weights dropped); -1 if empty."""
-        key = frozenset((it, w) for it, w in pairs.items() if w != EMPTY_ID)
-        if not key:
-            return -1
-        items = key
         if self._digest_ids:
-            key = _state_digest(key)
+            # the digest is order-independent: no set of the pairs is needed
+            items = tuple((it, w) for it, w in pairs.items() if w != EMPTY_ID)
+            if not items:
+                return -1
+            key = _state_digest(items)
+        else:
+            key = items = frozenset((it, w) for it, w in pairs.items() if w != EMPTY_ID)
+            if not key:
+                return -1
         q = self._ids.get(key)
         if q is None:
             q = len(self.items)
@@ -758,9 +762,9 @@ class ParserDWA:
                 "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth}
 
 
-def _state_digest(key: frozenset) -> bytes:
-    """128-bit BLAKE2b digest of a state's ``(item, weight)`` pairs, independent of their
-    order: each pair in marshal format 2 (no shared references, so equal pairs give equal
+def _state_digest(key) -> bytes:
+    """128-bit BLAKE2b digest of a state's distinct ``(item, weight)`` pairs (any
+    iterable of them), independent of their order: each pair in marshal format 2 (no shared references, so equal pairs give equal
     bytes; self-delimiting, so the sorted concatenation identifies the set)."""
     return hashlib.blake2b(b"".join(sorted([marshal.dumps(p, 2) for p in key])),
                            digest_size=16).digest()
