@@ -60,9 +60,9 @@ class VocabIndex:
             else:
                 toks.append(b)
                 groups.append([i])
+        # the byte strings in order (bisected by the trie walks); token ids are kept in
+        # arrays: a list of 151k id tuples cost every full garbage collection ~4 ms
         self.toks = toks
-        # tuples of ints: not tracked by the garbage collector (151k lists would be)
-        self.groups = [tuple(g) for g in groups]
         # byte-order position -> first token id (duplicates are expanded at the end)
         self.first_id = np.array([g[0] for g in groups], dtype=np.int64)
         self.dups = {k: g[1:] for k, g in enumerate(groups) if len(g) > 1}

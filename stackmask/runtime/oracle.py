@@ -22,8 +22,8 @@ class ReferenceOracle:
         self.c = constraint
         vocab = constraint.vocab
         index = vocab_index(vocab)          # tokens in byte order; duplicates share a verdict
+        self.index = index
         self.toks = index.toks
-        self.groups = index.groups
         self.eos = np.array(sorted(vocab.eos_token_ids), dtype=np.int64)
 
     def allowed(self, state) -> list[int]:
@@ -32,9 +32,9 @@ class ReferenceOracle:
         c = self.c
         advance, viable = c.advance, c.viable
         step = c.scanner.step
-        toks, groups = self.toks, self.groups
+        toks = self.toks
         n = len(toks)
-        out: list[int] = []
+        allowed: list[int] = []    # byte-order positions
         verdicts: dict = {}        # (node id, config) -> (node, viable), single-head states
         stack = [state.heads]      # stack[k]: heads after the first k bytes of ``prev``
         prev = b""
@@ -80,9 +80,10 @@ class ReferenceOracle:
             else:
                 ok = any(viable(h) for h in heads)
             if ok:
-                out.extend(groups[i])
+                allowed.append(i)
             prev = tb
             i += 1
+        out = self.index.ids_of(allowed).tolist()
         # special tokens bound to terminals: committed like any token (no bytes)
         for tid, ids in c.special_terms_by_terminal().items():
             if c.advance_special(state.heads, tid):
