@@ -94,6 +94,16 @@ def test_prefill_respects_its_bounds(qwen_vocab, monkeypatch):
 def test_no_prefill_while_parts_compile_on_first_use(qwen_vocab):
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False, compile="lazy")
     assert c._masker.prefilled == 0
+    assert len(c._masker._pool) == 0          # no memory written ahead either
+
+
+def test_pool_is_sized_by_the_automaton(qwen_vocab):
+    """One row per automaton state at most: many small constraints in one process
+    (one per JSON Schema) do not each write 16 MiB."""
+    c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
+    n_states = c.compile_stats()["states"]
+    assert 0 < len(c._masker._pool) <= n_states
+    assert c._masker._pool.nbytes <= Masker.POOL_BYTES
 
 
 @pytest.mark.parametrize("pool_masks", [0, 3])

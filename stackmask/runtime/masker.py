@@ -49,8 +49,11 @@ class Masker:
     PREFILL_BYTES = 32 << 20
     PREFILL_S = 0.1
     #: dense-mask memory allocated and written at construction, for the masks computed
-    #: after it (at most a quarter of the mask cache): the first write of fresh memory
-    #: costs page faults (~5 per mask), which would otherwise fall on those get_mask calls
+    #: after it: the first write of fresh memory costs page faults (~5 per mask), which
+    #: would otherwise fall on those get_mask calls. Only for a completely compiled
+    #: automaton, one mask per automaton state at most, at most this many bytes and a
+    #: quarter of the mask cache (a process holding many small constraints, like one
+    #: per JSON Schema, pays a few masks each)
     POOL_BYTES = 16 << 20
 
     def __init__(self, dwa, n_bits: int, eos_ids, ensure_config, cache_bytes: int = 256 << 20):
@@ -72,6 +75,7 @@ class Masker:
         self.misses = 0       # masks computed
         self._out = (None, None)   # the last caller's buffer (checked) and a view of it
         n_slots = min(self.POOL_BYTES, self.cache_bytes // 4) // (self.n_words * 4)
+        n_slots = min(n_slots, len(dwa.trans)) if dwa.complete and all(dwa.complete) else 0
         self._pool = np.empty((n_slots, self.n_words), dtype=np.int32)
         self._pool.fill(0)                       # the page faults happen here
         self._slots = itertools.count()          # next free row (next() is atomic)
