@@ -1,7 +1,9 @@
 """The masks get_mask computes ahead and from parts (runtime.masker): the masks of
 single-path walks computed at construction, the masks of several-head states united
-from their heads' masks, and the pre-written pool rows new masks are stored in. Each
-is compared with the union of its token sets and with the reference oracle."""
+from their heads' masks, two heads walked as one from a pair start state
+(compile.parser_dwa.add_pairs), and the pre-written pool rows new masks are stored
+in. Each is compared with the union of its token sets or its heads' masks and with
+the reference oracle."""
 
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ import pytest
 from pyroaring import BitMap
 
 from stackmask import Constraint, Vocab
+from stackmask.compile import parser_dwa
 from stackmask.grammars import load as load_grammar
+from stackmask.runtime.constraint import State
 from stackmask.runtime.masker import Masker
 from stackmask.wfa.weights import mask_from_bitmap
 
@@ -134,3 +138,53 @@ def test_pool_rows_are_never_shared_between_masks(pool_masks, monkeypatch):
             assert not np.shares_memory(a, b)
     for key, mask in memo.items():
         assert np.array_equal(np.frombuffer(mask, dtype=np.int32), _key_mask(c, key))
+
+
+def _two_head_states(c: Constraint, traces) -> list:
+    out = []
+    for toks in traces:
+        s = c.start()
+        for t in toks:
+            if len(s.heads) == 2:
+                out.append(s)
+            s = c.commit(s, t)
+    return out
+
+
+def test_pair_walks_equal_their_heads_masks(qwen_vocab, qwen_encoding, tmp_path):
+    """Every two-head state of the JSON corpus whose heads are walked as one (from a pair
+    start) gets the union of its heads' own masks, also after an artifact reload."""
+    for attempt in range(2):                  # compiled, then loaded from the cache
+        c = Constraint(JSON, qwen_vocab, cache_dir=tmp_path, progress=False)
+        assert c.loaded_from_cache == bool(attempt)
+        assert c.compile_stats()["head_pairs"] >= 3
+        paired = 0
+        for s in _two_head_states(c, _corpus_traces(qwen_encoding, 8)):
+            paired += len(c._masker._paired(s.heads)) == 1
+            want = np.zeros_like(c.get_mask(State((s.heads[0],))))
+            for h in s.heads:
+                want |= c.get_mask(State((h,)))
+            assert np.array_equal(c.get_mask(s), want)
+        assert paired > 50
+
+
+def test_pairs_past_their_state_limit_are_dropped(qwen_vocab, qwen_encoding, monkeypatch):
+    """A pair whose walks would add states beyond the limit is dropped with its states:
+    the automaton is the one compiled without pairs, and masks still equal the oracle."""
+    full = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False).compile_stats()
+    with monkeypatch.context() as mp:
+        mp.setattr(parser_dwa, "head_pairs", lambda scanner, configs: set())
+        none = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False).compile_stats()
+    assert none["head_pairs"] == 0 and full["states"] > none["states"]
+    monkeypatch.setattr(parser_dwa, "PAIR_MIN_STATES", 0)
+    monkeypatch.setattr(parser_dwa, "PAIR_SHARE", 0.0)
+    c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
+    st = c.compile_stats()
+    assert st["head_pairs"] < full["head_pairs"]      # those needing new states are gone
+    assert st["states"] == none["states"]             # and so are their states
+    dwa = c.compiled.dwa
+    assert len(dwa.items) == len(dwa.trans) == len(dwa.default) == len(dwa.complete)
+    assert all(dwa.complete)
+    states = _two_head_states(c, _corpus_traces(qwen_encoding, 3))
+    for s in states[::6][:8]:
+        assert np.array_equal(c.get_mask(s), c.reference_mask(s))

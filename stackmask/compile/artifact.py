@@ -27,7 +27,7 @@ from pathlib import Path
 
 import zstandard
 
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 MAGIC = b"STACKMSK"
 _HEADER = struct.Struct("<8sI32s32sQ")    # magic, format version, key, payload sha256, payload size
 

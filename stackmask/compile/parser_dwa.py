@@ -148,6 +148,7 @@ class ParserDWA:
         self._ids: dict = {}             # state key -> state (frozenset of pairs, or digests)
         self._digest_ids = False         # keys are digests (:func:`_state_digest`)
         self.init: dict = {}             # lexer config -> (state or -1, weight id)
+        self.pair_init: dict = {}        # (config, config, below) -> start of two heads (add_pair)
         self.eos_weight: int | None = None   # weight id of the EOS ids, once interned
         self.special_weights: tuple | None = None   # ((parser terminal, weight id of its token ids), ...)
         self.special_check: int = 0      # bitmask of the special-token terminals (viability check)
@@ -504,6 +505,54 @@ class ParserDWA:
             self._bound_memos()
         return entry
 
+    def add_pair(self, c_top: int, c_low: int, below: bool) -> tuple | None:
+        """Start state of two heads walked as one: configuration ``c_top`` on a GSS node
+        and ``c_low`` on the node right below it (``below``; keyed ``(c_top, c_low, 1)``)
+        or on the same node (keyed by the sorted configurations and 0). ``c_low``'s start
+        items discard one more stack entry unread when ``below``; the tokens either start
+        decides at once are decided for both. The walk's weights then unite to the two
+        heads' mask (a state's mask is the union of its heads'), in one walk instead of
+        two. Needs both configurations' start items (before :meth:`release_items`);
+        returns the entry, or None."""
+        key = (c_top, c_low, 1) if below else (min(c_top, c_low), max(c_top, c_low), 0)
+        e = self.pair_init.get(key)
+        if e is not None:
+            return e
+        wt = self.weights
+        acc = EMPTY_ID
+        pairs: dict = {}
+        for cfg, delay in ((c_top, 0), (c_low, 1 if below else 0)):
+            entry = self.init.get(cfg)
+            if entry is None:
+                return None
+            q, w = entry
+            acc = wt.union(acc, w)
+            if q < 0:
+                continue
+            items = self.items[q]
+            if items is None:                 # released after an eager compile
+                return None
+            if isinstance(items, bytes):
+                items = pickle.loads(items)
+            for (skip, lhs, terms, F), w2 in items:
+                it = (skip + delay, lhs, terms, F)
+                pairs[it] = wt.union(pairs.get(it, EMPTY_ID), w2)
+        if acc != EMPTY_ID:
+            pairs = {it: wt.difference(w, acc) for it, w in pairs.items()}
+        with self._lock:
+            e = self.pair_init[key] = (self._state(pairs), acc)
+        return e
+
+    def drop_pair(self, c_top: int, c_low: int, below: bool, mark: int) -> None:
+        """Forget a pair start and the states from ``mark`` on (all added after the
+        automaton was complete, so no older state leads to them)."""
+        key = (c_top, c_low, 1) if below else (min(c_top, c_low), max(c_top, c_low), 0)
+        with self._lock:
+            self.pair_init.pop(key, None)
+            for lst in (self.items, self.trans, self.default, self.complete, self._groups):
+                del lst[mark:]
+            self._ids = {k: q for k, q in self._ids.items() if q < mark}
+
     def _index(self, q: int):
         """Group the items of state ``q`` for computing edges; compute its default edge.
 
@@ -746,6 +795,7 @@ class ParserDWA:
         self.__dict__.setdefault("_expand_memo", {})
         self.__dict__.setdefault("_pop_memo", {})
         self.__dict__.setdefault("_digest_ids", False)
+        self.__dict__.setdefault("pair_init", {})
         if "follows" not in d:               # artifacts written before the pruning
             self.follows = terminal_follows(self._shift, self._reduce, self._n_terminals)
         self._nesting = 0
@@ -759,7 +809,8 @@ class ParserDWA:
                 "budget_exhausted": getattr(self, "budget_exhausted", False),
                 "budget_used_up": getattr(self, "budget_used_up", None), "edges": edges,
                 "defaults": sum(1 for d in self.default if d is not None),
-                "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth}
+                "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth,
+                "head_pairs": len(self.pair_init)}
 
 
 def _state_digest(key) -> bytes:
@@ -857,7 +908,7 @@ def _depth(dwa: ParserDWA) -> tuple:
                 stack.append((w, iter(succ[w])))
             elif colour[w] == 1:
                 acyclic = False
-    starts = [q for q, _ in dwa.init.values() if q >= 0]
+    starts = [q for q, _ in list(dwa.init.values()) + list(dwa.pair_init.values()) if q >= 0]
     return (max((depth[q] for q in starts), default=0) if acyclic else None), acyclic
 
 
@@ -926,6 +977,9 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
                     seen.add(c)
                     todo.append(c)
     complete = dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"), stop, guard)
+    if complete and not todo and configs is None:
+        # at most a quarter of the compile so far (0.5 s at least) on them
+        add_pairs(dwa, scanner, stop, guard, seconds=max(0.5, (time.monotonic() - t0) / 4))
     dwa.budget_exhausted = bool(todo) or not complete
     dwa.budget_used_up = used_up[0] if used_up else None
     if progress and dwa.budget_exhausted:
@@ -935,6 +989,72 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
               f"compiled; the rest is compiled when a mask first needs it", file=sys.stderr,
               flush=True)
     return dwa
+
+
+def head_pairs(scanner, configs) -> set:
+    """The two-head situations a byte creates from ``configs``: a byte whose lexing both
+    emits a terminal (the new head's node is then usually right above the other's) or
+    an ignored terminal (the same node) and keeps a lexeme pending. Returns
+    ``(config of the emitting branch, config of the pending one, below)`` triples."""
+    out = set()
+    for cfg in configs:
+        for b in range(256):
+            outs = scanner.step(cfg, b)
+            if len(outs) < 2:
+                continue
+            pending = [c for em, c in outs if em is None]
+            for em, c in outs:
+                if em is None:
+                    continue
+                below = em != (IGNORE,)
+                if below and len(em) != 1:
+                    continue                  # several terminals: the nodes are further apart
+                for c2 in pending:
+                    if c2 != c:
+                        out.add((c, c2, below))
+    return out
+
+
+#: states one pair start may add to a complete automaton (and this share of its size):
+#: the union of two heads' walks can multiply states (C: 17.6k -> 234k with every pair)
+PAIR_MIN_STATES = 300
+PAIR_SHARE = 1 / 50
+
+
+def add_pairs(dwa: ParserDWA, scanner, stop=None, guard=None, seconds: float | None = None) -> int:
+    """Start states for the two-head situations of a completely compiled automaton
+    (:func:`head_pairs`, :meth:`ParserDWA.add_pair`), each compiled completely at once;
+    a pair whose walks would add more than ``max(PAIR_MIN_STATES, PAIR_SHARE x states)``
+    states, or that is cut by ``seconds`` (all pairs together), is dropped with the
+    states it added (its heads are walked one by one, as without it). Returns how many
+    were kept."""
+    limit = max(PAIR_MIN_STATES, int(len(dwa.items) * PAIR_SHARE))
+    deadline = None if seconds is None else time.monotonic() + seconds
+    kept = 0
+    for c_top, c_low, below in sorted(head_pairs(scanner, list(dwa.init))):
+        mark = len(dwa.items)
+        e = dwa.add_pair(c_top, c_low, below)
+        if e is None:
+            continue
+        q = mark
+        ok = True
+        while q < len(dwa.items):
+            if len(dwa.items) - mark > limit or (stop is not None and stop()) or (
+                    deadline is not None and time.monotonic() > deadline):
+                ok = False
+                break
+            if guard is not None:
+                guard.check()
+            dwa.expand(q)
+            dwa._bound_memos()
+            q += 1
+        if ok:
+            kept += 1
+        else:
+            dwa.drop_pair(c_top, c_low, below, mark)
+        if deadline is not None and time.monotonic() > deadline:
+            break
+    return kept
 
 
 def add_config(dwa: ParserDWA, terms, cfg: int, eos_w: int) -> tuple:

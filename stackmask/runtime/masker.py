@@ -143,7 +143,7 @@ class Masker:
         level = []
         if mask_of(empty, empty, EMPTY_ID) is None:
             return 0
-        for q, w in dwa.init.values():
+        for q, w in list(dwa.init.values()) + list(dwa.pair_init.values()):
             key = frozenset((w,)) if w else empty
             if w and mask_of(key, empty, w) is None:
                 return added
@@ -207,8 +207,11 @@ class Masker:
             src = self._eos_mask
         else:
             dwa = self.dwa
+            heads = state.heads
+            if len(heads) == 2 and dwa.pair_init:
+                heads = self._paired(heads)
             key = None
-            for top, cfg in state.heads:
+            for top, cfg in heads:
                 # the walk of a head depends only on (GSS node, config): memoized on the
                 # node as (config, weights met), for the last config asked (one attribute,
                 # so threads sharing nodes read a consistent pair)
@@ -219,7 +222,7 @@ class Masker:
                     node = top
                     e = dwa.init.get(cfg)
                     if e is None:
-                        e = self._ensure_config(cfg)
+                        e = dwa.pair_init[cfg] if type(cfg) is tuple else self._ensure_config(cfg)
                     q, w = e
                     outs = {w} if w else set()
                     add = outs.add
@@ -244,7 +247,7 @@ class Masker:
                 key = k if key is None else key | k
             src = self._memo.get(key)
             if src is None:
-                src = self._lookup_old(key, state.heads)
+                src = self._lookup_old(key, heads)
         if out is None:
             return src.obj.copy()
         bound = self._out
@@ -252,6 +255,21 @@ class Masker:
             bound = self._bind_out(out, src)
         bound[1][:] = src
         return out
+
+    def _paired(self, heads: tuple) -> tuple:
+        """Two heads on GSS nodes one right above the other, or on one node, with a start
+        state compiled for their configurations (:meth:`ParserDWA.add_pair`): one head
+        walked from the upper node, its "configuration" the pair's key; else ``heads``."""
+        (na, ca), (nb, cb) = heads
+        if na.below is nb:
+            top, key = na, (ca, cb, 1)
+        elif nb.below is na:
+            top, key = nb, (cb, ca, 1)
+        elif na is nb:
+            top, key = na, ((ca, cb, 0) if ca < cb else (cb, ca, 0))
+        else:
+            return heads
+        return ((top, key),) if key in self.dwa.pair_init else heads
 
     def _bind_out(self, out, src) -> tuple:
         """Check a caller's buffer; keep it with a view of it (the next masks into the
