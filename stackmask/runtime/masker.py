@@ -257,7 +257,8 @@ class Masker:
         return out
 
     def _paired(self, heads: tuple) -> tuple:
-        """Two heads on GSS nodes one right above the other, or on one node, with a start
+        """Two heads on GSS nodes one right above the other, or on one node (or two
+        nodes with the same state and the same single link), with a start
         state compiled for their configurations (:meth:`ParserDWA.add_pair`): one head
         walked from the upper node, its "configuration" the pair's key; else ``heads``."""
         (na, ca), (nb, cb) = heads
@@ -265,7 +266,9 @@ class Masker:
             top, key = na, (ca, cb, 1)
         elif nb.below is na:
             top, key = nb, (cb, ca, 1)
-        elif na is nb:
+        elif na is nb or (na.state == nb.state and na.below is nb.below and na.below is not None):
+            # one node, or two nodes for the same stack (each lexer branch shifted the
+            # same terminal onto the same node)
             top, key = na, ((ca, cb, 0) if ca < cb else (cb, ca, 0))
         else:
             return heads
