@@ -54,12 +54,16 @@ def test_prefilled_masks_are_the_unions_of_their_walks_token_sets(qwen_vocab):
         assert np.array_equal(np.frombuffer(mask, dtype=np.int32), _key_mask(c, key)), sorted(key)
 
 
-def test_first_masks_of_a_fresh_constraint_equal_the_oracle(qwen_vocab, qwen_encoding):
+def test_first_masks_of_a_fresh_constraint_equal_the_oracle(qwen_vocab, qwen_encoding,
+                                                          monkeypatch):
     """Single-head masks come from the prefilled memo, several-head ones are united from
     their heads' masks the first time: they equal the oracle (every several-head step
     up to 25 of them, every 10th other step: the oracle takes ~0.2 s a mask), and every
-    several-head mask met was computed from its parts."""
+    several-head mask met was computed from its parts. Compiled without head pairs
+    (with them every two-head state of this corpus is walked as one: see below)."""
+    monkeypatch.setattr(parser_dwa, "head_pairs", lambda scanner, configs: set())
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
+    assert c.compile_stats()["head_pairs"] == 0
     m = c._masker
     combined = []
     orig = m._combine
@@ -159,13 +163,15 @@ def test_pair_walks_equal_their_heads_masks(qwen_vocab, qwen_encoding, tmp_path)
         assert c.loaded_from_cache == bool(attempt)
         assert c.compile_stats()["head_pairs"] >= 3
         paired = 0
-        for s in _two_head_states(c, _corpus_traces(qwen_encoding, 8)):
+        states = _two_head_states(c, _corpus_traces(qwen_encoding, 8))
+        for s in states:
             paired += len(c._masker._paired(s.heads)) == 1
             want = np.zeros_like(c.get_mask(State((s.heads[0],))))
             for h in s.heads:
                 want |= c.get_mask(State((h,)))
             assert np.array_equal(c.get_mask(s), want)
-        assert paired > 50
+        # 176 two-head states in these documents, all paired when written
+        assert len(states) > 100 and paired >= 0.9 * len(states)
 
 
 def test_pairs_past_their_state_limit_are_dropped(qwen_vocab, qwen_encoding, monkeypatch):

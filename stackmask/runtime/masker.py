@@ -39,6 +39,21 @@ from ..wfa.weights import EMPTY_ID, mask_from_bitmap
 _INT32 = np.dtype(np.int32)
 
 
+def _same_stack(a, b, depth: int = 4) -> bool:
+    """Whether nodes ``a`` and ``b`` (of equal states) hold the same stack: equal states
+    over single links down to a node they share, within ``depth`` links. Walks from
+    them read the same states, so their masks are equal."""
+    for _ in range(depth):
+        a, b = a.below, b.below
+        if a is None or b is None:
+            return False
+        if a is b:
+            return True
+        if a.state != b.state:
+            return False
+    return False
+
+
 class Masker:
     # Token sets are turned into dense masks the first time a mask needs them (the
     # cold get_mask tail). When all of an automaton's sets fit in PREWARM_BYTES as
@@ -257,8 +272,8 @@ class Masker:
         return out
 
     def _paired(self, heads: tuple) -> tuple:
-        """Two heads on GSS nodes one right above the other, or on one node (or two
-        nodes with the same state and the same single link), with a start
+        """Two heads on GSS nodes one right above the other, or on one node (or on
+        twin nodes: the same states down to a shared node, single links), with a start
         state compiled for their configurations (:meth:`ParserDWA.add_pair`): one head
         walked from the upper node, its "configuration" the pair's key; else ``heads``."""
         (na, ca), (nb, cb) = heads
@@ -266,9 +281,9 @@ class Masker:
             top, key = na, (ca, cb, 1)
         elif nb.below is na:
             top, key = nb, (cb, ca, 1)
-        elif na is nb or (na.state == nb.state and na.below is nb.below and na.below is not None):
+        elif na is nb or (na.state == nb.state and _same_stack(na, nb)):
             # one node, or two nodes for the same stack (each lexer branch shifted the
-            # same terminal onto the same node)
+            # same terminals onto the same node)
             top, key = na, ((ca, cb, 0) if ca < cb else (cb, ca, 0))
         else:
             return heads
