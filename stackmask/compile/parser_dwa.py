@@ -514,7 +514,7 @@ class ParserDWA:
         heads' mask (a state's mask is the union of its heads'), in one walk instead of
         two. Needs both configurations' start items (before :meth:`release_items`);
         returns the entry, or None."""
-        key = (c_top, c_low, 1) if below else (min(c_top, c_low), max(c_top, c_low), 0)
+        key = pair_key(c_top, c_low, below)
         e = self.pair_init.get(key)
         if e is not None:
             return e
@@ -543,10 +543,9 @@ class ParserDWA:
             e = self.pair_init[key] = (self._state(pairs), acc)
         return e
 
-    def drop_pair(self, c_top: int, c_low: int, below: bool, mark: int) -> None:
-        """Forget a pair start and the states from ``mark`` on (all added after the
-        automaton was complete, so no older state leads to them)."""
-        key = (c_top, c_low, 1) if below else (min(c_top, c_low), max(c_top, c_low), 0)
+    def drop_pair(self, key: tuple, mark: int) -> None:
+        """Forget the pair start ``key`` (:func:`pair_key`) and the states from ``mark``
+        on (all added after the automaton was complete, so no older state leads to them)."""
         with self._lock:
             self.pair_init.pop(key, None)
             for lst in (self.items, self.trans, self.default, self.complete, self._groups):
@@ -698,11 +697,12 @@ class ParserDWA:
             self.complete[q] = True
             self._groups[q] = None
 
-    def expand_all(self, progress=None, stop=None, guard=None) -> bool:
-        """Expand every state reachable from the configurations added so far, breadth
-        first; stop when ``stop()`` says so (the soft budget). Returns whether all are
-        complete. ``guard.check()`` (hard limits) runs before each state."""
-        q = 0
+    def expand_all(self, progress=None, stop=None, guard=None, start: int = 0) -> bool:
+        """Expand every state reachable from the configurations added so far (from state
+        ``start`` on: earlier ones are complete), breadth first; stop when ``stop()``
+        says so (the soft budget). Returns whether all are complete. ``guard.check()``
+        (hard limits) runs before each state."""
+        q = start
         while q < len(self.items):
             if stop is not None and stop():
                 return all(self.complete)
@@ -1033,28 +1033,26 @@ def add_pairs(dwa: ParserDWA, scanner, stop=None, guard=None, seconds: float | N
     kept = 0
     for c_top, c_low, below in sorted(head_pairs(scanner, list(dwa.init))):
         mark = len(dwa.items)
-        e = dwa.add_pair(c_top, c_low, below)
-        if e is None:
+        if dwa.add_pair(c_top, c_low, below) is None:
             continue
-        q = mark
-        ok = True
-        while q < len(dwa.items):
-            if len(dwa.items) - mark > limit or (stop is not None and stop()) or (
-                    deadline is not None and time.monotonic() > deadline):
-                ok = False
-                break
-            if guard is not None:
-                guard.check()
-            dwa.expand(q)
-            dwa._bound_memos()
-            q += 1
-        if ok:
+
+        def cut(mark=mark) -> bool:
+            return len(dwa.items) - mark > limit or (stop is not None and stop()) or (
+                deadline is not None and time.monotonic() > deadline)
+
+        if dwa.expand_all(stop=cut, guard=guard, start=mark):
             kept += 1
         else:
-            dwa.drop_pair(c_top, c_low, below, mark)
+            dwa.drop_pair(pair_key(c_top, c_low, below), mark)
         if deadline is not None and time.monotonic() > deadline:
             break
     return kept
+
+
+def pair_key(c_top: int, c_low: int, below: bool) -> tuple:
+    """Key of a pair start (:meth:`ParserDWA.add_pair`): ``(c_top, c_low, 1)`` for heads
+    on nodes one above the other, the sorted configurations and 0 for one stack."""
+    return (c_top, c_low, 1) if below else (min(c_top, c_low), max(c_top, c_low), 0)
 
 
 def add_config(dwa: ParserDWA, terms, cfg: int, eos_w: int) -> tuple:

@@ -33,6 +33,7 @@ import time
 import numpy as np
 from pyroaring import BitMap
 
+from ..compile.parser_dwa import pair_key
 from ..wfa.weights import EMPTY_ID, mask_from_bitmap
 
 
@@ -89,13 +90,14 @@ class Masker:
         self._eos_mask = eos.data
         self.misses = 0       # masks computed
         self._out = (None, None)   # the last caller's buffer (checked) and a view of it
+        complete = bool(dwa.complete) and all(dwa.complete)
         n_slots = min(self.POOL_BYTES, self.cache_bytes // 4) // (self.n_words * 4)
-        n_slots = min(n_slots, len(dwa.trans)) if dwa.complete and all(dwa.complete) else 0
+        n_slots = min(n_slots, len(dwa.trans)) if complete else 0
         self._pool = np.empty((n_slots, self.n_words), dtype=np.int32)
         self._pool.fill(0)                       # the page faults happen here
         self._slots = itertools.count()          # next free row (next() is atomic)
         self.prewarmed = self._prewarm()
-        self.prefilled = self._prefill()     # masks computed ahead
+        self.prefilled = self._prefill() if complete else 0     # masks computed ahead
 
     def _prewarm(self) -> bool:
         wt = self.dwa.weights
@@ -122,10 +124,9 @@ class Masker:
         mask is its prefix's mask united with one token set's dense mask. Stops at
         ``PREFILL_BYTES`` (at most a quarter of the cache) or ``PREFILL_S``. Only for a
         completely compiled automaton (where parts are compiled on first use, those
-        dominate the first masks). Returns the number of masks computed."""
+        dominate the first masks; the caller checks). Returns the number of masks
+        computed."""
         dwa = self.dwa
-        if not dwa.complete or not all(dwa.complete):
-            return 0
         wt = dwa.weights
         n_bits = self.n_bits
         cap = min(self.PREFILL_BYTES, self.cache_bytes // 4) // (self.n_words * 4)
@@ -142,14 +143,8 @@ class Masker:
                     return None
                 d = wt.dense(w, n_bits)
                 base = memo.get(prefix)
-                if base is None:
-                    a = d.copy()
-                else:
-                    a = np.bitwise_or(base.obj, d)
-                a.flags.writeable = False
-                m = a.data
-                with self._lock:
-                    self._insert(key, m)
+                m = self._keep(key, d.copy() if base is None else np.bitwise_or(base.obj, d),
+                               computed=False)
                 added += 1
             return m
 
@@ -284,7 +279,7 @@ class Masker:
         elif na is nb or (na.state == nb.state and _same_stack(na, nb)):
             # one node, or two nodes for the same stack (each lexer branch shifted the
             # same terminals onto the same node)
-            top, key = na, ((ca, cb, 0) if ca < cb else (cb, ca, 0))
+            top, key = na, pair_key(ca, cb, False)
         else:
             return heads
         return ((top, key),) if key in self.dwa.pair_init else heads
@@ -331,10 +326,16 @@ class Masker:
         np.bitwise_or(masks[0], masks[1], out=a)
         for m in masks[2:]:
             np.bitwise_or(a, m, out=a)
+        return self._keep(key, a)
+
+    def _keep(self, key: frozenset, a: np.ndarray, computed: bool = True) -> memoryview:
+        """Memoize the new mask ``a`` of ``key``: made read-only and kept as a view
+        (what a copy into a caller's buffer reads); ``computed`` counts it as a miss."""
         a.flags.writeable = False
         m = a.data
         with self._lock:
-            self.misses += 1
+            if computed:
+                self.misses += 1
             self._insert(key, m)
         return m
 
@@ -383,9 +384,4 @@ class Masker:
             np.bitwise_or(dense[0], dense[1], out=m)
             for d in dense[2:]:
                 np.bitwise_or(m, d, out=m)
-        m.flags.writeable = False
-        m = m.data               # masks are kept as views of read-only arrays: the view
-        with self._lock:         # is what a copy into a caller's buffer reads
-            self.misses += 1
-            self._insert(key, m)
-        return m
+        return self._keep(key, m)
