@@ -39,6 +39,11 @@ print(json.dumps({"seconds": dt, "from_cache": c.loaded_from_cache, "stats": st,
 """
 
 
+def artifact_bytes(loaded: dict) -> int:
+    """Size of the artifact the second construction loaded (``stats["artifact"]``)."""
+    return Path(loaded["stats"]["artifact"]).stat().st_size
+
+
 def run(name: str, cache: str, timeout: float) -> dict:
     path = BENCH / "grammars" / f"{name}.lark"
     out = subprocess.run([sys.executable, "-c", CHILD, name, str(path), "1" if name in AMBIGUOUS else "0",
@@ -57,26 +62,29 @@ def main(argv=None) -> int:
                                         "default: a temporary directory per grammar")
     args = ap.parse_args(argv)
     rows = []
-    print("| grammar | compile | peak RSS | configs | states | edges | weights | acyclic | max depth | cached load |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| grammar | compile | peak RSS | configs | states | edges | weights | acyclic | max depth "
+          "| artifact | cached load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.grammars.split(","):
         if args.cache_dir:
             Path(args.cache_dir).mkdir(parents=True, exist_ok=True)
             first = run(name, args.cache_dir, args.timeout)
             second = run(name, args.cache_dir, args.timeout)
+            size = artifact_bytes(second)
         else:
             with tempfile.TemporaryDirectory(prefix="stackmask-bench-") as cache:
                 first = run(name, cache, args.timeout)
                 second = run(name, cache, args.timeout)
+                size = artifact_bytes(second)
         if first["from_cache"]:
             raise SystemExit(f"{name}: already in the cache directory; use an empty one")
         if not second["from_cache"]:
             raise SystemExit(f"{name}: the second construction did not load from the cache")
         st = first["stats"]
-        rows.append({"grammar": name, "compile": first, "load": second})
+        rows.append({"grammar": name, "compile": first, "load": second, "artifact_bytes": size})
         print(f"| {name} | {first['seconds']:.1f} s | {first['peak_rss_kb'] / 1024 ** 2:.2f} GB | "
               f"{st['configs']} | {st['states']} | {st['edges']} | {st['weights']} | {st['acyclic']} | "
-              f"{st['max_depth']} | {second['seconds']:.2f} s |", flush=True)
+              f"{st['max_depth']} | {size / 2 ** 20:.2f} MB | {second['seconds']:.2f} s |", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0

@@ -288,3 +288,54 @@ def test_writer_killed_mid_write_leaves_no_artifact_and_its_temp_is_cleaned(tmp_
     Constraint(JSON, small_vocab(), cache_dir=tmp_path, progress=False)
     assert not temps[0].exists()
     assert Constraint(JSON, small_vocab(), cache_dir=tmp_path).loaded_from_cache
+
+
+def _weights_referenced(dwa) -> set:
+    used = {0, 1, dwa.eos_weight}
+    for t in dwa.trans:
+        used.update(w for _, w in (t or {}).values())
+    used.update(d[1] for d in dwa.default if d)
+    used.update(w for _, w in list(dwa.init.values()) + list(dwa.pair_init.values()))
+    for its in dwa.items:
+        if its is not None:
+            used.update(w for _, w in its)
+    return used
+
+
+def test_compiled_automaton_keeps_only_the_token_sets_it_refers_to(tmp_path):
+    """After a compile the weight table holds the sets the automaton refers to (edges,
+    defaults, starts, EOS), not every intermediate one, and the reloaded artifact gives
+    the same masks. Compacting a partial automaton (pending states' items refer to sets
+    too) keeps its masks exact and its pending states found again by their items."""
+    v = small_vocab()
+    c = Constraint(JSON, v, cache_dir=tmp_path)
+    st = c.compile_stats()
+    dwa = c.compiled.dwa
+    assert st["weights"] == len(dwa.weights) < st["weights_interned"]
+    assert _weights_referenced(dwa) == set(range(len(dwa.weights)))
+    again = Constraint(JSON, v, cache_dir=tmp_path)
+    assert again.loaded_from_cache
+    for s1, s2 in zip(states_along(c, DOC), states_along(again, DOC)):
+        assert np.array_equal(again.get_mask(s2), c.get_mask(s1))
+        assert np.array_equal(c.get_mask(s1), c.reference_mask(s1))
+    part = Constraint(JSON, v, cache_dir=False, compile_budget_s=0)
+    masks_along(part, DOC)                      # states built on first use: some pending
+    dwa = part.compiled.dwa
+    pending = [q for q, done in enumerate(dwa.complete) if not done and dwa.items[q] is not None]
+    assert pending
+    n = len(dwa.weights)
+    assert dwa.compact_weights() == n - len(dwa.weights) > 0
+    assert _weights_referenced(dwa) == set(range(len(dwa.weights)))
+    for q in pending:
+        assert dwa._state(dict(dwa.items[q])) == q
+    # compaction renumbers token sets: it runs in the compile, before any mask is
+    # memoized; the compacted partial automaton goes through an artifact to a new one
+    from stackmask.compile import Compiled, grammar_text
+    key = artifact.artifact_key(grammar_text(JSON), False, v.fingerprint)
+    artifact.save(artifact.artifact_path(tmp_path / "part", key), key,
+                  Compiled(part.compiled.tables, part.scanner.export_configs(), dwa, {}))
+    reloaded = Constraint(JSON, v, cache_dir=tmp_path / "part")
+    assert reloaded.loaded_from_cache
+    for doc in (DOC, b'{"b": [true, null, {"a": -0.5e3}], "c": "x\\n"}'):
+        for s in states_along(reloaded, doc):
+            assert np.array_equal(reloaded.get_mask(s), reloaded.reference_mask(s))

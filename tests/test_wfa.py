@@ -701,3 +701,36 @@ def test_dense_at_the_decoder_crossovers(size):
         m = mask_from_bitmap(bm, n)
         assert m.dtype == np.int32 and m.shape == ((n + 31) // 32,)
         np.testing.assert_array_equal(m, reference_mask(ids, n))
+
+
+def test_weight_table_subset_keeps_only_the_asked_sets_renumbered():
+    """``subset`` keeps ∅, the universe and the asked sets (same contents, new dense ids
+    in the old order), maps dropped ones to -1, re-interns kept sets to their new ids and
+    new sets after them, and pickles (bases re-pointed at kept ancestors)."""
+    import pickle
+    import random
+    rng = random.Random(5)
+    n = 50_000
+    W = WeightTable(n)
+    big = W.intern(BitMap(rng.sample(range(n), 30_000)))
+    ids = [big]
+    for k in range(40):
+        small = W.intern(BitMap(rng.sample(range(n), 15)))
+        a = rng.choice(ids)
+        ids.append(W.difference(a, small) if k % 2 else W.union(a, small))
+    keep = sorted(set(rng.sample(ids, 12)))
+    T, new = W.subset(keep)
+    assert len(T) == len(set(keep) | {EMPTY_ID, UNIVERSE_ID}) < len(W)
+    assert new[EMPTY_ID] == EMPTY_ID and new[UNIVERSE_ID] == UNIVERSE_ID
+    kept = [i for i in range(len(W)) if new[i] >= 0]
+    assert [int(new[i]) for i in kept] == list(range(len(T)))      # dense, old order
+    for i in range(len(W)):
+        if new[i] >= 0:
+            assert T.get(int(new[i])) == W.get(i)
+            assert T.intern(W.get(i)) == new[i]
+    dropped = next(i for i in range(len(W)) if new[i] < 0)
+    assert T.intern(W.get(dropped)) == len(T) - 1 == len(set(keep) | {0, 1})   # a new id
+    T2 = pickle.loads(pickle.dumps(T))
+    for i in range(len(T)):
+        assert T2.get(i) == T.get(i)
+    assert T2.get(T2.union(int(new[keep[0]]), int(new[keep[-1]]))) == W.get(keep[0]) | W.get(keep[-1])

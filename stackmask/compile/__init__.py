@@ -90,6 +90,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
             scanner = make_scanner(comp.tables)
             scanner.import_configs(comp.configs)
             comp.stats["load_s"] = time.perf_counter() - t0
+            comp.stats["artifact"] = str(path)
             comp.dwa.set_limits(limits.max_automaton_states, memo_bytes, limits.max_token_sequences)
             return comp, scanner, True
     t0 = time.perf_counter()
@@ -109,14 +110,17 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     dwa = build_parser_dwa(scanner, tables.lr, tables.normal_form.accepts_empty,
                            vocab_index(vocab), vocab, weights, progress=progress,
                            budget_s=budget_s, guard=guard, specials=special_bindings(tables))
-    t2 = time.perf_counter()
     stats = dwa.stats()
-    stats.update(mode="eager", tables_s=t1 - t0, automaton_s=t2 - t1, compile_s=t2 - t0)
     dwa.release_items()
+    interned = len(dwa.weights)
+    dwa.compact_weights()        # the sets only interned on the way are not kept
+    t2 = time.perf_counter()
+    stats.update(mode="eager", tables_s=t1 - t0, automaton_s=t2 - t1, compile_s=t2 - t0,
+                 weights=len(dwa.weights), weights_interned=interned)
     dwa.set_limits(limits.max_automaton_states, memo_bytes, limits.max_token_sequences)
     comp = Compiled(tables=tables, configs=scanner.export_configs(), dwa=dwa, stats=stats)
-    if path is not None:
-        artifact.try_save(path, key, comp)
+    if path is not None and artifact.try_save(path, key, comp):
+        stats["artifact"] = str(path)
     return comp, scanner, False
 
 

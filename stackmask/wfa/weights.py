@@ -347,6 +347,42 @@ class WeightTable:
             ids[key] = i
         return i
 
+    def subset(self, keep) -> tuple["WeightTable", np.ndarray]:
+        """A table of only the sets ``keep`` (ids; ``EMPTY_ID`` and ``UNIVERSE_ID`` are
+        always kept, at the same ids), renumbered densely in the order of their old ids,
+        and ``new_id``: old id -> new id (-1 for a dropped set). A compile interns many
+        sets only on the way (unions before a difference, memoized intermediate results):
+        the automaton refers to a few percent of them. Each kept set's base becomes its
+        nearest kept ancestor."""
+        n = len(self._sets)
+        flags = np.zeros(n, dtype=bool)
+        flags[np.asarray(sorted(set(keep) | {EMPTY_ID, UNIVERSE_ID}), dtype=np.int64)] = True
+        old = np.flatnonzero(flags)
+        new_id = np.full(n, -1, dtype=np.int64)
+        new_id[old] = np.arange(len(old))
+        t = WeightTable.__new__(WeightTable)
+        t.n_tokens = self.n_tokens
+        t._sets = [self._get(int(i)) for i in old]
+        t._ids = {d: int(new_id[i]) for d, i in self._ids.items() if flags[i]}
+        base = self._base
+        nb = array.array("i")
+        for i in old.tolist():
+            b = base[i] if i < len(base) else -1
+            while b >= 0 and not flags[b]:
+                b = base[b] if b < len(base) else -1
+            nb.append(int(new_id[b]) if b >= 0 else -1)
+        t._base = nb
+        t._blob = b""
+        t._offsets = None
+        t._delta = None
+        t._dense = {}
+        t._dense_old = {}
+        t._and = {}
+        t._or = {}
+        t._sub = {}
+        t._cache_bytes = self._cache_bytes
+        return t, new_id
+
     def get(self, wid: int) -> FrozenBitMap:
         return self._get(wid)
 
