@@ -295,6 +295,8 @@ class TerminalCompiler:
                 if ends.min() == ends.max():
                     parts = [plain]
                 else:               # a stable sort keeps each group's positions ascending
+                    if self._n_dfa < 1 << 16:
+                        ends = ends.astype(np.uint16)    # sorted by radix: ~2-4x faster
                     order = np.argsort(ends, kind="stable")
                     cut = np.flatnonzero(np.diff(ends[order])) + 1
                     parts = np.split(plain[order], cut)
