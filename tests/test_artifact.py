@@ -339,3 +339,33 @@ def test_compiled_automaton_keeps_only_the_token_sets_it_refers_to(tmp_path):
     for doc in (DOC, b'{"b": [true, null, {"a": -0.5e3}], "c": "x\\n"}'):
         for s in states_along(reloaded, doc):
             assert np.array_equal(reloaded.get_mask(s), reloaded.reference_mask(s))
+
+
+def test_save_cache_keeps_what_was_compiled_on_first_use(tmp_path):
+    """A partial automaton saved after use gives the next construction the states and
+    lexer configurations its first masks compiled: replaying the same text compiles
+    nothing, every mask equals the first constraint's and the oracle, and the saving
+    constraint goes on giving exact masks."""
+    v = small_vocab()
+    part = Constraint(JSON, v, cache_dir=tmp_path, compile_budget_s=0)
+    before = masks_along(part, DOC)
+    live = part.compiled.dwa
+    path = part.save_cache()
+    assert path is not None and path.exists()
+    again = Constraint(JSON, v, cache_dir=tmp_path, compile_budget_s=0)
+    assert again.loaded_from_cache
+    st = again.compile_stats()
+    assert st["saved_after_use"] and st["budget_exhausted"]
+    dwa = again.compiled.dwa
+    n_states, configs = len(dwa.items), set(dwa.init)
+    assert n_states == len(live.items) > 0 and configs == set(live.init)
+    assert len(dwa.weights) < len(live.weights)                 # compacted copy
+    after = masks_along(again, DOC)
+    assert len(dwa.items) == n_states and set(dwa.init) == configs    # nothing compiled again
+    for a, b in zip(before, after):
+        assert np.array_equal(a, b)
+    other = b'[{"x": false}, 2.5e-3, "\\u00e9"]'
+    for c in (again, part):
+        for s in states_along(c, other):
+            assert np.array_equal(c.get_mask(s), c.reference_mask(s))
+    assert Constraint(JSON, v, cache_dir=False, compile_budget_s=0).save_cache() is None

@@ -79,10 +79,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
         raise ValueError(f"compile mode must be 'eager' or 'lazy', not {mode!r}")
     limits = Limits() if limits is None else limits
     guard = CompileGuard(limits)
-    text = grammar_text(grammar)
-    directory = artifact.default_cache_dir(cache_dir)
-    key = artifact.artifact_key(text, ambiguous, vocab.fingerprint)
-    path = artifact.artifact_path(directory, key) if directory is not None else None
+    path, key = artifact_location(grammar, vocab, ambiguous, cache_dir)
     if path is not None:
         t0 = time.perf_counter()
         comp = artifact.load(path, key)
@@ -124,6 +121,42 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     return comp, scanner, False
 
 
+def artifact_location(grammar, vocab, ambiguous: bool, cache_dir) -> tuple:
+    """``(path or None, key)`` of the artifact of these inputs (None: caching disabled)."""
+    directory = artifact.default_cache_dir(cache_dir)
+    key = artifact.artifact_key(grammar_text(grammar), ambiguous, vocab.fingerprint)
+    return (artifact.artifact_path(directory, key) if directory is not None else None), key
+
+
+def save_progress(comp: Compiled, scanner: Scanner, path, key: bytes) -> bool:
+    """Write ``comp`` as it is now (states and lexer configurations compiled on first use
+    included) as the artifact ``path``: a snapshot is taken under the automaton's lock,
+    its token sets compacted (:meth:`ParserDWA.compact_weights`; the live automaton keeps
+    its numbering, which its mask memos use) and saved. Returns whether it was written
+    (an unwritable cache warns)."""
+    import pickle
+    dwa = comp.dwa
+    with dwa._lock:
+        blob = pickle.dumps(Compiled(comp.tables, scanner.export_configs(), dwa, dict(comp.stats)),
+                            protocol=pickle.HIGHEST_PROTOCOL)
+    snap = pickle.loads(blob)
+    sd = snap.dwa
+    sd.compact_weights()
+    complete = bool(sd.complete) and all(sd.complete)
+    sd.budget_exhausted = getattr(dwa, "budget_exhausted", True) or not complete
+    if sd.budget_exhausted and not getattr(sd, "budget_used_up", None):
+        sd.budget_used_up = "saved after use"
+    st = sd.stats()
+    for k in ("configs", "states", "complete_states", "edges", "defaults", "weights",
+              "acyclic", "max_depth", "head_pairs", "budget_exhausted", "budget_used_up"):
+        snap.stats[k] = st[k]
+    snap.stats["mode"] = "eager"
+    snap.stats["saved_after_use"] = True
+    for k in ("load_s", "artifact"):
+        snap.stats.pop(k, None)
+    return artifact.try_save(path, key, snap)
+
+
 class LazyConfigs:
     """Compiles the start of a lexer configuration not compiled yet (one reached only by
     ``commit_bytes``, or any configuration with lazy compilation)."""
@@ -157,4 +190,5 @@ class LazyConfigs:
             return e
 
 
-__all__ = ["Compiled", "compile_constraint", "prepare_grammar", "LazyConfigs", "grammar_text"]
+__all__ = ["Compiled", "compile_constraint", "prepare_grammar", "LazyConfigs", "grammar_text",
+           "artifact_location", "save_progress"]

@@ -15,7 +15,8 @@ from typing import Iterable
 
 import numpy as np
 
-from ..compile import Compiled, LazyConfigs, compile_constraint, prepare_grammar
+from ..compile import (Compiled, LazyConfigs, artifact_location, compile_constraint,
+                       prepare_grammar, save_progress)
 from ..compile.special import special_bindings
 from ..compile.terminal import TRUE, requirement
 from ..compile.tables import GrammarTables
@@ -103,6 +104,7 @@ class Constraint:
             mode=compile, budget_s=compile_budget_s, limits=limits,
             memo_bytes=memo_cache_bytes)
         self.compiled: Compiled = compiled
+        self._artifact = artifact_location(grammar, vocab, ambiguous, cache_dir)
         self.tables: GrammarTables = compiled.tables
         self.grammar = self.tables.grammar
         self.ambiguous = ambiguous
@@ -276,6 +278,24 @@ class Constraint:
         when given; the masker keeps the last buffer it checked (with a view of it),
         so filling the same buffer again skips the checks."""
         return self._masker.mask(state, out=out)
+
+    def save_cache(self):
+        """Write the mask automaton as compiled so far to the artifact cache, including
+        the lexer configurations and automaton states compiled on first use since
+        construction (budgeted or ``compile="lazy"`` constraints), replacing the
+        artifact of these inputs: the next ``Constraint`` with the same grammar,
+        vocabulary and options loads them instead of compiling them again in its first
+        masks. Returns the artifact's path, or None when the cache is disabled
+        (``cache_dir=False``) or cannot be written (a warning says why).
+
+        It pickles the whole automaton under its lock (masks from other threads wait;
+        seconds for a large partial automaton) and writes a compacted copy; this
+        constraint is unchanged. Like any partial artifact, the saved one is what later
+        constructions load whatever their ``compile_budget_s``."""
+        path, key = self._artifact
+        if path is None:
+            return None
+        return path if save_progress(self.compiled, self.scanner, path, key) else None
 
     def compile_stats(self) -> dict:
         """Sizes of the compiled mask automaton (states, edges, weights, acyclic,
