@@ -769,7 +769,8 @@ class ParserDWA:
         item sets of states not compiled yet, EOS and special tokens), renumbered
         (:meth:`WeightTable.subset`): a compile interns every intermediate union and
         difference, and an artifact stored them all (Java's budgeted compile: 7k of
-        317k sets referenced; 325 of 337 MB of its raw artifact, most of its load time).
+        317k sets referenced; the others were 303 of the 325 MB token-set blob, most of
+        the artifact's load time).
         The state index of the states not compiled yet is rebuilt (its keys contain
         weight ids). Returns the number of sets dropped."""
         with self._lock:
