@@ -108,9 +108,8 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
                            vocab_index(vocab), vocab, weights, progress=progress,
                            budget_s=budget_s, guard=guard, specials=special_bindings(tables))
     stats = dwa.stats()
-    dwa.release_items()
     interned = len(dwa.weights)
-    dwa.compact_weights()        # the sets only interned on the way are not kept
+    dwa.release_items()          # also drops the token sets only interned on the way
     t2 = time.perf_counter()
     stats.update(mode="eager", tables_s=t1 - t0, automaton_s=t2 - t1, compile_s=t2 - t0,
                  weights=len(dwa.weights), weights_interned=interned)

@@ -751,18 +751,23 @@ class ParserDWA:
             self._ids = _digest_index(self._ids)
             self._digest_ids = True
 
-    def release_items(self) -> None:
-        """Drop the item sets of complete states (only incomplete states need them)."""
+    def release_items(self) -> int:
+        """After an eager compile: drop the item sets of complete states (only incomplete
+        states need them) and the token sets nothing refers to any more
+        (:meth:`compact_weights`, which also rebuilds the state index, by digests, for the
+        incomplete states: each digested once), and clear the symbolic-run memos.
+        Returns the number of token sets dropped."""
         for q, done in enumerate(self.complete):
             if done:
                 self.items[q] = None
-        self.index_by_digest()
-        self._ids = {k: q for k, q in self._ids.items() if not self.complete[q]}
+        self._digest_ids = True
+        dropped = self.compact_weights()
         self._step_memo.clear()
         self._run_memo.clear()
         self._closure_memo.clear()
         self._expand_memo.clear()
         self._pop_memo.clear()
+        return dropped
 
     def compact_weights(self) -> int:
         """Keep only the token sets the automaton refers to (edges, start entries, the
