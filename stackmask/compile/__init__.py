@@ -63,7 +63,8 @@ def prepare_grammar(grammar, vocab, special_tokens=None, trigger=None):
 def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
                        progress: bool = True, mode: str = "eager",
                        budget_s: float | None = None, limits: Limits | None = None,
-                       memo_bytes: int | None = None) -> tuple[Compiled, Scanner, bool]:
+                       memo_bytes: int | None = None,
+                       save_partial: bool = True) -> tuple[Compiled, Scanner, bool]:
     """``(compiled, scanner, loaded_from_cache)`` for ``grammar`` and ``vocab``.
 
     ``mode="eager"`` compiles every lexer configuration reachable at a token boundary and
@@ -74,7 +75,9 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
 
     ``limits`` (:class:`stackmask.Limits`) are hard: exceeding one raises
     :class:`stackmask.LimitExceeded` and nothing is cached. ``memo_bytes`` bounds each
-    symbolic-run memo of the automaton (estimated bytes) when it is used after the compile."""
+    symbolic-run memo of the automaton (estimated bytes) when it is used after the compile.
+    ``save_partial=False``: an eager compile stopped by its budget is not written (the
+    caller adds to it and saves it with :func:`save_progress`)."""
     if mode not in ("eager", "lazy"):
         raise ValueError(f"compile mode must be 'eager' or 'lazy', not {mode!r}")
     limits = Limits() if limits is None else limits
@@ -115,7 +118,8 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
                  weights=len(dwa.weights), weights_interned=interned)
     dwa.set_limits(limits.max_automaton_states, memo_bytes, limits.max_token_sequences)
     comp = Compiled(tables=tables, configs=scanner.export_configs(), dwa=dwa, stats=stats)
-    if path is not None and artifact.try_save(path, key, comp):
+    if path is not None and (save_partial or not dwa.budget_exhausted) \
+            and artifact.try_save(path, key, comp):
         stats["artifact"] = str(path)
     return comp, scanner, False
 
@@ -127,12 +131,14 @@ def artifact_location(grammar, vocab, ambiguous: bool, cache_dir) -> tuple:
     return (artifact.artifact_path(directory, key) if directory is not None else None), key
 
 
-def save_progress(comp: Compiled, scanner: Scanner, path, key: bytes) -> bool:
+def save_progress(comp: Compiled, scanner: Scanner, path, key: bytes,
+                  after_use: bool = True) -> bool:
     """Write ``comp`` as it is now (states and lexer configurations compiled on first use
     included) as the artifact ``path``: a snapshot is taken under the automaton's lock,
     its token sets compacted (:meth:`ParserDWA.compact_weights`; the live automaton keeps
     its numbering, which its mask memos use) and saved. Returns whether it was written
-    (an unwritable cache warns)."""
+    (an unwritable cache warns). ``after_use=False``: the construction's own exploration
+    (not a user's masks) compiled the additions."""
     import pickle
     dwa = comp.dwa
     with dwa._lock:
@@ -144,13 +150,13 @@ def save_progress(comp: Compiled, scanner: Scanner, path, key: bytes) -> bool:
     complete = bool(sd.complete) and all(sd.complete)
     sd.budget_exhausted = getattr(dwa, "budget_exhausted", True) or not complete
     if sd.budget_exhausted and not getattr(sd, "budget_used_up", None):
-        sd.budget_used_up = "saved after use"
+        sd.budget_used_up = "saved after use" if after_use else "explored"
     st = sd.stats()
     for k in ("configs", "states", "complete_states", "edges", "defaults", "weights",
               "acyclic", "max_depth", "head_pairs", "budget_exhausted", "budget_used_up"):
         snap.stats[k] = st[k]
     snap.stats["mode"] = "eager"
-    snap.stats["saved_after_use"] = True
+    snap.stats["saved_after_use"] = after_use
     for k in ("load_s", "artifact"):
         snap.stats.pop(k, None)
     return artifact.try_save(path, key, snap)

@@ -111,9 +111,14 @@ class Stackmask(Engine):
             self.notes.append("mask automaton loaded from the artifact cache (--no-cache compiles)")
         elif st.get("budget_exhausted"):
             why = f" ({st['budget_used_up']})" if st.get("budget_used_up") else ""
+            explored = ""
+            if st.get("explore_sentences") is not None:
+                explored = (f", then {st['explore_sentences']} random sentences of the grammar "
+                            f"explored in {st['explore_s']:.1f} s (+{st['explore_states']} states)")
             self.notes.append(f"compile budget used up{why}: "
                               f"{st.get('complete_states')} of {st.get('states')} "
-                              "automaton states compiled up front, the rest on first use (in the cold pass)")
+                              f"automaton states compiled up front{explored}; the rest on first use "
+                              "(in the cold pass)")
         return c
 
     def start(self, h):

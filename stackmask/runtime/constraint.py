@@ -11,6 +11,7 @@ the same LR state with the same lexer configuration merge into one node.
 
 from __future__ import annotations
 
+import time
 from typing import Iterable
 
 import numpy as np
@@ -26,6 +27,7 @@ from ..limits import Limits
 from ..glr.gss import AMBIGUOUS, GLR, Node
 from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from ..vocab import Vocab
+from .explore import explore
 from .masker import Masker
 
 Head = tuple  # (Node, config id)
@@ -65,6 +67,11 @@ class Constraint:
     masks; a message on stderr says so); with a budget the up-front compile also
     stops when its memory growth passes half of ``limits.max_compile_memory_bytes``;
     ``None`` compiles everything.
+    When the budget stops the compile, construction then explores: it asks the mask at
+    every byte of up to ``explore_sentences`` random sentences of the grammar (at most
+    ``explore_budget_s`` seconds; :mod:`stackmask.runtime.explore`), so the states programs
+    actually visit are compiled too, and caches the result. ``explore_sentences=0`` turns
+    this off. ``compile_stats()`` reports it (``explore_*``).
     ``mask_cache_bytes`` bounds the memo of dense masks (two generations); ``memo_cache_bytes``
     bounds each other runtime memo (lexer steps, viability requirements, automaton
     parts compiled on first use, dense token sets) in estimated bytes.
@@ -89,7 +96,8 @@ class Constraint:
                  cache_dir=None, progress: bool = True, compile: str = "eager",
                  compile_budget_s: float | None = 120.0, mask_cache_bytes: int = 256 << 20,
                  memo_cache_bytes: int = 256 << 20, limits: Limits | None = None,
-                 special_tokens=None, trigger=None):
+                 special_tokens=None, trigger=None, explore_sentences: int = 2000,
+                 explore_budget_s: float = 60.0):
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a stackmask.Vocab, not {type(vocab).__name__}")
         if limits is None:
@@ -102,7 +110,7 @@ class Constraint:
         compiled, scanner, self.loaded_from_cache = compile_constraint(
             grammar, vocab, ambiguous=ambiguous, cache_dir=cache_dir, progress=progress,
             mode=compile, budget_s=compile_budget_s, limits=limits,
-            memo_bytes=memo_cache_bytes)
+            memo_bytes=memo_cache_bytes, save_partial=explore_sentences <= 0)
         self.compiled: Compiled = compiled
         self._artifact = artifact_location(grammar, vocab, ambiguous, cache_dir)
         self.tables: GrammarTables = compiled.tables
@@ -134,6 +142,38 @@ class Constraint:
         self._eos = vocab.eos_token_ids
         self._oracle = None
         self.mask_words = (vocab.size + 31) // 32
+        if (not self.loaded_from_cache and compile == "eager" and explore_sentences > 0
+                and getattr(dwa, "budget_exhausted", False)):
+            self._explore(explore_sentences, explore_budget_s, progress)
+
+    def _explore(self, sentences: int, budget_s: float, progress: bool) -> None:
+        """After a compile its budget stopped: compile what random sentences of the
+        grammar need (see :mod:`stackmask.runtime.explore`), then save the artifact."""
+        import sys
+        if progress:
+            print(f"stackmask: exploring up to {sentences} random sentences of the grammar "
+                  f"(at most {budget_s:g} s)", file=sys.stderr, flush=True)
+        stats = self.compiled.stats
+        stats.update(explore(self, sentences, budget_s))
+        self._masker.forget_masks()          # its memory is for the user's masks
+        st = self.compiled.dwa.stats()
+        for k in ("configs", "states", "complete_states", "edges", "defaults", "max_depth"):
+            stats[k] = st[k]
+        if progress:
+            print(f"stackmask: explored {stats['explore_sentences']} sentences "
+                  f"({stats['explore_masks']} masks, {stats['explore_states']} automaton states "
+                  f"added) in {stats['explore_s']:.1f} s", file=sys.stderr, flush=True)
+        if stats["explore_rejected"]:
+            import warnings
+            warnings.warn(f"stackmask: {stats['explore_rejected']} generated sentences were "
+                          f"rejected part-way while exploring (the sentence generator and the "
+                          f"parser disagree; masks are unaffected)", RuntimeWarning, stacklevel=3)
+        path, key = self._artifact
+        if path is not None:
+            t = time.perf_counter()
+            if save_progress(self.compiled, self.scanner, path, key, after_use=False):
+                stats["artifact"] = str(path)
+            stats["explore_save_s"] = time.perf_counter() - t
 
     # -- public API ---------------------------------------------------------
     def start(self) -> State:

@@ -99,6 +99,14 @@ class Masker:
         self.prewarmed = self._prewarm()
         self.prefilled = self._prefill() if complete else 0     # masks computed ahead
 
+    def forget_masks(self) -> None:
+        """Drop the memo of dense masks (e.g. after construction explored many states:
+        a new constraint starts with an empty memo, whatever it computed)."""
+        with self._lock:
+            self._memo = {}
+            self._memo_old = {}
+            self._memo_cur_bytes = self._memo_old_bytes = 0
+
     def _prewarm(self) -> bool:
         wt = self.dwa.weights
         n = len(wt)

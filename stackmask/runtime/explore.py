@@ -1,0 +1,84 @@
+"""Sentence-guided exploration of a budgeted compile.
+
+When the up-front compile of a large grammar stops at its budget, the automaton
+states it did not reach are compiled the first time a mask needs them, and
+those first masks are slow (milliseconds). Breadth-first order spends the
+budget evenly over everything reachable; a program only visits a thin slice of
+it. :func:`explore` fills that slice: it draws random sentences of the grammar
+(:class:`stackmask.generate.SentenceGenerator`) and asks the mask at *every
+byte* of each, so the masks of every tokenization of those texts (whatever the
+tokenizer) are compiled, not only one tokenizer's. The constraint then saves
+the automaton with them (see :class:`stackmask.Constraint`, ``explore``).
+
+It changes no mask: the states it compiles are the ones a later mask would
+compile on first use, and they are checked like those by the exactness tests.
+The sentences come from the grammar alone (no corpus, no tokenizer), with a
+fixed seed, so the same inputs give the same artifact.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+
+from ..errors import GrammarError, TokenRejected
+from ..generate import SentenceGenerator
+
+#: seed of the exploration's sentences (benchmarks generate their traces with others)
+SEED = "stackmask:explore"
+
+
+def explore(constraint, sentences: int, budget_s: float, min_terminals: int = 20,
+            max_terminals: int = 200, max_depth: int = 12, seed=SEED) -> dict:
+    """Ask ``constraint`` for the mask at every byte of up to ``sentences`` random
+    sentences of its grammar (derivations of ``min_terminals`` to ``max_terminals``
+    terminals where the grammar has them, nesting deeper than ``max_depth`` only along
+    shortest completions), stopping once ``budget_s`` seconds have passed.
+    Returns the figures for ``compile_stats()``: ``explore_sentences`` (done),
+    ``explore_masks``, ``explore_states`` (automaton states added), ``explore_s``,
+    ``explore_rejected`` (sentences the parser rejected part-way: the generator and
+    the parser disagree, a bug; the rest of such a sentence is skipped) and
+    ``explore_stopped`` (why it stopped before ``sentences``, or None)."""
+    t0 = time.perf_counter()
+    dwa = constraint.compiled.dwa
+    states0 = len(dwa.items)
+    out = {"explore_sentences": 0, "explore_masks": 0, "explore_states": 0,
+           "explore_s": 0.0, "explore_rejected": 0, "explore_stopped": None}
+    try:
+        gen = SentenceGenerator(constraint.grammar, max_depth=max_depth,
+                                max_terminals=max_terminals, min_terminals=min_terminals)
+    except (ValueError, GrammarError) as e:      # e.g. special-token terminals (no bytes)
+        out["explore_stopped"] = f"no sentence generator for this grammar: {e}"
+        return out
+    rng = random.Random(seed)
+    buf = np.zeros(constraint.mask_words, dtype=np.int32)
+    get_mask, commit_bytes, start = constraint.get_mask, constraint.commit_bytes, constraint.start
+    masks = 0
+    deadline = t0 + budget_s
+    for n in range(sentences):
+        if time.perf_counter() >= deadline:
+            out["explore_stopped"] = f"time budget of {budget_s:g} s"
+            break
+        try:
+            text, _ = gen.sentence(rng)
+        except ValueError as e:
+            out["explore_stopped"] = f"sentence generator: {e}"
+            break
+        data = text.encode("utf-8")
+        s = start()
+        get_mask(s, out=buf)
+        masks += 1
+        try:
+            for i in range(len(data)):
+                s = commit_bytes(s, data[i:i + 1])
+                get_mask(s, out=buf)
+                masks += 1
+        except TokenRejected:
+            out["explore_rejected"] += 1
+        out["explore_sentences"] = n + 1
+    out["explore_masks"] = masks
+    out["explore_states"] = len(dwa.items) - states0
+    out["explore_s"] = time.perf_counter() - t0
+    return out

@@ -1,0 +1,135 @@
+"""Sentence-guided exploration after a budget-stopped compile (stackmask.runtime.explore):
+what it compiles is saved and reloaded, it changes no mask, and it can be turned off."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from stackmask import Constraint
+from stackmask.generate import SentenceGenerator
+from stackmask.runtime import explore as explore_mod
+
+from conftest import read_bench_grammar
+from test_artifact import JSON, only_file, small_vocab
+
+
+def explored_texts(c: Constraint, n: int) -> list[bytes]:
+    """The first ``n`` sentences :func:`explore` walks for ``c`` (same generator, same seed)."""
+    import inspect
+    d = {k: p.default for k, p in inspect.signature(explore_mod.explore).parameters.items()}
+    gen = SentenceGenerator(c.grammar, max_depth=d["max_depth"], max_terminals=d["max_terminals"],
+                            min_terminals=d["min_terminals"])
+    rng = random.Random(explore_mod.SEED)
+    return [gen.sentence(rng)[0].encode() for _ in range(n)]
+
+
+def test_a_budget_stopped_compile_explores_and_caches_what_it_compiled(tmp_path):
+    """The explored states are in the artifact: a reloaded constraint walks the same
+    sentences compiling nothing, with the masks of a complete compile and of the oracle."""
+    v = small_vocab()
+    part = Constraint(JSON, v, cache_dir=tmp_path, compile_budget_s=0, progress=False,
+                      explore_sentences=40)
+    st = part.compile_stats()
+    assert st["budget_exhausted"] and st["explore_sentences"] == 40
+    assert st["explore_rejected"] == 0 and st["explore_stopped"] is None
+    assert st["explore_states"] > 0 and st["states"] == len(part.compiled.dwa.items)
+    assert st["explore_masks"] > 40
+    live = part.compiled.dwa
+    assert only_file(tmp_path).exists()
+
+    again = Constraint(JSON, v, cache_dir=tmp_path, compile_budget_s=0, progress=False,
+                       explore_sentences=40)
+    assert again.loaded_from_cache
+    st2 = again.compile_stats()
+    assert st2["explore_sentences"] == 40 and st2["saved_after_use"] is False
+    assert st2["budget_exhausted"]
+    dwa = again.compiled.dwa
+    n_states, configs = len(dwa.items), set(dwa.init)
+    assert n_states == len(live.items) and configs == set(live.init)
+
+    full = Constraint(JSON, v, cache_dir=False, compile_budget_s=None, progress=False)
+    for text in explored_texts(part, 40):
+        s, f = again.start(), full.start()
+        for i in range(len(text) + 1):
+            m = again.get_mask(s)
+            assert np.array_equal(m, full.get_mask(f)), (text, i)
+            if i < 6 or i == len(text):
+                assert np.array_equal(m, again.reference_mask(s)), (text, i)
+            if i < len(text):
+                s = again.commit_bytes(s, text[i:i + 1])
+                f = full.commit_bytes(f, text[i:i + 1])
+    assert len(dwa.items) == n_states and set(dwa.init) == configs      # nothing compiled
+
+
+def test_exploring_constraint_gives_oracle_masks_on_other_text(tmp_path):
+    v = small_vocab()
+    c = Constraint(JSON, v, cache_dir=False, compile_budget_s=0, progress=False,
+                   explore_sentences=20)
+    assert c._masker._memo == {} and c._masker._memo_old == {}       # explored masks dropped
+    s = c.start()
+    for b in b'[{"x": false, "ab": [12, 1.5e-1]}, "\\u00e9", {}]':
+        assert np.array_equal(c.get_mask(s), c.reference_mask(s))
+        s = c.commit_bytes(s, bytes([b]))
+    assert np.array_equal(c.get_mask(s), c.reference_mask(s))
+
+
+def test_exploration_off_complete_or_out_of_time(tmp_path):
+    v = small_vocab()
+    off = Constraint(JSON, v, cache_dir=tmp_path / "off", compile_budget_s=0, progress=False,
+                     explore_sentences=0)
+    assert off.compile_stats()["budget_exhausted"]
+    assert not any(k.startswith("explore") for k in off.compile_stats())
+    assert only_file(tmp_path / "off").exists()          # the budgeted compile is still cached
+    full = Constraint(JSON, v, cache_dir=False, compile_budget_s=None, progress=False)
+    assert not any(k.startswith("explore") for k in full.compile_stats())
+    late = Constraint(JSON, v, cache_dir=tmp_path / "late", compile_budget_s=0, progress=False,
+                      explore_budget_s=0)
+    st = late.compile_stats()
+    assert st["explore_sentences"] == 0 and "time budget" in st["explore_stopped"]
+    assert only_file(tmp_path / "late").exists()
+
+
+def test_exploration_reports_progress(capsys):
+    Constraint(JSON, small_vocab(), cache_dir=False, compile_budget_s=0, explore_sentences=3)
+    err = capsys.readouterr().err
+    assert "exploring up to 3 random sentences" in err and "explored 3 sentences" in err
+
+
+@pytest.mark.parametrize("name", ["json", "calc"])
+def test_explored_masks_are_exact_with_the_real_vocabulary(name, qwen_vocab):
+    """On benchmark grammars with the 151k vocabulary: exploring from nothing (a lazily
+    compiled constraint) rejects no generated sentence, and the masks along an explored
+    sentence (memo dropped, so recomputed from the explored automaton) equal the oracle."""
+    c = Constraint(read_bench_grammar(name), qwen_vocab, cache_dir=False, compile="lazy",
+                   progress=False)
+    st = explore_mod.explore(c, 4, 120.0)
+    assert st["explore_sentences"] == 4 and st["explore_rejected"] == 0
+    assert st["explore_states"] > 0
+    c._masker.forget_masks()
+    text = explored_texts(c, 1)[0]
+    s = c.start()
+    steps = sorted(random.Random(name).sample(range(len(text) + 1), min(6, len(text) + 1)))
+    for i in range(len(text) + 1):
+        if i in steps:
+            assert np.array_equal(c.get_mask(s), c.reference_mask(s)), (text, i)
+        if i < len(text):
+            s = c.commit_bytes(s, text[i:i + 1])
+
+
+def test_grammars_with_special_token_terminals_are_not_explored():
+    """The sentence generator lexes bytes; a special-token terminal has none, so such a
+    grammar is not explored (compile_stats says why) and its masks are unchanged."""
+    from test_tags import SPECIAL_GRAMMAR, small_vocab as tag_vocab
+    v = tag_vocab()
+    c = Constraint(SPECIAL_GRAMMAR, v, special_tokens={"X": 13}, cache_dir=False,
+                   compile_budget_s=0, progress=False, explore_sentences=10)
+    st = c.compile_stats()
+    assert st["explore_sentences"] == 0 and "special-token terminal 'X'" in st["explore_stopped"]
+    s = c.start()
+    for tok in (0, 13, 1, 2, 13, 3, 0):
+        assert np.array_equal(c.get_mask(s), c.reference_mask(s))
+        s = c.commit(s, tok)
+    assert np.array_equal(c.get_mask(s), c.reference_mask(s))
