@@ -37,6 +37,10 @@ def test_a_budget_stopped_compile_explores_and_caches_what_it_compiled(tmp_path)
     assert st["explore_rejected"] == 0 and st["explore_stopped"] is None
     assert st["explore_states"] > 0 and st["states"] == len(part.compiled.dwa.items)
     assert st["explore_masks"] > 40
+    # every state the masks walked part of was completed afterwards
+    d = part.compiled.dwa
+    assert st["explore_expanded"] > 0
+    assert all(d.complete[q] or not d.trans[q] for q in range(len(d.items)))
     live = part.compiled.dwa
     assert only_file(tmp_path).exists()
 
@@ -132,4 +136,27 @@ def test_grammars_with_special_token_terminals_are_not_explored():
     for tok in (0, 13, 1, 2, 13, 3, 0):
         assert np.array_equal(c.get_mask(s), c.reference_mask(s))
         s = c.commit(s, tok)
+    assert np.array_equal(c.get_mask(s), c.reference_mask(s))
+
+
+def test_expand_partial_completes_walked_states_until_its_deadline():
+    import time
+    v = small_vocab()
+    c = Constraint(JSON, v, cache_dir=False, compile="lazy", progress=False)
+    s = c.start()
+    for b in b'{"a": [1, true], "b": {}}':
+        c.get_mask(s)
+        s = c.commit_bytes(s, bytes([b]))
+    d = c.compiled.dwa
+    partial = [q for q in range(len(d.items)) if d.trans[q] and not d.complete[q]]
+    assert partial
+    assert d.expand_partial(time.perf_counter() - 1) == (0, False)
+    n, done = d.expand_partial(time.perf_counter() + 60)
+    assert done and n == len(partial)
+    assert all(d.complete[q] for q in partial)
+    c._masker.forget_masks()
+    s = c.start()
+    for b in b'[{"ab": -1.5e2}, null, "\\n"]':
+        assert np.array_equal(c.get_mask(s), c.reference_mask(s))
+        s = c.commit_bytes(s, bytes([b]))
     assert np.array_equal(c.get_mask(s), c.reference_mask(s))

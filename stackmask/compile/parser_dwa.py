@@ -716,6 +716,23 @@ class ParserDWA:
                 progress(q, len(self.items))
         return True
 
+    def expand_partial(self, deadline: float) -> tuple[int, bool]:
+        """Expand every state some of whose edges were computed on first use (masks
+        walked it on some stack states, not others yet), in id order, until
+        ``time.perf_counter()`` passes ``deadline`` (checked between states).
+        Returns ``(states expanded, whether none is left)``."""
+        import time
+        with self._lock:
+            todo = [q for q, t in enumerate(self.trans) if t and not self.complete[q]]
+        n = 0
+        for q in todo:
+            if time.perf_counter() >= deadline:
+                return n, False
+            self.expand(q)
+            self._bound_memos()
+            n += 1
+        return n, True
+
     #: estimated bytes of one symbolic-run memo entry (key and value tuples of a few
     #: items each, the dict slot); measured ~250-450 B on the benchmark grammars
     MEMO_ENTRY_BYTES = 400

@@ -68,9 +68,10 @@ class Constraint:
     stops when its memory growth passes half of ``limits.max_compile_memory_bytes``;
     ``None`` compiles everything.
     When the budget stops the compile, construction then explores: it asks the mask at
-    every byte of up to ``explore_sentences`` random sentences of the grammar (at most
-    ``explore_budget_s`` seconds; :mod:`stackmask.runtime.explore`), so the states programs
-    actually visit are compiled too, and caches the result. ``explore_sentences=0`` turns
+    every byte of up to ``explore_sentences`` random sentences of the grammar and then
+    completes the automaton states those masks reached (at most ``explore_budget_s``
+    seconds; :mod:`stackmask.runtime.explore`), so the states programs actually visit
+    are compiled too, and caches the result. ``explore_sentences=0`` turns
     this off. ``compile_stats()`` reports it (``explore_*``).
     ``mask_cache_bytes`` bounds the memo of dense masks (two generations); ``memo_cache_bytes``
     bounds each other runtime memo (lexer steps, viability requirements, automaton
@@ -97,7 +98,7 @@ class Constraint:
                  compile_budget_s: float | None = 120.0, mask_cache_bytes: int = 256 << 20,
                  memo_cache_bytes: int = 256 << 20, limits: Limits | None = None,
                  special_tokens=None, trigger=None, explore_sentences: int = 2000,
-                 explore_budget_s: float = 60.0):
+                 explore_budget_s: float = 90.0):
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a stackmask.Vocab, not {type(vocab).__name__}")
         if limits is None:
@@ -161,8 +162,9 @@ class Constraint:
             stats[k] = st[k]
         if progress:
             print(f"stackmask: explored {stats['explore_sentences']} sentences "
-                  f"({stats['explore_masks']} masks, {stats['explore_states']} automaton states "
-                  f"added) in {stats['explore_s']:.1f} s", file=sys.stderr, flush=True)
+                  f"({stats['explore_masks']} masks, {stats['explore_expanded']} states "
+                  f"completed, {stats['explore_states']} automaton states added) in "
+                  f"{stats['explore_s']:.1f} s", file=sys.stderr, flush=True)
         if stats["explore_rejected"]:
             import warnings
             warnings.warn(f"stackmask: {stats['explore_rejected']} generated sentences were "
