@@ -147,3 +147,34 @@ def test_report_compares_glrmask_on_same_tokens(tmp_path, capsys):
     same, n = map(int, cells[-1].split("/"))
     assert n > 0 and same == n        # same grammar, same tokens: the same masks
     assert "stackmask / glrmask (cold)" in text
+
+
+def test_repeat_report_summarizes_medians_ranges_and_ratios():
+    """benchmarks/repeat_report.py: per figure the median and range over the runs, and
+    the median per-run ratio with the runs where stackmask was at or below the peer."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "repeat_report.py"
+    spec = importlib.util.spec_from_file_location("repeat_report", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def row(engine, pas, p50, p999, commit):
+        return {"engine": engine, "pass": pas,
+                "mask": {"p50": p50, "p99": p50 * 3, "p99.9": p999, "max": p999 * 2},
+                "commit": {"p50": commit}}
+
+    runs = [[row("stackmask", "warm", 2.0, 30.0, 5.0), row("glrmask", "warm", 4.0, 20.0, 5.0)],
+            [row("stackmask", "warm", 3.0, 10.0, 6.0), row("glrmask", "warm", 2.0, 20.0, 4.0)],
+            [row("stackmask", "warm", 4.0, 20.0, 7.0), row("glrmask", "warm", 2.0, 40.0, 7.0),
+             {"engine": "llguidance", "error": "failed"}]]
+    text, fig = mod.summarize(runs, ["glrmask"])
+    assert fig["stackmask/warm/mask p50"] == {"median": 3.0, "min": 2.0, "max": 4.0}
+    assert fig["glrmask/warm/mask p99.9"] == {"median": 20.0, "min": 20.0, "max": 40.0}
+    r = fig["ratio glrmask/warm/mask p50"]           # ratios 0.5, 1.5, 2.0
+    assert r["median"] == 1.5 and r["at_or_below"] == 1 and r["runs"] == 3
+    r = fig["ratio glrmask/warm/mask p99.9"]         # ratios 1.5, 0.5, 0.5
+    assert r["median"] == 0.5 and r["at_or_below"] == 2
+    assert fig["ratio glrmask/warm/commit p50"]["at_or_below"] == 2     # 5<=5, 6>4, 7<=7
+    assert "stackmask/cold/mask p50" not in fig
+    assert "| stackmask | warm | 3.0 (2.0-4.0) |" in text and "1.50x (1/3)" in text
