@@ -113,11 +113,12 @@ class Stackmask(Engine):
             why = f" ({st['budget_used_up']})" if st.get("budget_used_up") else ""
             explored = ""
             if st.get("explore_sentences") is not None:
-                explored = (f", then {st['explore_sentences']} random sentences of the grammar "
-                            f"explored in {st['explore_s']:.1f} s (+{st['explore_states']} states)")
-            self.notes.append(f"compile budget used up{why}: "
+                explored = (f"; then {st['explore_sentences']} random sentences of the grammar "
+                            f"explored and {st.get('explore_expanded', 0)} states they reached "
+                            f"completed in {st['explore_s']:.1f} s (+{st['explore_states']} states)")
+            self.notes.append(f"compile budget used up{why}{explored}: "
                               f"{st.get('complete_states')} of {st.get('states')} "
-                              f"automaton states compiled up front{explored}; the rest on first use "
+                              f"automaton states complete; the rest is compiled on first use "
                               "(in the cold pass)")
         return c
 
