@@ -31,7 +31,7 @@ def test_a_budget_stopped_compile_explores_and_caches_what_it_compiled(tmp_path)
     sentences compiling nothing, with the masks of a complete compile and of the oracle."""
     v = small_vocab()
     part = Constraint(JSON, v, cache_dir=tmp_path, compile_budget_s=0, progress=False,
-                      explore_sentences=40)
+                      explore_sentences=40, explore_budget_s=60)
     st = part.compile_stats()
     assert st["budget_exhausted"] and st["explore_sentences"] == 40
     assert st["explore_rejected"] == 0 and st["explore_stopped"] is None
@@ -45,7 +45,7 @@ def test_a_budget_stopped_compile_explores_and_caches_what_it_compiled(tmp_path)
     assert only_file(tmp_path).exists()
 
     again = Constraint(JSON, v, cache_dir=tmp_path, compile_budget_s=0, progress=False,
-                       explore_sentences=40)
+                       explore_sentences=40, explore_budget_s=60)
     assert again.loaded_from_cache
     st2 = again.compile_stats()
     assert st2["explore_sentences"] == 40 and st2["saved_after_use"] is False
@@ -71,7 +71,7 @@ def test_a_budget_stopped_compile_explores_and_caches_what_it_compiled(tmp_path)
 def test_exploring_constraint_gives_oracle_masks_on_other_text(tmp_path):
     v = small_vocab()
     c = Constraint(JSON, v, cache_dir=False, compile_budget_s=0, progress=False,
-                   explore_sentences=20)
+                   explore_sentences=20, explore_budget_s=60)
     assert c._masker._memo == {} and c._masker._memo_old == {}       # explored masks dropped
     s = c.start()
     for b in b'[{"x": false, "ab": [12, 1.5e-1]}, "\\u00e9", {}]':
@@ -89,15 +89,18 @@ def test_exploration_off_complete_or_out_of_time(tmp_path):
     assert only_file(tmp_path / "off").exists()          # the budgeted compile is still cached
     full = Constraint(JSON, v, cache_dir=False, compile_budget_s=None, progress=False)
     assert not any(k.startswith("explore") for k in full.compile_stats())
-    late = Constraint(JSON, v, cache_dir=tmp_path / "late", compile_budget_s=0, progress=False,
-                      explore_budget_s=0)
-    st = late.compile_stats()
-    assert st["explore_sentences"] == 0 and "time budget" in st["explore_stopped"]
-    assert only_file(tmp_path / "late").exists()
+    for kw in ({"explore_budget_s": 0}, {}):      # by default 3/4 of compile_budget_s (0)
+        late = Constraint(JSON, v, cache_dir=tmp_path / "late", compile_budget_s=0,
+                          progress=False, **kw)
+        st = late.compile_stats()
+        assert st["explore_sentences"] == 0 and "time budget of 0 s" in st["explore_stopped"]
+        assert only_file(tmp_path / "late").exists()
+        only_file(tmp_path / "late").unlink()
 
 
 def test_exploration_reports_progress(capsys):
-    Constraint(JSON, small_vocab(), cache_dir=False, compile_budget_s=0, explore_sentences=3)
+    Constraint(JSON, small_vocab(), cache_dir=False, compile_budget_s=0, explore_sentences=3,
+               explore_budget_s=60)
     err = capsys.readouterr().err
     assert "exploring up to 3 random sentences" in err and "explored 3 sentences" in err
 
@@ -129,7 +132,8 @@ def test_grammars_with_special_token_terminals_are_not_explored():
     from test_tags import SPECIAL_GRAMMAR, small_vocab as tag_vocab
     v = tag_vocab()
     c = Constraint(SPECIAL_GRAMMAR, v, special_tokens={"X": 13}, cache_dir=False,
-                   compile_budget_s=0, progress=False, explore_sentences=10)
+                   compile_budget_s=0, progress=False, explore_sentences=10,
+                   explore_budget_s=60)
     st = c.compile_stats()
     assert st["explore_sentences"] == 0 and "special-token terminal 'X'" in st["explore_stopped"]
     s = c.start()

@@ -70,9 +70,10 @@ class Constraint:
     When the budget stops the compile, construction then explores: it asks the mask at
     every byte of up to ``explore_sentences`` random sentences of the grammar and then
     completes the automaton states those masks reached (at most ``explore_budget_s``
-    seconds; :mod:`stackmask.runtime.explore`), so the states programs actually visit
-    are compiled too, and caches the result. ``explore_sentences=0`` turns
-    this off. ``compile_stats()`` reports it (``explore_*``).
+    seconds, by default three quarters of ``compile_budget_s``: 90 s;
+    :mod:`stackmask.runtime.explore`), so the states programs actually visit are
+    compiled too, and caches the result. ``explore_sentences=0`` turns this off.
+    ``compile_stats()`` reports it (``explore_*``).
     ``mask_cache_bytes`` bounds the memo of dense masks (two generations); ``memo_cache_bytes``
     bounds each other runtime memo (lexer steps, viability requirements, automaton
     parts compiled on first use, dense token sets) in estimated bytes.
@@ -98,7 +99,7 @@ class Constraint:
                  compile_budget_s: float | None = 120.0, mask_cache_bytes: int = 256 << 20,
                  memo_cache_bytes: int = 256 << 20, limits: Limits | None = None,
                  special_tokens=None, trigger=None, explore_sentences: int = 2000,
-                 explore_budget_s: float = 90.0):
+                 explore_budget_s: float | None = None):
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a stackmask.Vocab, not {type(vocab).__name__}")
         if limits is None:
@@ -143,6 +144,8 @@ class Constraint:
         self._eos = vocab.eos_token_ids
         self._oracle = None
         self.mask_words = (vocab.size + 31) // 32
+        if explore_budget_s is None:
+            explore_budget_s = 0.75 * (compile_budget_s or 0.0)
         if (not self.loaded_from_cache and compile == "eager" and explore_sentences > 0
                 and getattr(dwa, "budget_exhausted", False)):
             self._explore(explore_sentences, explore_budget_s, progress)
