@@ -164,3 +164,26 @@ def test_expand_partial_completes_walked_states_until_its_deadline():
         assert np.array_equal(c.get_mask(s), c.reference_mask(s))
         s = c.commit_bytes(s, bytes([b]))
     assert np.array_equal(c.get_mask(s), c.reference_mask(s))
+
+
+def test_exploration_stops_at_the_automaton_state_limit():
+    """max_automaton_states reached while exploring: construction succeeds, the exploration
+    stops and says why, and masks stay exact (new states past the limit raise on first use,
+    as documented for any first use)."""
+    from stackmask import LimitExceeded, Limits
+    v = small_vocab()
+    c = Constraint(JSON, v, cache_dir=False, compile_budget_s=0, progress=False,
+                   explore_sentences=50, explore_budget_s=60,
+                   limits=Limits(max_automaton_states=12))
+    st = c.compile_stats()
+    assert "max_automaton_states" in st["explore_stopped"]
+    assert len(c.compiled.dwa.items) <= 12
+    s = c.start()
+    for b in b'[1, {"a": true}]':
+        try:
+            m = c.get_mask(s)
+        except LimitExceeded:
+            pass
+        else:
+            assert np.array_equal(m, c.reference_mask(s))
+        s = c.commit_bytes(s, bytes([b]))

@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from ..errors import GrammarError, TokenRejected
+from ..errors import GrammarError, LimitExceeded, TokenRejected
 from ..generate import SentenceGenerator
 
 #: seed of the exploration's sentences (benchmarks generate their traces with others)
@@ -85,12 +85,20 @@ def explore(constraint, sentences: int, budget_s: float, min_terminals: int = 20
                 masks += 1
         except TokenRejected:
             out["explore_rejected"] += 1
+        except LimitExceeded as e:     # max_automaton_states: keep what fits, stop
+            out["explore_stopped"] = str(e)
+            break
         out["explore_sentences"] = n + 1
     out["explore_masks"] = masks
     if out["explore_stopped"] is None:
         # the masks computed the edges they walked; the other edges of those states
         # (other stack states below the same situation) are what similar texts need next
-        n, done = dwa.expand_partial(deadline)
+        complete0 = sum(dwa.complete)
+        try:
+            n, done = dwa.expand_partial(deadline)
+        except LimitExceeded as e:
+            n, done = sum(dwa.complete) - complete0, True
+            out["explore_stopped"] = str(e)
         out["explore_expanded"] = n
         if not done:
             out["explore_stopped"] = (f"time budget of {budget_s:g} s (while completing the "
