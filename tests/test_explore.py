@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from stackmask import Constraint
-from stackmask.generate import SentenceGenerator
 from stackmask.runtime import explore as explore_mod
 
 from conftest import read_bench_grammar
@@ -17,13 +16,9 @@ from test_artifact import JSON, only_file, small_vocab
 
 
 def explored_texts(c: Constraint, n: int) -> list[bytes]:
-    """The first ``n`` sentences :func:`explore` walks for ``c`` (same generator, same seed)."""
-    import inspect
-    d = {k: p.default for k, p in inspect.signature(explore_mod.explore).parameters.items()}
-    gen = SentenceGenerator(c.grammar, max_depth=d["max_depth"], max_terminals=d["max_terminals"],
-                            min_terminals=d["min_terminals"])
-    rng = random.Random(explore_mod.SEED)
-    return [gen.sentence(rng)[0].encode() for _ in range(n)]
+    """The first ``n`` sentences :func:`explore` walks for ``c`` (same generators, same seed)."""
+    texts = explore_mod.sentences(c.grammar)
+    return [next(texts).encode() for _ in range(n)]
 
 
 def test_a_budget_stopped_compile_explores_and_caches_what_it_compiled(tmp_path):

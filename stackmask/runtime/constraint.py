@@ -68,9 +68,10 @@ class Constraint:
     stops when its memory growth passes half of ``limits.max_compile_memory_bytes``;
     ``None`` compiles everything.
     When the budget stops the compile, construction then explores: it asks the mask at
-    every byte of up to ``explore_sentences`` random sentences of the grammar and then
+    every byte of up to ``explore_sentences`` random sentences of the grammar (typical
+    and deeply nested ones in turn, for at most two thirds of the time) and then
     completes the automaton states those masks reached (at most ``explore_budget_s``
-    seconds, by default three quarters of ``compile_budget_s``: 90 s;
+    seconds in all, by default three quarters of ``compile_budget_s``: 90 s;
     :mod:`stackmask.runtime.explore`), so the states programs actually visit are
     compiled too, and caches the result. ``explore_sentences=0`` turns this off.
     ``compile_stats()`` reports it (``explore_*``).
@@ -98,7 +99,7 @@ class Constraint:
                  cache_dir=None, progress: bool = True, compile: str = "eager",
                  compile_budget_s: float | None = 120.0, mask_cache_bytes: int = 256 << 20,
                  memo_cache_bytes: int = 256 << 20, limits: Limits | None = None,
-                 special_tokens=None, trigger=None, explore_sentences: int = 2000,
+                 special_tokens=None, trigger=None, explore_sentences: int = 4000,
                  explore_budget_s: float | None = None):
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a stackmask.Vocab, not {type(vocab).__name__}")
