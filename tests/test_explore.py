@@ -16,8 +16,8 @@ from test_artifact import JSON, only_file, small_vocab
 
 
 def explored_texts(c: Constraint, n: int) -> list[bytes]:
-    """The first ``n`` sentences :func:`explore` walks for ``c`` (same generators, same seed)."""
-    texts = explore_mod.sentences(c.grammar)
+    """The first ``n`` sentences :func:`explore` walks for ``c`` (its first shape, same seed)."""
+    texts = explore_mod.sentences(c.grammar, explore_mod.SHAPES[0], random.Random(explore_mod.SEED))
     return [next(texts).encode() for _ in range(n)]
 
 
@@ -28,7 +28,8 @@ def test_a_budget_stopped_compile_explores_and_caches_what_it_compiled(tmp_path)
     part = Constraint(JSON, v, cache_dir=tmp_path, compile_budget_s=0, progress=False,
                       explore_sentences=40, explore_budget_s=60)
     st = part.compile_stats()
-    assert st["budget_exhausted"] and st["explore_sentences"] == 40
+    n_shapes = len(explore_mod.SHAPES)
+    assert st["budget_exhausted"] and st["explore_sentences"] == 40 * n_shapes   # per shape
     assert st["explore_rejected"] == 0 and st["explore_stopped"] is None
     assert st["explore_states"] > 0 and st["states"] == len(part.compiled.dwa.items)
     assert st["explore_masks"] > 40
@@ -43,7 +44,7 @@ def test_a_budget_stopped_compile_explores_and_caches_what_it_compiled(tmp_path)
                        explore_sentences=40, explore_budget_s=60)
     assert again.loaded_from_cache
     st2 = again.compile_stats()
-    assert st2["explore_sentences"] == 40 and st2["saved_after_use"] is False
+    assert st2["explore_sentences"] == 40 * n_shapes and st2["saved_after_use"] is False
     assert st2["budget_exhausted"]
     dwa = again.compiled.dwa
     n_states, configs = len(dwa.items), set(dwa.init)
@@ -97,7 +98,8 @@ def test_exploration_reports_progress(capsys):
     Constraint(JSON, small_vocab(), cache_dir=False, compile_budget_s=0, explore_sentences=3,
                explore_budget_s=60)
     err = capsys.readouterr().err
-    assert "exploring up to 3 random sentences" in err and "explored 3 sentences" in err
+    assert "exploring up to 3 random sentences of the grammar per shape" in err
+    assert f"explored {3 * len(explore_mod.SHAPES)} sentences" in err
 
 
 @pytest.mark.parametrize("name", ["json", "calc"])
@@ -108,7 +110,7 @@ def test_explored_masks_are_exact_with_the_real_vocabulary(name, qwen_vocab):
     c = Constraint(read_bench_grammar(name), qwen_vocab, cache_dir=False, compile="lazy",
                    progress=False)
     st = explore_mod.explore(c, 4, 120.0)
-    assert st["explore_sentences"] == 4 and st["explore_rejected"] == 0
+    assert st["explore_sentences"] == 4 * len(explore_mod.SHAPES) and st["explore_rejected"] == 0
     assert st["explore_states"] > 0
     c._masker.forget_masks()
     text = explored_texts(c, 1)[0]

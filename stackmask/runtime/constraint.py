@@ -68,9 +68,9 @@ class Constraint:
     stops when its memory growth passes half of ``limits.max_compile_memory_bytes``;
     ``None`` compiles everything.
     When the budget stops the compile, construction then explores: it asks the mask at
-    every byte of up to ``explore_sentences`` random sentences of the grammar (typical
-    and deeply nested ones in turn, for at most two thirds of the time) and then
-    completes the automaton states those masks reached (at most ``explore_budget_s``
+    every byte of up to ``explore_sentences`` random sentences of the grammar and
+    completes the automaton states those masks reached; then the same with deeply nested
+    sentences in the time left (at most ``explore_budget_s``
     seconds in all, by default three quarters of ``compile_budget_s``: 90 s;
     :mod:`stackmask.runtime.explore`), so the states programs actually visit are
     compiled too, and caches the result. ``explore_sentences=0`` turns this off.
@@ -99,7 +99,7 @@ class Constraint:
                  cache_dir=None, progress: bool = True, compile: str = "eager",
                  compile_budget_s: float | None = 120.0, mask_cache_bytes: int = 256 << 20,
                  memo_cache_bytes: int = 256 << 20, limits: Limits | None = None,
-                 special_tokens=None, trigger=None, explore_sentences: int = 4000,
+                 special_tokens=None, trigger=None, explore_sentences: int = 2000,
                  explore_budget_s: float | None = None):
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a stackmask.Vocab, not {type(vocab).__name__}")
@@ -156,7 +156,8 @@ class Constraint:
         grammar need (see :mod:`stackmask.runtime.explore`), then save the artifact."""
         import sys
         if progress:
-            print(f"stackmask: exploring up to {sentences} random sentences of the grammar "
+            print(f"stackmask: exploring up to {sentences} random sentences of the grammar per "
+                  f"shape (typical, then deeply nested) "
                   f"(at most {budget_s:g} s)", file=sys.stderr, flush=True)
         stats = self.compiled.stats
         stats.update(explore(self, sentences, budget_s))
