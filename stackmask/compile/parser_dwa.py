@@ -721,7 +721,6 @@ class ParserDWA:
         walked it on some stack states, not others yet), in id order, until
         ``time.perf_counter()`` passes ``deadline`` (checked between states).
         Returns ``(states expanded, whether none is left)``."""
-        import time
         with self._lock:
             todo = [q for q, t in enumerate(self.trans) if t and not self.complete[q]]
         n = 0

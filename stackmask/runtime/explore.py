@@ -6,8 +6,9 @@ those first masks are slow (milliseconds). Breadth-first order spends the
 budget evenly over everything reachable; a program only visits a thin slice of
 it. :func:`explore` fills that slice: it draws random sentences of the grammar
 (:class:`stackmask.generate.SentenceGenerator`; typical ones, then deeply nested
-ones with the time left, see ``SHAPES``) and asks the mask at *every byte* of each, so the masks of every tokenization of those texts (whatever the
-tokenizer) are compiled, not only one tokenizer's. Those masks compute only the
+ones with the time left, see ``SHAPES``) and asks the mask at *every byte* of
+each, so the masks of every tokenization of those texts (whatever the tokenizer)
+are compiled, not only one tokenizer's. Those masks compute only the
 edges they walk; afterwards every state they walked part of gets all its edges
 (the same situation over other stack contents: measured on the benchmark
 traces after a cache load, this took the slowest masks from milliseconds to
