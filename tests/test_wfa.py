@@ -325,6 +325,74 @@ def test_dense_masks_match_numpy_reference(ids, n_bits):
     np.testing.assert_array_equal(W.dense(UNIVERSE_ID, n_bits), reference_mask(range(n_bits), n_bits))
 
 
+def _unpacked_ids(m: np.ndarray) -> np.ndarray:
+    return np.flatnonzero(np.unpackbits(m.view(np.uint8), bitorder="little"))
+
+
+@st.composite
+def _wide_sets(draw):
+    """Token sets of a wide vocabulary (where masks are read through the XOR pattern):
+    per chunk of 65,536 ids, nothing, a few ids, many ids, ranges (run containers),
+    nearly everything, or nearly the pattern itself (every other id: the XOR keeps
+    array containers and the general decoder runs)."""
+    n_bits = draw(st.sampled_from([32_000, 131_072, 151_936, 152_064, 200_019, 262_145]))
+    ids = []
+    for base in range(0, n_bits, 65536):
+        end = min(base + 65536, n_bits)
+        kind = draw(st.sampled_from(["none", "few", "many", "ranges", "most", "pattern"]))
+        if kind == "few":
+            ids += draw(st.lists(st.integers(base, end - 1), max_size=50))
+        elif kind == "many":
+            seed = draw(st.integers(0, 2 ** 32 - 1))
+            rng = np.random.default_rng(seed)
+            ids += rng.integers(base, end, draw(st.integers(100, 20_000))).tolist()
+        elif kind in ("ranges", "most"):
+            for _ in range(draw(st.integers(1, 4))):
+                a = draw(st.integers(base, end - 1))
+                ids += range(a, min(end, a + draw(st.integers(1, 70_000))))
+            if kind == "most":
+                ids += range(base, end)
+        elif kind == "pattern":
+            ids += range(base, end, 2)
+            ids += draw(st.lists(st.integers(base, end - 1), max_size=20))
+    bm = BitMap(ids)
+    if draw(st.booleans()):
+        bm.run_optimize()
+    return bm, n_bits
+
+
+@given(_wide_sets())
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_wide_masks_match_ids(case):
+    bm, n_bits = case
+    m = mask_from_bitmap(bm, n_bits)
+    assert m.dtype == np.int32 and m.shape == ((n_bits + 31) // 32,)
+    np.testing.assert_array_equal(_unpacked_ids(m), np.array(bm.to_array(), dtype=np.int64))
+    np.testing.assert_array_equal(mask_from_bitmap(FrozenBitMap(bm), n_bits), m)
+    assert bitmap_from_mask(m, n_bits) == bm
+
+
+def test_wide_mask_read_through_the_pattern():
+    """The XOR pattern path answers for typical sets of a wide vocabulary and declines
+    (None) where a chunk of the XOR is an array container; both give exact masks."""
+    from stackmask.wfa.weights import _mask_by_pattern
+    n = 151_936
+    rng = np.random.default_rng(3)
+    for ids in (rng.integers(0, n, 10).tolist(), rng.integers(0, n, 90_000).tolist(),
+                list(range(5, n - 3)), list(range(0, 70_000))):
+        bm = BitMap(ids)
+        m = _mask_by_pattern(bm, n)
+        assert m is not None
+        np.testing.assert_array_equal(_unpacked_ids(m), np.array(bm.to_array(), dtype=np.int64))
+    near = BitMap(range(0, n, 2))             # the pattern itself: the XOR is empty
+    assert _mask_by_pattern(near, n) is None
+    np.testing.assert_array_equal(_unpacked_ids(mask_from_bitmap(near, n)), np.arange(0, n, 2))
+    short = 200_019                           # a last chunk of 3,411 ids: array containers
+    assert _mask_by_pattern(BitMap([1, short - 1]), short) is None
+    np.testing.assert_array_equal(_unpacked_ids(mask_from_bitmap(BitMap([1, short - 1]), short)),
+                                  [1, short - 1])
+
+
 def test_dense_large_and_padding():
     n = 151_646
     rng = np.random.default_rng(0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import array
 import hashlib
+import struct
 from typing import Iterable, Union
 
 import numpy as np
@@ -85,6 +86,9 @@ def mask_from_bitmap(bm: WeightLike, n_bits: int) -> np.ndarray:
     if bm.max() >= n_bits:
         raise ValueError(f"token id {bm.max()} does not fit a mask of {n_bits} bits")
     n = len(bm)
+    out = _mask_by_pattern(bm, n_bits)
+    if out is not None:
+        return out
     if n_bits - n <= _MEDIUM_SET < n:
         # nearly every token (typical of masks inside strings and comments): the few
         # missing ids are cheaper to scatter than the set's containers to decode
@@ -130,6 +134,70 @@ def mask_from_bitmap(bm: WeightLike, n_bits: int) -> np.ndarray:
 
 
 _ARRAY, _BITMAP, _RUN = 0, 1, 2
+
+
+class _Pattern:
+    """A fixed set of every other id below ``n_bits`` (the bits of 0x55555555 words),
+    held as bitmap containers, and its packed mask. XOR-ing a token set with it makes
+    every container of the result hold more than 4,096 ids (whatever the set: a chunk
+    of 65,536 ids holds 32,768 of the pattern's, and the set changes at most all of
+    them), so roaring keeps each as a bitmap container and the result's serialization
+    ends with the packed words of every chunk, in order: one buffer XOR-ed with the
+    pattern's mask is the set's mask. The set's own containers (arrays, runs, bitmaps)
+    are never decoded one by one."""
+
+    def __init__(self, n_bits: int):
+        nw = n_words(n_bits)
+        words = np.full(nw, 0x55555555, dtype=np.uint32)
+        if n_bits & 31:
+            words[-1] &= np.uint32((1 << (n_bits & 31)) - 1)
+        ids = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
+        bm = BitMap()
+        bm.update(array.array("I", ids.astype(np.uint32).tobytes()))
+        self.bitmap = FrozenBitMap(bm)           # never run-optimized: bitmap containers
+        self.words = words
+        self.n_words = nw
+        self.n_chunks = (n_bits + 65535) >> 16
+        # the serialization's head when every chunk is one bitmap container: cookie,
+        # container count, then (key, cardinality - 1) per chunk
+        self.head = struct.Struct(f"<II{2 * self.n_chunks}H")
+        self.keys = tuple(range(self.n_chunks))
+        self.payload = 8 + 8 * self.n_chunks      # head + 32-bit offsets per container
+
+
+_PATTERNS: dict = {}
+# A chunk of the pattern holds half of its ids. Where the last chunk is so short that
+# the XOR of a set can keep an array container there (half of it at most 4,096 ids,
+# with a margin), the pattern is not used: the general decoder runs for every set.
+_PATTERN_MIN_LAST = 2 * 4096 + 1024
+
+
+def _pattern(n_bits: int):
+    pat = _PATTERNS.get(n_bits, False)
+    if pat is False:
+        last = n_bits - ((n_bits - 1) >> 16 << 16)
+        pat = _PATTERNS.setdefault(n_bits, _Pattern(n_bits) if last >= _PATTERN_MIN_LAST else None)
+    return pat
+
+
+def _mask_by_pattern(bm, n_bits: int):
+    """The packed mask of ``bm`` (ids below ``n_bits``) read from the serialization of
+    ``bm ^ pattern`` (see :class:`_Pattern`), or None where a container of that XOR is
+    not a bitmap container (a chunk where the set nearly equals the pattern) or the
+    width has a short last chunk (see ``_PATTERN_MIN_LAST``): the caller decodes the
+    set itself."""
+    pat = _pattern(n_bits)
+    if pat is None:
+        return None
+    data = (bm ^ pat.bitmap).serialize()
+    head = pat.head
+    if len(data) < head.size:
+        return None
+    h = head.unpack_from(data)
+    if h[0] != 12346 or h[1] != pat.n_chunks or h[2::2] != pat.keys or min(h[3::2]) < 4096:
+        return None                    # runs, a missing chunk, or an array container
+    words = np.frombuffer(data, dtype=np.uint32, count=pat.n_words, offset=pat.payload)
+    return np.bitwise_xor(words, pat.words).view(np.int32)
 # Measured crossovers (numpy call overhead vs work per id): below _SMALL_SET ids a
 # scatter of bits is cheapest, below _MEDIUM_SET a byte-flag array + packbits, above
 # that the container-by-container decode (bitmap containers are plain copies).
