@@ -99,10 +99,49 @@ def test_prefill_respects_its_bounds(qwen_vocab, monkeypatch):
     assert c._masker.prefilled == 0
 
 
-def test_no_prefill_while_parts_compile_on_first_use(qwen_vocab):
+def test_no_prefill_while_nothing_is_compiled(qwen_vocab):
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False, compile="lazy")
     assert c._masker.prefilled == 0
-    assert len(c._masker._pool) == 0          # no memory written ahead either
+    assert len(c._masker._pool[0]) == 0       # no memory written ahead either
+
+
+def test_partly_compiled_automaton_gets_masks_and_memory_ahead(qwen_vocab):
+    """A budget-stopped compile that explored: the masks of the walks over its compiled
+    states are computed ahead (after the exploration dropped its own), rows are written
+    ahead for one mask per compiled state at most, and token sets are dense ahead; the
+    masks equal their token sets' unions and the oracle on text it did not explore."""
+    c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False, compile_budget_s=0,
+                   explore_sentences=15, explore_budget_s=60)
+    dwa = c.compiled.dwa
+    n_complete = sum(dwa.complete)
+    assert c.compile_stats()["budget_exhausted"] and 0 < n_complete < len(dwa.trans)
+    m = c._masker
+    assert m.prefilled > 10 and len(_memo(c)) == m.prefilled
+    assert 0 < len(m._pool[0]) <= n_complete
+    assert m.prewarmed == len(dwa.weights) or m.prewarmed * m.n_words * 4 > Masker.PREWARM_BYTES // 2
+    for key, mask in _memo(c).items():
+        assert np.array_equal(np.frombuffer(mask, dtype=np.int32), _key_mask(c, key)), sorted(key)
+    s = c.start()
+    for b in b'{"k": [true, null, -0.5e3], "": {"z": "\\n\u00e9"}}':
+        assert np.array_equal(c.get_mask(s), c.reference_mask(s))
+        s = c.commit_bytes(s, bytes([b]))
+    assert np.array_equal(c.get_mask(s), c.reference_mask(s))
+
+
+def test_prewarm_respects_its_bounds(qwen_vocab, monkeypatch):
+    size = ((qwen_vocab.size + 31) // 32) * 4
+    monkeypatch.setattr(Masker, "PREWARM_BYTES", 7 * size)
+    c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
+    assert c._masker.prewarmed == 7
+    wt = c.compiled.dwa.weights
+    assert all(wt.cached_dense(w, qwen_vocab.size) is not None for w in range(7))
+    monkeypatch.setattr(Masker, "PREWARM_S", -1.0)
+    c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
+    assert c._masker.prewarmed == 0
+    monkeypatch.setattr(Masker, "PREWARM_S", 10.0)
+    monkeypatch.setattr(Masker, "PREWARM_BYTES", 1 << 40)
+    c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False, memo_cache_bytes=9 * size)
+    assert c._masker.prewarmed == 9 // 2 - 1      # half the dense cache, less one mask
 
 
 def test_pool_is_sized_by_the_automaton(qwen_vocab):
@@ -110,8 +149,8 @@ def test_pool_is_sized_by_the_automaton(qwen_vocab):
     (one per JSON Schema) do not each write 16 MiB."""
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
     n_states = c.compile_stats()["states"]
-    assert 0 < len(c._masker._pool) <= n_states
-    assert c._masker._pool.nbytes <= Masker.POOL_BYTES
+    assert 0 < len(c._masker._pool[0]) <= n_states
+    assert c._masker._pool[0].nbytes <= Masker.POOL_BYTES
 
 
 @pytest.mark.parametrize("pool_masks", [0, 3])
@@ -123,7 +162,7 @@ def test_pool_rows_are_never_shared_between_masks(pool_masks, monkeypatch):
     monkeypatch.setattr(Masker, "POOL_BYTES", pool_masks * 4)      # one word per mask
     monkeypatch.setattr(Masker, "PREFILL_BYTES", 0)
     c = Constraint(JSON, vocab, cache_dir=False, progress=False)
-    assert len(c._masker._pool) == pool_masks
+    assert len(c._masker._pool[0]) == pool_masks
     rng = random.Random(5)
     for _ in range(30):
         s = c.start()

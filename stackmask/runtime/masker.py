@@ -18,10 +18,14 @@ is kept checked with a view of it: the copy into it is one buffer assignment.
 A state with several heads unions its heads' sets of weights; its mask, when
 not memoized, is the union of its heads' memoized masks.
 
-At construction, the masks of the walks of a completely compiled automaton are
-computed ahead (shortest walks first, within ``PREFILL_BYTES`` and ``PREFILL_S``): the
-first mask in a situation then costs what a repeated one does, instead of
-reading and uniting token sets from memory.
+At construction, token sets are turned into dense masks ahead (the first ones by
+id, within ``PREWARM_BYTES``, half the dense cache and ``PREWARM_S``), the masks of
+the walks over compiled states are computed ahead (shortest walks first, within
+``PREFILL_BYTES`` and ``PREFILL_S``), and memory for the masks computed later is
+written ahead (``POOL_BYTES``): the first mask in a situation then costs what a
+repeated one does, or a few unions of dense masks, instead of decoding token sets
+and faulting in fresh pages. Where parts of the automaton are compiled on first use
+(a budget-stopped compile), this covers the compiled part.
 """
 
 from __future__ import annotations
@@ -57,19 +61,21 @@ def _same_stack(a, b, depth: int = 4) -> bool:
 
 class Masker:
     # Token sets are turned into dense masks the first time a mask needs them (the
-    # cold get_mask tail). When all of an automaton's sets fit in PREWARM_BYTES as
-    # dense masks, and in the dense cache, that is done once at construction instead.
-    PREWARM_BYTES = 32 << 20
+    # cold get_mask tail). At construction that is done ahead for the first sets (by
+    # id: the sets of the states compiled first, nearest the start) that fit in
+    # PREWARM_BYTES and in half the dense cache, for at most PREWARM_S.
+    PREWARM_BYTES = 128 << 20
+    PREWARM_S = 0.2
     #: bounds of the masks computed ahead at construction (:meth:`_prefill`): at most
     #: this many bytes of dense masks (and a quarter of the mask cache), at most this long
     PREFILL_BYTES = 32 << 20
     PREFILL_S = 0.1
     #: dense-mask memory allocated and written at construction, for the masks computed
     #: after it: the first write of fresh memory costs page faults (~5 per mask), which
-    #: would otherwise fall on those get_mask calls. Only for a completely compiled
-    #: automaton, one mask per automaton state at most, at most this many bytes and a
-    #: quarter of the mask cache (a process holding many small constraints, like one
-    #: per JSON Schema, pays a few masks each)
+    #: would otherwise fall on those get_mask calls. One mask per compiled automaton
+    #: state at most (a process holding many small constraints, like one per JSON
+    #: Schema, pays a few masks each; one compiled on first use, none), at most this
+    #: many bytes and a quarter of the mask cache
     POOL_BYTES = 16 << 20
 
     def __init__(self, dwa, n_bits: int, eos_ids, ensure_config, cache_bytes: int = 256 << 20):
@@ -90,39 +96,57 @@ class Masker:
         self._eos_mask = eos.data
         self.misses = 0       # masks computed
         self._out = (None, None)   # the last caller's buffer (checked) and a view of it
-        complete = bool(dwa.complete) and all(dwa.complete)
+        self._new_pool()
+        self.prewarmed = self._prewarm()         # token sets made dense ahead
+        self.prefilled = self._prefill()         # masks computed ahead
+
+    def _new_pool(self) -> None:
+        """Allocate and write the rows new masks are stored in (see ``POOL_BYTES``)."""
         n_slots = min(self.POOL_BYTES, self.cache_bytes // 4) // (self.n_words * 4)
-        n_slots = min(n_slots, len(dwa.trans)) if complete else 0
-        self._pool = np.empty((n_slots, self.n_words), dtype=np.int32)
-        self._pool.fill(0)                       # the page faults happen here
-        self._slots = itertools.count()          # next free row (next() is atomic)
-        self.prewarmed = self._prewarm()
-        self.prefilled = self._prefill() if complete else 0     # masks computed ahead
+        n_slots = min(n_slots, sum(self.dwa.complete))
+        pool = np.empty((n_slots, self.n_words), dtype=np.int32)
+        pool.fill(0)                             # the page faults happen here
+        # (rows, next free row): one attribute, read at once by _new_mask (next() is atomic)
+        self._pool = (pool, itertools.count())
 
     def forget_masks(self) -> None:
-        """Drop the memo of dense masks (e.g. after construction explored many states:
-        a new constraint starts with an empty memo, whatever it computed)."""
+        """Start over as a constraint loading this automaton would (e.g. after
+        construction explored many states, whatever they needed): drop the memoized
+        masks and dense token sets, then make token sets dense and compute masks ahead
+        again, in a new pool."""
         with self._lock:
             self._memo = {}
             self._memo_old = {}
             self._memo_cur_bytes = self._memo_old_bytes = 0
+        self.dwa.weights.clear_dense()
+        self._new_pool()
+        self.prewarmed = self._prewarm()
+        self.prefilled = self._prefill()
 
-    def _prewarm(self) -> bool:
+    def _prewarm(self) -> int:
+        """Make the first token sets (by id) dense within ``PREWARM_BYTES``, half the
+        dense cache (less one mask: the next conversion must not push them into the old
+        generation) and ``PREWARM_S``. Returns how many."""
         wt = self.dwa.weights
-        n = len(wt)
-        need = n * self.n_words * 4
+        size = self.n_words * 4
+        room = self.PREWARM_BYTES
         cap = getattr(wt, "_cache_bytes", None)
-        if need > self.PREWARM_BYTES or (cap is not None and need > cap // 2):
-            return False
+        if cap is not None:
+            room = min(room, cap // 2 - size)
+        n = max(0, min(len(wt), room // size))
+        deadline = time.perf_counter() + self.PREWARM_S
         for w in range(n):
+            if time.perf_counter() > deadline:
+                return w
             wt.dense(w, self.n_bits)
-        return True
+        return n
 
     def _new_mask(self) -> np.ndarray:
         """Memory for one more dense mask: a row of the pool while it lasts."""
-        i = next(self._slots)
-        if i < len(self._pool):
-            return self._pool[i]
+        pool, slots = self._pool
+        i = next(slots)
+        if i < len(pool):
+            return pool[i]
         return np.empty(self.n_words, dtype=np.int32)
 
     def _prefill(self) -> int:
@@ -130,9 +154,8 @@ class Masker:
         states over compiled states only (nothing is compiled for it): a walk's weights
         after each edge are a key :meth:`mask` can meet (the stack may end there). Each
         mask is its prefix's mask united with one token set's dense mask. Stops at
-        ``PREFILL_BYTES`` (at most a quarter of the cache) or ``PREFILL_S``. Only for a
-        completely compiled automaton (where parts are compiled on first use, those
-        dominate the first masks; the caller checks). Returns the number of masks
+        ``PREFILL_BYTES`` (at most a quarter of the cache) or ``PREFILL_S``; nothing where
+        no state is compiled yet (``compile="lazy"``). Returns the number of masks
         computed."""
         dwa = self.dwa
         wt = dwa.weights
@@ -140,6 +163,8 @@ class Masker:
         cap = min(self.PREFILL_BYTES, self.cache_bytes // 4) // (self.n_words * 4)
         deadline = time.perf_counter() + self.PREFILL_S
         trans, default, complete = dwa.trans, dwa.default, dwa.complete
+        if not any(complete):
+            return 0
         memo = self._memo
         added = 0
 
