@@ -122,7 +122,7 @@ def test_partly_compiled_automaton_gets_masks_and_memory_ahead(qwen_vocab):
     for key, mask in _memo(c).items():
         assert np.array_equal(np.frombuffer(mask, dtype=np.int32), _key_mask(c, key)), sorted(key)
     s = c.start()
-    for b in b'{"k": [true, null, -0.5e3], "": {"z": "\\n\u00e9"}}':
+    for b in b'{"k": [true, null, -0.5e3], "": {"z": "\\n\\u00e9"}}':
         assert np.array_equal(c.get_mask(s), c.reference_mask(s))
         s = c.commit_bytes(s, bytes([b]))
     assert np.array_equal(c.get_mask(s), c.reference_mask(s))
@@ -233,3 +233,59 @@ def test_pairs_past_their_state_limit_are_dropped(qwen_vocab, qwen_encoding, mon
     states = _two_head_states(c, _corpus_traces(qwen_encoding, 3))
     for s in states[::6][:8]:
         assert np.array_equal(c.get_mask(s), c.reference_mask(s))
+
+
+def _dense_sets(c: Constraint) -> set:
+    """The token sets ``c`` holds as dense masks."""
+    wt = c.compiled.dwa.weights
+    return {wt.get(w) for w in range(len(wt)) if wt.cached_dense(w, c.vocab.size) is not None}
+
+
+def test_artifact_remembers_the_token_sets_its_masks_needed(tmp_path, monkeypatch):
+    """The sets the exploration's masks united, the most used first, are the artifact's
+    hot sets (renumbered by the compaction: the same sets in the same order), and a
+    loading constraint makes them dense first; likewise for a user's save_cache after
+    masks of their own (their sets first, then the loaded hot ones)."""
+    from test_artifact import DOC, masks_along, small_vocab
+    v = small_vocab()
+    seen = {}
+    orig = Masker.forget_masks
+
+    def spy(self, hot=()):
+        seen["hot"] = [self.dwa.weights.get(w) for w in hot]
+        seen["uses"] = dict(self._uses)
+        return orig(self, hot)
+
+    monkeypatch.setattr(Masker, "forget_masks", spy)
+    Constraint(JSON, v, cache_dir=tmp_path / "x", compile_budget_s=0, progress=False,
+               explore_sentences=15, explore_budget_s=60)
+    assert len(seen["hot"]) > 5 and len(seen["hot"]) == len(seen["uses"])
+    counts = list(seen["uses"].values())
+    assert sorted(counts, reverse=True) == [seen["uses"][w] for w in sorted(
+        seen["uses"], key=lambda w: -seen["uses"][w])]
+    size = ((v.size + 31) // 32) * 4
+    monkeypatch.setattr(Masker, "PREWARM_BYTES", 4 * size)
+    again = Constraint(JSON, v, cache_dir=tmp_path / "x", compile_budget_s=0, progress=False,
+                       explore_sentences=15, explore_budget_s=60)
+    assert again.loaded_from_cache
+    dwa = again.compiled.dwa
+    assert [dwa.weights.get(w) for w in dwa.hot_weights] == seen["hot"]
+    assert again._masker.prewarmed == 4
+    assert {dwa.weights.get(w) for w in dwa.hot_weights[:4]} <= _dense_sets(again)
+
+    # a user's masks: save_cache puts the sets they united first
+    monkeypatch.setattr(Masker, "PREWARM_BYTES", 0)
+    user = Constraint(JSON, v, cache_dir=tmp_path / "u", compile_budget_s=0, progress=False,
+                      explore_sentences=0)
+    masks_along(user, DOC)
+    uses = user._masker._uses
+    assert uses and user.save_cache() is not None
+    wt = user.compiled.dwa.weights
+    used = [wt.get(w) for w, _ in uses.most_common()]
+    monkeypatch.setattr(Masker, "PREWARM_BYTES", 3 * size)
+    later = Constraint(JSON, v, cache_dir=tmp_path / "u", compile_budget_s=0, progress=False,
+                       explore_sentences=0)
+    assert later.loaded_from_cache and later._masker.prewarmed == 3
+    hot = later.compiled.dwa.hot_weights
+    assert [later.compiled.dwa.weights.get(w) for w in hot] == used
+    assert _dense_sets(later) == set(used[:3])

@@ -132,13 +132,14 @@ def artifact_location(grammar, vocab, ambiguous: bool, cache_dir) -> tuple:
 
 
 def save_progress(comp: Compiled, scanner: Scanner, path, key: bytes,
-                  after_use: bool = True) -> bool:
+                  after_use: bool = True, hot_weights=()) -> bool:
     """Write ``comp`` as it is now (states and lexer configurations compiled on first use
     included) as the artifact ``path``: a snapshot is taken under the automaton's lock,
     its token sets compacted (:meth:`ParserDWA.compact_weights`; the live automaton keeps
     its numbering, which its mask memos use) and saved. Returns whether it was written
     (an unwritable cache warns). ``after_use=False``: the construction's own exploration
-    (not a user's masks) compiled the additions."""
+    (not a user's masks) compiled the additions. ``hot_weights``: ids of the token sets
+    whose dense masks a loading runtime should make first (those used so far)."""
     import pickle
     dwa = comp.dwa
     with dwa._lock:
@@ -146,6 +147,7 @@ def save_progress(comp: Compiled, scanner: Scanner, path, key: bytes,
                             protocol=pickle.HIGHEST_PROTOCOL)
     snap = pickle.loads(blob)
     sd = snap.dwa
+    sd.hot_weights = tuple(hot_weights)
     sd.compact_weights()
     complete = bool(sd.complete) and all(sd.complete)
     sd.budget_exhausted = getattr(dwa, "budget_exhausted", True) or not complete

@@ -150,6 +150,9 @@ class ParserDWA:
         self.init: dict = {}             # lexer config -> (state or -1, weight id)
         self.pair_init: dict = {}        # (config, config, below) -> start of two heads (add_pair)
         self.eos_weight: int | None = None   # weight id of the EOS ids, once interned
+        # weight ids whose dense masks the runtime makes first (those masks needed when
+        # the artifact was saved: see Masker.hot_weights)
+        self.hot_weights: tuple = ()
         self.special_weights: tuple | None = None   # ((parser terminal, weight id of its token ids), ...)
         self.special_check: int = 0      # bitmask of the special-token terminals (viability check)
         self._lock = threading.RLock()
@@ -793,7 +796,8 @@ class ParserDWA:
         317k sets referenced; the others were 303 of the 325 MB token-set blob, most of
         the artifact's load time).
         The state index of the states not compiled yet is rebuilt (its keys contain
-        weight ids). Returns the number of sets dropped."""
+        weight ids); ``hot_weights`` keeps the kept ones, renumbered. Returns the number
+        of sets dropped."""
         with self._lock:
             used = {EMPTY_ID}
             for t in self.trans:
@@ -828,6 +832,8 @@ class ParserDWA:
                 self.eos_weight = m[self.eos_weight]
             if self.special_weights is not None:
                 self.special_weights = tuple((t, m[w]) for t, w in self.special_weights)
+            self.hot_weights = tuple(m[w] for w in self.hot_weights
+                                     if w < len(m) and m[w] >= 0)
             ids = {}
             for q, its in enumerate(items):
                 if its is not None:
@@ -869,6 +875,7 @@ class ParserDWA:
         self.__dict__.setdefault("_pop_memo", {})
         self.__dict__.setdefault("_digest_ids", False)
         self.__dict__.setdefault("pair_init", {})
+        self.__dict__.setdefault("hot_weights", ())
         if "follows" not in d:               # artifacts written before the pruning
             self.follows = terminal_follows(self._shift, self._reduce, self._n_terminals)
         self._nesting = 0

@@ -161,7 +161,8 @@ class Constraint:
                   f"(at most {budget_s:g} s)", file=sys.stderr, flush=True)
         stats = self.compiled.stats
         stats.update(explore(self, sentences, budget_s))
-        self._masker.forget_masks()          # its memory is for the user's masks
+        hot = self._masker.hot_weights()      # the token sets the explored masks needed
+        self._masker.forget_masks(hot)       # its memory is for the user's masks
         st = self.compiled.dwa.stats()
         for k in ("configs", "states", "complete_states", "edges", "defaults", "max_depth"):
             stats[k] = st[k]
@@ -178,7 +179,8 @@ class Constraint:
         path, key = self._artifact
         if path is not None:
             t = time.perf_counter()
-            if save_progress(self.compiled, self.scanner, path, key, after_use=False):
+            if save_progress(self.compiled, self.scanner, path, key, after_use=False,
+                             hot_weights=hot):
                 stats["artifact"] = str(path)
             stats["explore_save_s"] = time.perf_counter() - t
 
@@ -342,7 +344,8 @@ class Constraint:
         path, key = self._artifact
         if path is None:
             return None
-        return path if save_progress(self.compiled, self.scanner, path, key) else None
+        return path if save_progress(self.compiled, self.scanner, path, key,
+                                     hot_weights=self._masker.hot_weights()) else None
 
     def compile_stats(self) -> dict:
         """Sizes of the compiled mask automaton (states, edges, weights, acyclic,

@@ -16,10 +16,12 @@ dense-mask memo is bounded in bytes (two generations of at most half the bound
 each). Masks are kept as views of read-only arrays, and the last ``out`` buffer
 is kept checked with a view of it: the copy into it is one buffer assignment.
 A state with several heads unions its heads' sets of weights; its mask, when
-not memoized, is the union of its heads' memoized masks.
+not memoized, is the union of its heads' masks where they are memoized and of the
+other heads' token sets.
 
-At construction, token sets are turned into dense masks ahead (the first ones by
-id, within ``PREWARM_BYTES``, half the dense cache and ``PREWARM_S``), the masks of
+At construction, token sets are turned into dense masks ahead (the artifact's hot
+ones first, then by id, within ``PREWARM_BYTES``, half the dense cache and
+``PREWARM_S``), the masks of
 the walks over compiled states are computed ahead (shortest walks first, within
 ``PREFILL_BYTES`` and ``PREFILL_S``), and memory for the masks computed later is
 written ahead (``POOL_BYTES``): the first mask in a situation then costs what a
@@ -33,6 +35,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections import Counter
 
 import numpy as np
 from pyroaring import BitMap
@@ -61,9 +64,11 @@ def _same_stack(a, b, depth: int = 4) -> bool:
 
 class Masker:
     # Token sets are turned into dense masks the first time a mask needs them (the
-    # cold get_mask tail). At construction that is done ahead for the first sets (by
-    # id: the sets of the states compiled first, nearest the start) that fit in
-    # PREWARM_BYTES and in half the dense cache, for at most PREWARM_S.
+    # cold get_mask tail). At construction that is done ahead, for at most PREWARM_S,
+    # for as many sets as fit in PREWARM_BYTES and in half the dense cache: first the
+    # artifact's hot sets (those masks needed before it was saved, by the construction's
+    # exploration or a user's save_cache), then the others by id (the sets of the states
+    # compiled first, nearest the start).
     PREWARM_BYTES = 128 << 20
     PREWARM_S = 0.2
     #: bounds of the masks computed ahead at construction (:meth:`_prefill`): at most
@@ -95,9 +100,12 @@ class Masker:
         eos.flags.writeable = False                # would index every set of an artifact
         self._eos_mask = eos.data
         self.misses = 0       # masks computed
+        # token set id -> how many masks computed since construction united it (no lock:
+        # concurrent misses may lose a count; it only orders hot_weights)
+        self._uses: Counter = Counter()
         self._out = (None, None)   # the last caller's buffer (checked) and a view of it
         self._new_pool()
-        self.prewarmed = self._prewarm()         # token sets made dense ahead
+        self.prewarmed = self._prewarm(getattr(dwa, "hot_weights", ()))   # sets made dense ahead
         self.prefilled = self._prefill()         # masks computed ahead
 
     def _new_pool(self) -> None:
@@ -109,37 +117,49 @@ class Masker:
         # (rows, next free row): one attribute, read at once by _new_mask (next() is atomic)
         self._pool = (pool, itertools.count())
 
-    def forget_masks(self) -> None:
+    def hot_weights(self) -> list:
+        """Ids of the token sets the masks computed so far united, the most often first,
+        then the loaded artifact's hot sets: what an artifact saved now should make dense
+        first when loaded."""
+        used = [w for w, _ in self._uses.most_common()]
+        return list(dict.fromkeys(used + list(getattr(self.dwa, "hot_weights", ()))))
+
+    def forget_masks(self, hot=()) -> None:
         """Start over as a constraint loading this automaton would (e.g. after
         construction explored many states, whatever they needed): drop the memoized
-        masks and dense token sets, then make token sets dense and compute masks ahead
-        again, in a new pool."""
+        masks and dense token sets, then make token sets dense (``hot`` ones first) and
+        compute masks ahead again, in a new pool."""
         with self._lock:
             self._memo = {}
             self._memo_old = {}
             self._memo_cur_bytes = self._memo_old_bytes = 0
         self.dwa.weights.clear_dense()
         self._new_pool()
-        self.prewarmed = self._prewarm()
+        self.prewarmed = self._prewarm(hot)
         self.prefilled = self._prefill()
 
-    def _prewarm(self) -> int:
-        """Make the first token sets (by id) dense within ``PREWARM_BYTES``, half the
-        dense cache (less one mask: the next conversion must not push them into the old
-        generation) and ``PREWARM_S``. Returns how many."""
+    def _prewarm(self, hot=()) -> int:
+        """Make token sets dense, ``hot`` ids first, then the others by id, within
+        ``PREWARM_BYTES``, half the dense cache (less one mask: the next conversion must
+        not push them into the old generation) and ``PREWARM_S``. Returns how many."""
         wt = self.dwa.weights
         size = self.n_words * 4
         room = self.PREWARM_BYTES
         cap = getattr(wt, "_cache_bytes", None)
         if cap is not None:
             room = min(room, cap // 2 - size)
-        n = max(0, min(len(wt), room // size))
+        n_sets = len(wt)
+        n = max(0, min(n_sets, room // size))
+        order = itertools.chain(dict.fromkeys(w for w in hot if 0 <= w < n_sets), range(n_sets))
         deadline = time.perf_counter() + self.PREWARM_S
-        for w in range(n):
-            if time.perf_counter() > deadline:
-                return w
-            wt.dense(w, self.n_bits)
-        return n
+        done = 0
+        for w in order:
+            if done >= n or time.perf_counter() > deadline:
+                break
+            if wt.cached_dense(w, self.n_bits) is None:
+                wt.dense(w, self.n_bits)
+                done += 1
+        return done
 
     def _new_mask(self) -> np.ndarray:
         """Memory for one more dense mask: a row of the pool while it lasts."""
@@ -348,18 +368,20 @@ class Masker:
 
     def _combine(self, key: frozenset, parts: list) -> memoryview:
         """The mask of ``key``, the union of the weight sets ``parts`` (one per head):
-        the union of their masks (each memoized), computed or looked up."""
-        masks = []
+        the union of the memoized masks of parts (either generation) with the dense
+        masks of the other parts' weights, each weight once (a part not memoized is not
+        computed on its own: uniting its weights into this mask reads less memory)."""
+        memo, old = self._memo, self._memo_old
+        bases, rest = [], set()
         for p in parts:
-            m = self._memo.get(p)
+            m = memo.get(p)
             if m is None:
-                m = self._lookup_old(p)
-            masks.append(m.obj)
-        a = self._new_mask()
-        np.bitwise_or(masks[0], masks[1], out=a)
-        for m in masks[2:]:
-            np.bitwise_or(a, m, out=a)
-        return self._keep(key, a)
+                m = old.get(p)
+            if m is None:
+                rest.update(p)
+            else:
+                bases.append(m.obj)
+        return self._union(key, bases, rest)
 
     def _keep(self, key: frozenset, a: np.ndarray, computed: bool = True) -> memoryview:
         """Memoize the new mask ``a`` of ``key``: made read-only and kept as a view
@@ -390,14 +412,18 @@ class Masker:
     def _memo_bytes(self) -> int:
         return self._memo_cur_bytes + self._memo_old_bytes
 
-    def _union(self, key: frozenset) -> memoryview:
-        """The mask of ``key`` (memoized): the union of its weights' dense masks where
-        they are cached; the others are united as token sets first, so a mask costs at
-        most one conversion of a token set to a dense mask."""
+    def _union(self, key: frozenset, bases=(), weights=None) -> memoryview:
+        """The mask of ``key`` (memoized): the union of ``bases`` (masks) and the dense
+        masks of ``weights`` (default: ``key``'s) where they are cached; the others are
+        united as token sets first, so a mask costs at most one conversion of a token set
+        to a dense mask."""
         wt = self.dwa.weights
         n_bits = self.n_bits
-        dense, sets = [], []
-        for w in key:
+        dense, sets = list(bases), []
+        if weights is None:
+            weights = key
+        self._uses.update(weights)
+        for w in weights:
             if w != EMPTY_ID:
                 d = wt.cached_dense(w, n_bits)
                 if d is None:
