@@ -289,3 +289,48 @@ def test_artifact_remembers_the_token_sets_its_masks_needed(tmp_path, monkeypatc
     hot = later.compiled.dwa.hot_weights
     assert [later.compiled.dwa.weights.get(w) for w in hot] == used
     assert _dense_sets(later) == set(used[:3])
+
+
+@pytest.mark.parametrize("name", ["expr", "rlist"])
+def test_walks_below_branching_nodes_are_memoized_exactly(name, qwen_vocab, qwen_encoding):
+    """GLR stacks share branching nodes: the walk below one is memoized on it by DWA
+    state (other heads and later steps reaching it reuse it; on Go's benchmark traces a
+    four-head state walks two of its four branches). Every mask equals the oracle (each
+    step asked twice: computed, then memoized), each (state, node) is walked once, and
+    a memoized walk is the walk."""
+    from test_compiled_exact import ambiguous_constraint, ambiguous_traces
+    c = ambiguous_constraint(name, qwen_vocab)
+    m = c._masker
+    walked: list = []
+    walk = m._walk_branching
+
+    def spy(q, links, outs):
+        walked.append(q)
+        return walk(q, links, outs)
+
+    m._walk_branching = spy
+    asked = {}
+    branches = m._branches
+
+    def spy_branches(q, node):
+        r = branches(q, node)
+        asked[(q, id(node))] = (q, node, r)
+        return r
+
+    m._branches = spy_branches
+    try:
+        for text in ambiguous_traces(name, 6, max_terminals=12, seed=11):
+            s = c.start()
+            for tok in qwen_encoding.encode(text, disallowed_special=()):
+                for _ in range(2):
+                    assert np.array_equal(c.get_mask(s), c.reference_mask(s)), (name, text)
+                s = c.commit(s, tok)
+        assert asked and len(walked) == len(asked)       # one walk per (state, node)
+        for q, node, r in asked.values():
+            n = len(walked)
+            assert branches(q, node) is r and len(walked) == n          # from the memo
+            fresh: set = set()
+            walk(q, node.links, fresh)
+            assert frozenset(fresh) == r
+    finally:
+        del m._walk_branching, m._branches

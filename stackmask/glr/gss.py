@@ -23,7 +23,8 @@ _NO_MASK = (None, None)
 class Node:
     """One GSS node: an LR state with links to the nodes below it."""
 
-    __slots__ = ("state", "links", "below", "_shiftable", "_mask_memo", "__weakref__")
+    __slots__ = ("state", "links", "below", "_shiftable", "_mask_memo", "_walk_memo",
+                 "__weakref__")
 
     def __init__(self, state: int, links: list):
         self.state = state
@@ -31,6 +32,8 @@ class Node:
         self.below = links[0] if len(links) == 1 else None   # the only link, if one
         self._shiftable = None        # memo: terminal -> bool
         self._mask_memo = _NO_MASK    # memo of the masker: (lexer config, weights met)
+        self._walk_memo = None        # memo of the masker: automaton state -> weights met
+                                      # walking this node's links (several links only)
 
     def __repr__(self) -> str:
         return f"Node({self.state}, {len(self.links)} links)"

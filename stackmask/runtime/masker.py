@@ -82,6 +82,9 @@ class Masker:
     #: Schema, pays a few masks each; one compiled on first use, none), at most this
     #: many bytes and a quarter of the mask cache
     POOL_BYTES = 16 << 20
+    #: walks below a branching GSS node memoized on it, by DWA state: at most this many
+    #: (then started over)
+    WALK_MEMO_ENTRIES = 64
 
     def __init__(self, dwa, n_bits: int, eos_ids, ensure_config, cache_bytes: int = 256 << 20):
         self.dwa = dwa
@@ -233,6 +236,21 @@ class Masker:
             level = nxt
         return added
 
+    def _branches(self, q: int, node) -> frozenset:
+        """The weights met walking every link of the branching GSS node ``node`` from
+        DWA state ``q``, memoized on the node by ``q`` (the heads of a GLR state often
+        reach one branching node, and it stays below the next tokens' stacks)."""
+        memo = node._walk_memo
+        r = None if memo is None else memo.get(q)
+        if r is None:
+            outs: set = set()
+            self._walk_branching(q, node.links, outs)
+            r = frozenset(outs)
+            if memo is None or len(memo) >= self.WALK_MEMO_ENTRIES:
+                memo = node._walk_memo = {}
+            memo[q] = r
+        return r
+
     def _walk_branching(self, q0: int, links, outs: set) -> None:
         """Walk every link of a branching GSS node from DWA state ``q0``, adding the
         weights met to ``outs``; a (DWA state, node) pair reached by several paths is
@@ -302,7 +320,7 @@ class Masker:
                         below = node.below
                         if below is None:    # the root, or several links
                             if node.links and q >= 0:
-                                self._walk_branching(q, node.links, outs)
+                                outs |= self._branches(q, node)
                             break
                         node = below
                     k = frozenset(outs)
