@@ -832,8 +832,7 @@ class ParserDWA:
                 self.eos_weight = m[self.eos_weight]
             if self.special_weights is not None:
                 self.special_weights = tuple((t, m[w]) for t, w in self.special_weights)
-            self.hot_weights = tuple(m[w] for w in self.hot_weights
-                                     if w < len(m) and m[w] >= 0)
+            self.hot_weights = tuple(m[w] for w in self.hot_weights if m[w] >= 0)
             ids = {}
             for q, its in enumerate(items):
                 if its is not None:

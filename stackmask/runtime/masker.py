@@ -108,7 +108,7 @@ class Masker:
         self._uses: Counter = Counter()
         self._out = (None, None)   # the last caller's buffer (checked) and a view of it
         self._new_pool()
-        self.prewarmed = self._prewarm(getattr(dwa, "hot_weights", ()))   # sets made dense ahead
+        self.prewarmed = self._prewarm(dwa.hot_weights)    # token sets made dense ahead
         self.prefilled = self._prefill()         # masks computed ahead
 
     def _new_pool(self) -> None:
@@ -125,7 +125,7 @@ class Masker:
         then the loaded artifact's hot sets: what an artifact saved now should make dense
         first when loaded."""
         used = [w for w, _ in self._uses.most_common()]
-        return list(dict.fromkeys(used + list(getattr(self.dwa, "hot_weights", ()))))
+        return list(dict.fromkeys(used + list(self.dwa.hot_weights)))
 
     def forget_masks(self, hot=()) -> None:
         """Start over as a constraint loading this automaton would (e.g. after

@@ -134,6 +134,12 @@ def mask_from_bitmap(bm: WeightLike, n_bits: int) -> np.ndarray:
 
 
 _ARRAY, _BITMAP, _RUN = 0, 1, 2
+# Measured crossovers (numpy call overhead vs work per id): below _SMALL_SET ids a
+# scatter of bits is cheapest, below _MEDIUM_SET a byte-flag array + packbits, above
+# that the container-by-container decode (bitmap containers are plain copies).
+_SMALL_SET = 1024
+_MEDIUM_SET = 8192
+_ONE = np.uint32(1)
 
 
 class _Pattern:
@@ -198,12 +204,6 @@ def _mask_by_pattern(bm, n_bits: int):
         return None                    # runs, a missing chunk, or an array container
     words = np.frombuffer(data, dtype=np.uint32, count=pat.n_words, offset=pat.payload)
     return np.bitwise_xor(words, pat.words).view(np.int32)
-# Measured crossovers (numpy call overhead vs work per id): below _SMALL_SET ids a
-# scatter of bits is cheapest, below _MEDIUM_SET a byte-flag array + packbits, above
-# that the container-by-container decode (bitmap containers are plain copies).
-_SMALL_SET = 1024
-_MEDIUM_SET = 8192
-_ONE = np.uint32(1)
 
 
 def _containers(data: bytes):
