@@ -334,3 +334,38 @@ def test_walks_below_branching_nodes_are_memoized_exactly(name, qwen_vocab, qwen
             assert frozenset(fresh) == r
     finally:
         del m._walk_branching, m._branches
+
+
+def test_start_mask_is_pinned_and_asked_again_states_skip_the_walk(qwen_vocab, qwen_encoding):
+    """The start state keeps its own copy of its mask (not the memo's, which may be
+    dropped); a state asked again reads the token sets its first walk met. Both stay
+    equal to the oracle after the memo is dropped, and a caller writing into a mask
+    it was given changes neither."""
+    c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
+    start = c.start()
+    assert start._src is not None and start._src.readonly
+    assert not any(start._src.obj is m.obj for m in _memo(c).values())
+    ref0 = c.reference_mask(start)
+    given = c.get_mask(start)
+    given[:] = -1                               # the caller's copy, not the pin
+    states = [start]
+    for tok in _corpus_traces(qwen_encoding, 2)[1][:40]:
+        states.append(c.commit(states[-1], tok))
+    refs = [c.reference_mask(s) for s in states]
+    for s, ref in zip(states, refs):
+        assert np.array_equal(c.get_mask(s), ref)
+        assert s._key is not None or s is start
+    m = c._masker
+    m._memo, m._memo_old = {}, {}                # memo dropped: keys recomputed as unions
+    misses = m.misses
+    buf = np.zeros(c.mask_words, dtype=np.int32)
+    for s, ref in zip(states, refs):
+        assert np.array_equal(c.get_mask(s, out=buf), ref)
+    assert m.misses > misses
+    assert np.array_equal(c.get_mask(start), ref0)
+
+
+def test_lazy_constraint_does_not_pin_before_its_first_mask(qwen_vocab):
+    c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False, compile="lazy")
+    assert c.start()._src is None and c._masker.prefilled == 0
+    assert np.array_equal(c.get_mask(c.start()), c.reference_mask(c.start()))

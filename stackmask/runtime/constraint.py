@@ -36,11 +36,13 @@ Head = tuple  # (Node, config id)
 class State:
     """An immutable decoding state. Keep old states to fork or roll back."""
 
-    __slots__ = ("heads", "finished", "__weakref__")
+    __slots__ = ("heads", "finished", "_key", "_src", "__weakref__")
 
     def __init__(self, heads: tuple, finished: bool = False):
         self.heads = heads
         self.finished = finished
+        self._key = None        # the token sets of its mask, set by the masker's first walk
+        self._src = None        # its mask, kept on it (the start state only: Masker.pin)
 
     def __repr__(self) -> str:
         return f"<stackmask.State heads={len(self.heads)}{' finished' if self.finished else ''}>"
@@ -142,6 +144,8 @@ class Constraint:
         self._paths_cap = max(2, int(memo_cache_bytes) // self.PATHS_ENTRY_BYTES)
         self._vsize = vocab.size
         self._start = State(((self.glr.root, BOUNDARY_CONFIG),))
+        if self._masker.prefilled:          # compiled ahead (not lazy): every text's first mask
+            self._masker.pin(self._start)
         self._eos = vocab.eos_token_ids
         self._oracle = None
         self.mask_words = (vocab.size + 31) // 32

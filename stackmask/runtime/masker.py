@@ -284,8 +284,17 @@ class Masker:
             todo.extend([(q2, m) for m in below])
 
     def mask(self, state, out=None) -> np.ndarray:
-        if state.finished:
+        src = state._src
+        if src is not None:
+            pass
+        elif state.finished:
             src = self._eos_mask
+        elif state._key is not None:
+            # asked before (the start state: every text's first mask): no walk
+            key = state._key
+            src = self._memo.get(key)
+            if src is None:
+                src = self._lookup_old(key)
         else:
             dwa = self.dwa
             heads = state.heads
@@ -326,16 +335,27 @@ class Masker:
                     k = frozenset(outs)
                     top._mask_memo = (cfg, k)
                 key = k if key is None else key | k
+            state._key = key
             src = self._memo.get(key)
             if src is None:
                 src = self._lookup_old(key, heads)
         if out is None:
             return src.obj.copy()
         bound = self._out
-        if bound[0] is not out:
-            bound = self._bind_out(out, src)
-        bound[1][:] = src
+        if bound[0] is out:
+            bound[1][:] = src
+        else:
+            self._bind_out(out, src)
         return out
+
+    def pin(self, state) -> None:
+        """Keep ``state``'s mask on it, outside the memo (never evicted; one mask's
+        memory): for the start state, whose mask is every text's first, and usually a
+        cold call (the first after a request arrives, with nothing of this constraint
+        in the CPU caches), the mask is then one attribute read and one copy."""
+        a = self.mask(state)
+        a.flags.writeable = False
+        state._src = a.data
 
     def _paired(self, heads: tuple) -> tuple:
         """Two heads on GSS nodes one right above the other, or on one node (or on
@@ -355,15 +375,23 @@ class Masker:
             return heads
         return ((top, key),) if key in self.dwa.pair_init else heads
 
-    def _bind_out(self, out, src) -> tuple:
-        """Check a caller's buffer; keep it with a view of it (the next masks into the
-        same buffer copy without the checks)."""
-        if out.shape != src.shape or (out.dtype is not _INT32 and out.dtype != _INT32) \
-                or not out.flags.c_contiguous or not out.flags.writeable:
+    def _bind_out(self, out, src: memoryview) -> None:
+        """Fill a caller's buffer not seen before, and keep it with a view of it (the
+        next masks into the same buffer are one copy). The copy between memoryviews
+        checks what the checks of the array's attributes would (same item format, same
+        shape, writeable), and costs much less in the first mask after the CPU caches
+        were flushed (a fresh buffer per batch is common): numpy's attribute getters
+        then cost tens of µs."""
+        try:
+            mv = memoryview(out)
+            if not mv.c_contiguous:
+                raise ValueError
+            mv[:] = src
+        except (TypeError, ValueError, NotImplementedError):
             raise ValueError(f"out must be a writeable contiguous int32 array of shape {src.shape}, "
-                             f"not {out.dtype} {out.shape}")
-        bound = self._out = (out, out.data)
-        return bound
+                             f"not {getattr(out, 'dtype', type(out).__name__)} "
+                             f"{getattr(out, 'shape', '')}") from None
+        self._out = (out, mv)
 
     def _lookup_old(self, key: frozenset, heads=()) -> memoryview:
         """A mask that is not in the current generation: moved up from the old one,
