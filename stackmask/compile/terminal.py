@@ -60,9 +60,12 @@ class VocabIndex:
             else:
                 toks.append(b)
                 groups.append([i])
-        # the byte strings in order (bisected by the trie walks); token ids are kept in
-        # arrays: a list of 151k id tuples cost every full garbage collection ~4 ms
-        self.toks = toks
+        # the byte strings in order (bisected by the trie walks), as a tuple: the garbage
+        # collector untracks a tuple of bytes after its first pass, while every full
+        # collection would walk a list's 151k references (touching every token's bytes
+        # object: megabytes of the CPU caches flushed, the next mask slower); token ids are
+        # kept in arrays for the same reason (a list of 151k id tuples cost ~4 ms per pass)
+        self.toks = tuple(toks)
         # byte-order position -> first token id (duplicates are expanded at the end)
         self.first_id = np.array([g[0] for g in groups], dtype=np.int64)
         self.dups = {k: g[1:] for k, g in enumerate(groups) if len(g) > 1}
