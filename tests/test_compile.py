@@ -264,13 +264,20 @@ def test_get_mask_out_must_be_an_int32_row_of_the_mask_width():
     read_only = np.zeros(words, dtype=np.int32)
     read_only.flags.writeable = False
     for bad in (np.zeros(words, dtype=np.int64), np.zeros(words + 1, dtype=np.int32),
-                np.zeros((1, words), dtype=np.int32), np.zeros(2 * words, dtype=np.int32)[::2],
-                read_only):
+                np.zeros((1, words), dtype=np.int32), np.zeros(words, dtype=np.uint32),
+                np.zeros(words, dtype=">i4"), read_only, [0] * words, bytearray(4 * words)):
         with pytest.raises(ValueError, match="int32"):
             c.get_mask(c.start(), out=bad)
-    # the masker keeps the last buffer it checked: switching buffers back and forth
-    # fills each one, and leaves the other untouched
     s1 = c.commit(c.start(), 0)
+    for bad in (np.zeros(words, dtype=np.int64), np.zeros((1, words), dtype=np.int32), read_only):
+        with pytest.raises(ValueError, match="int32"):
+            c.get_mask(s1, out=bad)
+    # a strided row of the mask width is filled element by element
+    for s in (c.start(), s1):
+        wide = np.full(2 * words, 7, dtype=np.int32)
+        assert c.get_mask(s, out=wide[::2]).base is wide
+        assert np.array_equal(wide[::2], c.reference_mask(s)) and (wide[1::2] == 7).all()
+    # switching buffers back and forth fills each one, and leaves the other untouched
     other = np.full(words, -1, dtype=np.int32)
     c.get_mask(s1, out=other)
     assert np.array_equal(other, c.reference_mask(s1))
@@ -279,6 +286,25 @@ def test_get_mask_out_must_be_an_int32_row_of_the_mask_width():
     c.get_mask(s1, out=good)
     assert np.array_equal(other, c.reference_mask(c.start()))
     assert np.array_equal(good, c.reference_mask(s1))
+
+
+def test_the_last_buffer_filled_is_let_go_when_a_text_ends():
+    """The masker keeps a view of the last buffer it filled (the next masks are one
+    copy) only until EOS is committed: the caller's buffer is then not kept alive."""
+    import weakref
+    vocab = Vocab([b"a", b"b", b"<eos>"], eos_token_ids=[2])
+    c = Constraint('start: "a" "b"', vocab, cache_dir=False)
+    buf = np.zeros(c.mask_words, dtype=np.int32)
+    alive = weakref.ref(buf)
+    s = c.commit(c.start(), 0)
+    c.get_mask(s, out=buf)
+    s = c.commit(s, 1)
+    c.get_mask(s, out=buf)
+    assert np.array_equal(buf, c.reference_mask(s))
+    del buf
+    assert alive() is not None                 # kept: the text goes on
+    c.commit(s, 2)
+    assert alive() is None                     # let go at the end of the text
 
 
 @pytest.mark.parametrize("name,amb", [("json", False), ("calc", False), ("sql", True)])

@@ -199,6 +199,7 @@ class Constraint:
         token_id = self._check_id(token_id)
         if token_id in self._eos:
             if self.is_accepting(state):
+                self._masker.release_out()
                 return State((), finished=True)
             raise TokenRejected(token_id, self.vocab.token_bytes(token_id) or b"", 0,
                                 "end of sequence before the text is a complete sentence")
@@ -327,9 +328,13 @@ class Constraint:
     def get_mask(self, state: State, out: np.ndarray | None = None) -> np.ndarray:
         """Packed allowed-token bitmask: int32 words, bit ``id % 32`` of word
         ``id // 32``; EOS ids are set exactly when the text is a sentence.
-        Fills ``out`` (writeable, contiguous int32, ``ceil(vocab_size/32)`` words)
-        when given; the masker keeps the last buffer it checked (with a view of it),
-        so filling the same buffer again skips the checks."""
+        Fills ``out`` (a writeable int32 numpy array of ``ceil(vocab_size/32)``
+        words, strided or not; ``ValueError`` otherwise) when given and returns it.
+        The masker keeps a view of the last buffer it filled, so the next masks
+        into it are one copy, until a text ends (EOS committed): the buffer is then
+        no longer kept alive by the constraint. The start state's mask is kept
+        with it (every text's first mask: one copy, no walk); a state asked again
+        reuses the token sets its first walk met."""
         return self._masker.mask(state, out=out)
 
     def save_cache(self):

@@ -62,6 +62,11 @@ def _same_stack(a, b, depth: int = 4) -> bool:
     return False
 
 
+def _out_error(out, src: memoryview) -> ValueError:
+    return ValueError(f"out must be a writeable int32 array of shape {src.shape}, not "
+                      f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+
+
 class Masker:
     # Token sets are turned into dense masks the first time a mask needs them (the
     # cold get_mask tail). At construction that is done ahead, for at most PREWARM_S,
@@ -286,11 +291,20 @@ class Masker:
     def mask(self, state, out=None) -> np.ndarray:
         src = state._src
         if src is not None:
-            pass
-        elif state.finished:
+            # a pinned mask (the start state's): written through a view made for this
+            # call, not bound (binding a buffer costs µs in a cold call, and a text's
+            # first mask often is the first into a new buffer, or the first after idle)
+            if out is None:
+                return src.obj.copy()
+            try:
+                out.data[:] = src
+            except (AttributeError, TypeError, ValueError, NotImplementedError):
+                raise _out_error(out, src) from None
+            return out
+        if state.finished:
             src = self._eos_mask
         elif state._key is not None:
-            # asked before (the start state: every text's first mask): no walk
+            # asked before (a state whose mask is asked again): no walk
             key = state._key
             src = self._memo.get(key)
             if src is None:
@@ -348,6 +362,12 @@ class Masker:
             self._bind_out(out, src)
         return out
 
+    def release_out(self) -> None:
+        """Drop the view of the last buffer filled (a text ended): the caller's buffer is
+        not kept alive after the caller drops it (a new buffer can then reuse its
+        memory, still in the CPU caches, instead of memory no cache holds)."""
+        self._out = (None, None)
+
     def pin(self, state) -> None:
         """Keep ``state``'s mask on it, outside the memo (never evicted; one mask's
         memory): for the start state, whose mask is every text's first, and usually a
@@ -383,14 +403,10 @@ class Masker:
         were flushed (a fresh buffer per batch is common): numpy's attribute getters
         then cost tens of µs."""
         try:
-            mv = memoryview(out)
-            if not mv.c_contiguous:
-                raise ValueError
+            mv = out.data
             mv[:] = src
-        except (TypeError, ValueError, NotImplementedError):
-            raise ValueError(f"out must be a writeable contiguous int32 array of shape {src.shape}, "
-                             f"not {getattr(out, 'dtype', type(out).__name__)} "
-                             f"{getattr(out, 'shape', '')}") from None
+        except (AttributeError, TypeError, ValueError, NotImplementedError):
+            raise _out_error(out, src) from None
         self._out = (out, mv)
 
     def _lookup_old(self, key: frozenset, heads=()) -> memoryview:
