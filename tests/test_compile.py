@@ -265,11 +265,13 @@ def test_get_mask_out_must_be_an_int32_row_of_the_mask_width():
     read_only.flags.writeable = False
     for bad in (np.zeros(words, dtype=np.int64), np.zeros(words + 1, dtype=np.int32),
                 np.zeros((1, words), dtype=np.int32), np.zeros(words, dtype=np.uint32),
-                np.zeros(words, dtype=">i4"), read_only, [0] * words, bytearray(4 * words)):
+                np.zeros(words, dtype=">i4"), read_only, [0] * words, bytearray(4 * words),
+                memoryview(np.zeros(words, dtype=np.int32))):
         with pytest.raises(ValueError, match="int32"):
             c.get_mask(c.start(), out=bad)
     s1 = c.commit(c.start(), 0)
-    for bad in (np.zeros(words, dtype=np.int64), np.zeros((1, words), dtype=np.int32), read_only):
+    for bad in (np.zeros(words, dtype=np.int64), np.zeros((1, words), dtype=np.int32), read_only,
+                [0] * words, memoryview(np.zeros(words, dtype=np.int32))):
         with pytest.raises(ValueError, match="int32"):
             c.get_mask(s1, out=bad)
     # a strided row of the mask width is filled element by element

@@ -44,7 +44,6 @@ from ..compile.parser_dwa import pair_key
 from ..wfa.weights import EMPTY_ID, mask_from_bitmap
 
 
-_INT32 = np.dtype(np.int32)
 
 
 def _same_stack(a, b, depth: int = 4) -> bool:
@@ -297,8 +296,10 @@ class Masker:
             if out is None:
                 return src.obj.copy()
             try:
+                if not isinstance(out, np.ndarray):
+                    raise TypeError
                 out.data[:] = src
-            except (AttributeError, TypeError, ValueError, NotImplementedError):
+            except (TypeError, ValueError, NotImplementedError):
                 raise _out_error(out, src) from None
             return out
         if state.finished:
@@ -403,9 +404,11 @@ class Masker:
         were flushed (a fresh buffer per batch is common): numpy's attribute getters
         then cost tens of µs."""
         try:
+            if not isinstance(out, np.ndarray):
+                raise TypeError
             mv = out.data
             mv[:] = src
-        except (AttributeError, TypeError, ValueError, NotImplementedError):
+        except (TypeError, ValueError, NotImplementedError):
             raise _out_error(out, src) from None
         self._out = (out, mv)
 
