@@ -14,7 +14,8 @@ the walk's result is memoized on the GSS node (for the last configuration
 asked), so asking again for the same node costs two lookups and the copy. The
 dense-mask memo is bounded in bytes (two generations of at most half the bound
 each). Masks are kept as views of read-only arrays, and the last ``out`` buffer
-is kept checked with a view of it: the copy into it is one buffer assignment.
+is kept, checked, with a view of it until the text ends (EOS committed): the copy
+into it is one buffer assignment. The start state's mask is kept on the state.
 A state with several heads unions its heads' sets of weights; its mask, when
 not memoized, is the union of its heads' masks where they are memoized and of the
 other heads' token sets.
@@ -397,8 +398,9 @@ class Masker:
         return ((top, key),) if key in self.dwa.pair_init else heads
 
     def _bind_out(self, out, src: memoryview) -> None:
-        """Fill a caller's buffer not seen before, and keep it with a view of it (the
-        next masks into the same buffer are one copy). The copy between memoryviews
+        """Fill a caller's buffer other than the one kept (a new one, or the first mask
+        of a text after the last ended), and keep it with a view of it (the next masks
+        into the same buffer are one copy). The copy between memoryviews
         checks what the checks of the array's attributes would (same item format, same
         shape, writeable), and costs much less in the first mask after the CPU caches
         were flushed (a fresh buffer per batch is common): numpy's attribute getters
