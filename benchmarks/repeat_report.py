@@ -23,6 +23,7 @@ import json
 import statistics
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,6 +91,19 @@ def summarize(runs: list, peers: list) -> tuple[str, dict]:
                 cells.append(f"{statistics.median(ratios):.2f}x ({below}/{len(pairs)})")
             lines.append(f"| {pas} | {' | '.join(cells)} |")
         lines.append("")
+    lines.append("Slowest masks (trace:step, each named by the runs where it was among a "
+                 "pass's five slowest; step 0 is the start state's mask):")
+    lines.append("")
+    for e in engines:
+        for pas in ("cold", "warm"):
+            counts = Counter(f"{m['trace']}:{m['step']}" for rows in runs for r in rows
+                             if r.get("engine") == e and r.get("pass") == pas
+                             for m in r.get("slowest_masks", ()))
+            if counts:
+                figures[f"{e}/{pas}/slowest"] = dict(counts.most_common())
+                top = ", ".join(f"{k} ({n})" for k, n in counts.most_common(6))
+                lines.append(f"- {e} {pas}: {top}")
+    lines.append("")
     return "\n".join(lines), figures
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from stackmask.__main__ import main as cli_main
-from stackmask.report import format_table, main, percentiles, run_engine, summarize
+from stackmask.report import format_table, main, percentiles, run_engine, slowest, summarize
 from stackmask.report.engines import clear_special_bits, strip_rule_priorities
 from stackmask.report.workload import (WorkloadError, default_corpus, load_traces, load_vocab,
                                        load_workload)
@@ -118,6 +118,24 @@ def test_report_cli_end_to_end(tmp_path, capsys):
     raw = json.loads(out.read_text())
     assert raw["traces"] == 3 and raw["rows"][0]["accepted"] == 3
     assert len(raw["engines"][0]["cold"]["mask_ns"]) == raw["tokens"] + 3
+    # the rows name each pass's slowest masks by trace and step
+    for row in raw["rows"]:
+        ns = raw["engines"][0][row["pass"]]["mask_ns"]
+        starts = raw["engines"][0][row["pass"]]["trace_starts"]
+        got = row["slowest_masks"]
+        assert len(got) == 5 and [g["us"] for g in got] == sorted((g["us"] for g in got), reverse=True)
+        for g in got:
+            assert g["us"] == round(ns[starts[g["trace"]] + g["step"]] / 1e3, 1)
+        assert got[0]["us"] == round(max(ns) / 1e3, 1)
+
+
+def test_slowest_masks_are_named_by_trace_and_step():
+    ns = [5000, 1000, 9040, 2000, 7000, 3000, 8000]          # traces of 3, 2 and 2 masks
+    got = slowest(ns, [0, 3, 5], k=3)
+    assert [(g["trace"], g["step"]) for g in got] == [(0, 2), (2, 1), (1, 1)]
+    assert [g["us"] for g in got] == [9.0, 8.0, 7.0]      # ns -> µs, rounded
+    assert slowest([], [], k=3) == []
+    assert [(g["trace"], g["step"]) for g in slowest([4000, 6000], [0, 1], k=5)] == [(1, 0), (0, 0)]
 
 
 def test_report_exit_status_when_stackmask_rejects(tmp_path, capsys):
@@ -159,12 +177,14 @@ def test_repeat_report_summarizes_medians_ranges_and_ratios():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
 
-    def row(engine, pas, p50, p999, commit):
+    def row(engine, pas, p50, p999, commit, slow=((0, 0), (0, 1))):
         return {"engine": engine, "pass": pas,
                 "mask": {"p50": p50, "p99": p50 * 3, "p99.9": p999, "max": p999 * 2},
-                "commit": {"p50": commit}}
+                "commit": {"p50": commit},
+                "slowest_masks": [{"trace": t, "step": i, "us": 1.0} for t, i in slow]}
 
-    runs = [[row("stackmask", "warm", 2.0, 30.0, 5.0), row("glrmask", "warm", 4.0, 20.0, 5.0)],
+    runs = [[row("stackmask", "warm", 2.0, 30.0, 5.0, ((3, 4), (0, 0))),
+             row("glrmask", "warm", 4.0, 20.0, 5.0)],
             [row("stackmask", "warm", 3.0, 10.0, 6.0), row("glrmask", "warm", 2.0, 20.0, 4.0)],
             [row("stackmask", "warm", 4.0, 20.0, 7.0), row("glrmask", "warm", 2.0, 40.0, 7.0),
              {"engine": "llguidance", "error": "failed"}]]
@@ -178,3 +198,5 @@ def test_repeat_report_summarizes_medians_ranges_and_ratios():
     assert fig["ratio glrmask/warm/commit p50"]["at_or_below"] == 2     # 5<=5, 6>4, 7<=7
     assert "stackmask/cold/mask p50" not in fig
     assert "| stackmask | warm | 3.0 (2.0-4.0) |" in text and "1.50x (1/3)" in text
+    assert fig["stackmask/warm/slowest"] == {"0:0": 3, "0:1": 2, "3:4": 1}
+    assert "- stackmask warm: 0:0 (3), 0:1 (2), 3:4 (1)" in text

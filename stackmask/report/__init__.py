@@ -31,6 +31,7 @@ import resource
 import sys
 import time
 import traceback
+from bisect import bisect_right
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,8 @@ from .engines import ENGINES, PEERS, EngineUnavailable, clear_special_bits, make
 from .workload import DEFAULT_VOCAB, WorkloadError, load_traces, load_vocab, load_workload
 
 PCTS = (50, 90, 99, 99.9)
+#: the slowest masks of each pass the --json rows name (trace, step, µs)
+SLOWEST = 5
 
 
 def _rss_peak() -> int:
@@ -71,11 +74,12 @@ def _bit(mask: np.ndarray, tok: int) -> bool:
 # -- one engine, in its own process ---------------------------------------------------------
 def _replay(eng, h, traces, words, record_masks, skip_ids, width):
     buf = np.zeros(words, dtype=np.int32)
-    mask_ns, commit_ns, digests = [], [], []
+    mask_ns, commit_ns, digests, starts = [], [], [], []
     accepted, first_reject = 0, None
     pc = time.perf_counter_ns
     gc.collect()
     for ti, toks in enumerate(traces):
+        starts.append(len(mask_ns))          # the index of this trace's first mask
         st = eng.start(h)
         ok = True
         for i in range(len(toks) + 1):
@@ -101,7 +105,7 @@ def _replay(eng, h, traces, words, record_masks, skip_ids, width):
                                     "in_mask": _bit(buf, toks[i])}
                 break
         accepted += ok
-    return {"mask_ns": mask_ns, "commit_ns": commit_ns, "accepted": accepted,
+    return {"mask_ns": mask_ns, "commit_ns": commit_ns, "starts": starts, "accepted": accepted,
             "first_reject": first_reject, "digests": digests}
 
 
@@ -213,6 +217,20 @@ def _gb(b: int | None) -> str:
     return "-" if not b else f"{b / 2**30:.2f} GB"
 
 
+def slowest(mask_ns: list, starts: list, k: int = SLOWEST) -> list[dict]:
+    """The ``k`` slowest masks of a pass, slowest first: trace, step (the mask before
+    the step-th token; step 0 is the start state's) and µs."""
+    if not mask_ns:
+        return []
+    a = np.asarray(mask_ns)
+    idx = np.argsort(a, kind="stable")[::-1][:k]
+    out = []
+    for i in idx.tolist():
+        t = bisect_right(starts, i) - 1
+        out.append({"trace": t, "step": i - starts[t], "us": round(float(a[i]) / 1e3, 1)})
+    return out
+
+
 def summarize(results: list[dict], n_traces: int) -> list[dict]:
     rows = []
     ref = next((r for r in results if r["engine"] == "stackmask" and "cold" in r), None)
@@ -224,7 +242,8 @@ def summarize(results: list[dict], n_traces: int) -> list[dict]:
             d = r[pas]
             row = {"engine": r["engine"], "pass": pas, "compile_s": r["compile_s"],
                    "peak_rss": r["peak_rss"], "accepted": d["accepted"], "traces": n_traces,
-                   "mask": percentiles(d["mask_ns"]), "commit": percentiles(d["commit_ns"])}
+                   "mask": percentiles(d["mask_ns"]), "commit": percentiles(d["commit_ns"]),
+                   "slowest_masks": slowest(d["mask_ns"], d["starts"])}
             if pas == "cold" and ref is not None and r is not ref:
                 a, b = ref["cold"]["digests"], d["digests"]
                 n = min(len(a), len(b))
@@ -414,7 +433,8 @@ def main(argv: list[str] | None = None) -> int:
                "tokens": tr.n_tokens, "rows": rows, "notes": notes,
                "engines": [{k: v for k, v in r.items() if k not in ("cold", "warm")} |
                            {p: {"mask_ns": r[p]["mask_ns"], "commit_ns": r[p]["commit_ns"],
-                                "accepted": r[p]["accepted"]} for p in ("cold", "warm") if p in r}
+                                "trace_starts": r[p]["starts"], "accepted": r[p]["accepted"]}
+                            for p in ("cold", "warm") if p in r}
                            for r in results]}
         with open(args.json_out, "w", encoding="utf-8") as f:
             json.dump(raw, f)
