@@ -45,8 +45,6 @@ from ..compile.parser_dwa import pair_key
 from ..wfa.weights import EMPTY_ID, mask_from_bitmap
 
 
-
-
 def _same_stack(a, b, depth: int = 4) -> bool:
     """Whether nodes ``a`` and ``b`` (of equal states) hold the same stack: equal states
     over single links down to a node they share, within ``depth`` links. Walks from
@@ -62,9 +60,22 @@ def _same_stack(a, b, depth: int = 4) -> bool:
     return False
 
 
-def _out_error(out, src: memoryview) -> ValueError:
-    return ValueError(f"out must be a writeable int32 array of shape {src.shape}, not "
-                      f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+def _fill(out, src: memoryview) -> memoryview:
+    """Copy the mask ``src`` into the caller's ``out`` through a view of it, and return
+    the view. The copy between memoryviews checks what checks of the array's attributes
+    would (same item format, same shape, writeable; strided rows are filled element by
+    element) at a fraction of their cost in a cold call (numpy's attribute getters then
+    cost tens of µs; the first mask into a fresh buffer often is one)."""
+    try:
+        if not isinstance(out, np.ndarray):
+            raise TypeError
+        mv = out.data
+        mv[:] = src
+    except (TypeError, ValueError, NotImplementedError):
+        raise ValueError(f"out must be a writeable int32 array of shape {src.shape}, not "
+                         f"{getattr(out, 'dtype', type(out).__name__)} "
+                         f"{getattr(out, 'shape', '')}") from None
+    return mv
 
 
 class Masker:
@@ -292,16 +303,11 @@ class Masker:
         src = state._src
         if src is not None:
             # a pinned mask (the start state's): written through a view made for this
-            # call, not bound (binding a buffer costs µs in a cold call, and a text's
-            # first mask often is the first into a new buffer, or the first after idle)
+            # call, not kept (keeping it is left to the text's second mask: the first is
+            # often a cold call, into a new buffer or the first after idle)
             if out is None:
                 return src.obj.copy()
-            try:
-                if not isinstance(out, np.ndarray):
-                    raise TypeError
-                out.data[:] = src
-            except (TypeError, ValueError, NotImplementedError):
-                raise _out_error(out, src) from None
+            _fill(out, src)
             return out
         if state.finished:
             src = self._eos_mask
@@ -360,8 +366,8 @@ class Masker:
         bound = self._out
         if bound[0] is out:
             bound[1][:] = src
-        else:
-            self._bind_out(out, src)
+        else:               # another buffer, or the first since the last text ended: kept
+            self._out = (out, _fill(out, src))
         return out
 
     def release_out(self) -> None:
@@ -396,23 +402,6 @@ class Masker:
         else:
             return heads
         return ((top, key),) if key in self.dwa.pair_init else heads
-
-    def _bind_out(self, out, src: memoryview) -> None:
-        """Fill a caller's buffer other than the one kept (a new one, or the first mask
-        of a text after the last ended), and keep it with a view of it (the next masks
-        into the same buffer are one copy). The copy between memoryviews
-        checks what the checks of the array's attributes would (same item format, same
-        shape, writeable), and costs much less in the first mask after the CPU caches
-        were flushed (a fresh buffer per batch is common): numpy's attribute getters
-        then cost tens of µs."""
-        try:
-            if not isinstance(out, np.ndarray):
-                raise TypeError
-            mv = out.data
-            mv[:] = src
-        except (TypeError, ValueError, NotImplementedError):
-            raise _out_error(out, src) from None
-        self._out = (out, mv)
 
     def _lookup_old(self, key: frozenset, heads=()) -> memoryview:
         """A mask that is not in the current generation: moved up from the old one,
