@@ -291,24 +291,74 @@ def test_artifact_remembers_the_token_sets_its_masks_needed(tmp_path, monkeypatc
     assert _dense_sets(later) == set(used[:3])
 
 
-@pytest.mark.parametrize("name", ["expr", "rlist"])
-def test_walks_below_branching_nodes_are_memoized_exactly(name, qwen_vocab, qwen_encoding):
+def _edge(dwa, q: int, s: int):
+    e = dwa.trans[q].get(s)
+    if e is None:
+        e = dwa.default[q] if dwa.complete[q] else dwa.edge(q, s)
+    return e
+
+
+def _walk_all(dwa, q0: int, node) -> tuple:
+    """Reference: the weights met walking every link below ``node`` from DWA state
+    ``q0``, pair by pair with no memo, and the (state, branching node) pairs reached."""
+    outs, seen, pairs = set(), set(), set()
+    todo = [(q0, m) for m in node.links]
+    while todo:
+        q, n = todo.pop()
+        if (q, id(n)) in seen:
+            continue
+        seen.add((q, id(n)))
+        e = _edge(dwa, q, n.state)
+        if e is None:
+            continue
+        q2, w = e
+        if w:
+            outs.add(w)
+        if q2 >= 0:
+            if len(n.links) > 1:
+                pairs.add((q2, n))
+            todo.extend((q2, m) for m in n.links)
+    return frozenset(outs), pairs
+
+
+def _branching_nodes(state) -> list:
+    seen, out = set(), []
+    todo = [n for n, _ in state.heads]
+    while todo:
+        n = todo.pop()
+        if id(n) not in seen:
+            seen.add(id(n))
+            if len(n.links) > 1:
+                out.append(n)
+            todo.extend(n.links)
+    return out
+
+
+@pytest.mark.parametrize("name", ["ss", "expr", "rlist"])
+def test_walks_below_branching_nodes_are_memoized_exactly(name, qwen_vocab, qwen_encoding,
+                                                          monkeypatch):
     """GLR stacks share branching nodes: the walk below one is memoized on it by DWA
-    state (other heads and later steps reaching it reuse it; on Go's benchmark traces a
-    four-head state walks two of its four branches). Every mask equals the oracle (each
-    step asked twice: computed, then memoized), each (state, node) is walked once, and
-    a memoized walk is the walk."""
+    state, bottom up (every branching node the walk reaches keeps its own part, so the
+    next tokens' masks walk only what is new above them), and a node's links are read
+    once per LR state among them ("ss": every split of the text is a parse, so nodes
+    link to many nodes of few states). Every mask equals the oracle (each step asked
+    twice: computed, then memoized); every memo entry on every branching node of the
+    stack equals the walk of all its paths without memo; the branching nodes a walk
+    reaches have their parts memoized; a node's links are grouped once."""
+    import stackmask.runtime.masker as masker_mod
     from test_compiled_exact import ambiguous_constraint, ambiguous_traces
     c = ambiguous_constraint(name, qwen_vocab)
     m = c._masker
-    walked: list = []
-    walk = m._walk_branching
+    dwa = m.dwa
+    grouped: list = []          # (links, groups): the lists kept, so ids stay unique
+    groups = masker_mod._link_groups
 
-    def spy(q, links, outs):
-        walked.append(q)
-        return walk(q, links, outs)
+    def spy_groups(links):
+        g = groups(links)
+        grouped.append((links, g))
+        return g
 
-    m._walk_branching = spy
+    monkeypatch.setattr(masker_mod, "_link_groups", spy_groups)
     asked = {}
     branches = m._branches
 
@@ -319,21 +369,76 @@ def test_walks_below_branching_nodes_are_memoized_exactly(name, qwen_vocab, qwen
 
     m._branches = spy_branches
     try:
-        for text in ambiguous_traces(name, 6, max_terminals=12, seed=11):
+        for text in _AMBIGUOUS_FIXED_LONG.get(name, []) + ambiguous_traces(name, 6, max_terminals=12,
+                                                                           seed=11):
             s = c.start()
             for tok in qwen_encoding.encode(text, disallowed_special=()):
                 for _ in range(2):
                     assert np.array_equal(c.get_mask(s), c.reference_mask(s)), (name, text)
+                for node in _branching_nodes(s):
+                    for q, r in (node._walk_memo or {}).items():
+                        assert r == _walk_all(dwa, q, node)[0], (name, text)
                 s = c.commit(s, tok)
-        assert asked and len(walked) == len(asked)       # one walk per (state, node)
+        assert asked
         for q, node, r in asked.values():
-            n = len(walked)
-            assert branches(q, node) is r and len(walked) == n          # from the memo
-            fresh: set = set()
-            walk(q, node.links, fresh)
-            assert frozenset(fresh) == r
+            ref, pairs = _walk_all(dwa, q, node)
+            assert r == ref
+            assert branches(q, node) is r                       # from the memo
+            for q2, n2 in pairs:                                # parts below memoized
+                memo = n2._walk_memo
+                assert memo is not None and q2 in memo, (name, q2, n2)
+        # each node's links grouped once (kept on the node), every link in its state's group
+        assert grouped and len({id(links) for links, _ in grouped}) == len(grouped)
+        for links, g in grouped:
+            assert sorted(map(id, links)) == sorted(id(n) for st, ns in g for n in ns)
+            assert all(n.state == st for st, ns in g for n in ns)
+            assert len({st for st, _ in g}) == len(g)
+        if name == "ss":        # links of one state read as one: the case is exercised
+            assert any(len(ns) > 1 for _, g in grouped for _, ns in g)
     finally:
-        del m._walk_branching, m._branches
+        del m._branches
+
+
+@pytest.mark.parametrize("name", ["expr", "kw"])
+def test_branching_walk_on_random_stack_graphs(name, qwen_vocab):
+    """The bottom-up branching walk on random stack graphs (LR states of the grammar,
+    each node linking to 1-5 nodes below, many sharing a state, so links of one state
+    lead to different stacks): equal to the walk of every path without memo, from every
+    automaton state the tops lead to, on a fresh graph and again after new nodes were
+    put on top of a graph whose lower nodes hold memos."""
+    from stackmask.glr.gss import Node
+    from test_compiled_exact import ambiguous_constraint
+    c = ambiguous_constraint(name, qwen_vocab)
+    m = c._masker
+    dwa = m.dwa
+    rng = random.Random(f"branching:{name}")
+    n_lr = len(dwa._shiftable)
+    checked = 0
+    for _ in range(12):
+        pool = rng.sample(range(n_lr), 5)       # few states: groups of several links
+        level = [Node(dwa._start_state, [])]
+        nodes = list(level)
+        for _ in range(8):
+            level = [Node(rng.choice(pool), rng.sample(nodes, rng.randint(1, min(5, len(nodes)))))
+                     for _ in range(4)]
+            nodes.extend(level)
+        for top in level + [Node(rng.choice(pool), level[:3])]:
+            if len(top.links) < 2:
+                continue
+            for q0, _ in list(dwa.init.values()):
+                e = _edge(dwa, q0, top.state) if q0 >= 0 else None
+                if e is None or e[0] < 0:
+                    continue
+                q = e[0]
+                r = m._branches(q, top)
+                ref, _ = _walk_all(dwa, q, top)
+                assert r == ref, (name, q)
+                checked += 1
+    assert checked > 20, checked
+
+
+# long texts of the dense grammar: ladders of branching nodes, many links each
+_AMBIGUOUS_FIXED_LONG = {"ss": ["abababbaab", "aaaaaaaaaaaaaaaa"]}
 
 
 def test_start_mask_is_pinned_and_asked_again_states_skip_the_walk(qwen_vocab, qwen_encoding):

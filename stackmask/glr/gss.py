@@ -24,7 +24,7 @@ class Node:
     """One GSS node: an LR state with links to the nodes below it."""
 
     __slots__ = ("state", "links", "below", "_shiftable", "_mask_memo", "_walk_memo",
-                 "__weakref__")
+                 "_link_groups", "__weakref__")
 
     def __init__(self, state: int, links: list):
         self.state = state
@@ -34,6 +34,7 @@ class Node:
         self._mask_memo = _NO_MASK    # memo of the masker: (lexer config, weights met)
         self._walk_memo = None        # memo of the masker: automaton state -> weights met
                                       # walking this node's links (several links only)
+        self._link_groups = None      # memo of the masker: links grouped by state
 
     def __repr__(self) -> str:
         return f"Node({self.state}, {len(self.links)} links)"

@@ -60,6 +60,19 @@ def _same_stack(a, b, depth: int = 4) -> bool:
     return False
 
 
+def _link_groups(links: list) -> tuple:
+    """A branching node's links grouped by their LR state: ``((state, (node, ...)), ...)``
+    in the order of first appearance. A walk reads one edge per group."""
+    by_state: dict = {}
+    for n in links:
+        g = by_state.get(n.state)
+        if g is None:
+            by_state[n.state] = [n]
+        else:
+            g.append(n)
+    return tuple((s, tuple(g)) for s, g in by_state.items())
+
+
 def _fill(out, src: memoryview) -> memoryview:
     """Copy the mask ``src`` into the caller's ``out`` through a view of it, and return
     the view. The copy between memoryviews checks what checks of the array's attributes
@@ -253,51 +266,89 @@ class Masker:
         return added
 
     def _branches(self, q: int, node) -> frozenset:
-        """The weights met walking every link of the branching GSS node ``node`` from
-        DWA state ``q``, memoized on the node by ``q`` (the heads of a GLR state often
-        reach one branching node, and it stays below the next tokens' stacks)."""
+        """The weights met walking every link of the branching GSS node ``node`` from DWA
+        state ``q``, memoized on the node by ``q``. The branching nodes below that the
+        walk reaches memoize their own parts the same way, so the walk is done bottom
+        up: a GLR stack keeps its lower nodes from token to token (an ambiguity that
+        stays open for a while leaves a ladder of branching nodes), and the next masks
+        walk only the nodes new above the ones they find memoized. The order is a
+        depth-first post-order with an explicit stack (a ladder can be deeper than
+        Python's recursion limit); the GSS is acyclic (links go back in the input), so
+        a part is complete when its frame is popped the second time."""
         memo = node._walk_memo
-        r = None if memo is None else memo.get(q)
-        if r is None:
-            outs: set = set()
-            self._walk_branching(q, node.links, outs)
-            r = frozenset(outs)
-            if memo is None or len(memo) >= self.WALK_MEMO_ENTRIES:
-                memo = node._walk_memo = {}
-            memo[q] = r
-        return r
-
-    def _walk_branching(self, q0: int, links, outs: set) -> None:
-        """Walk every link of a branching GSS node from DWA state ``q0``, adding the
-        weights met to ``outs``; a (DWA state, node) pair reached by several paths is
-        walked once (nodes seen are kept per DWA state: a node's link list is checked
-        against them in one pass, nodes hash by identity)."""
+        if memo is not None:
+            r = memo.get(q)
+            if r is not None:
+                return r
         dwa = self.dwa
-        trans = dwa.trans
-        default = dwa.default
-        complete = dwa.complete
-        seen = {q0: set(links)}
-        todo = [(q0, n) for n in links]
+        trans, default, complete = dwa.trans, dwa.default, dwa.complete
+        limit = self.WALK_MEMO_ENTRIES
+        done: dict = {}          # (q, node) -> weights met, for the parts of this call
+        waiting: dict = {}       # (q, node) -> (weights met above its parts below, parts)
+        todo = [(q, node)]
         while todo:
-            q, node = todo.pop()
-            e = trans[q].get(node.state)
-            if e is None:
-                e = default[q] if complete[q] else dwa.edge(q, node.state)
-                if e is None:
-                    continue
-            q2, w = e
-            if w:
-                outs.add(w)
-            if q2 < 0:
-                continue
-            below = node.links
-            s = seen.get(q2)
-            if s is None:
-                seen[q2] = set(below)
+            key = todo.pop()
+            w8 = waiting.pop(key, None)
+            if w8 is not None:               # second visit: its parts below are done
+                outs, kids = w8
+                for k in kids:
+                    outs |= done[k]
             else:
-                below = [m for m in below if m not in s]
-                s.update(below)
-            todo.extend([(q2, m) for m in below])
+                if key in done:
+                    continue
+                q1, n1 = key
+                outs = set()
+                kids = []
+                groups = n1._link_groups
+                if groups is None:
+                    groups = n1._link_groups = _link_groups(n1.links)
+                for s, nodes in groups:      # the links read alike while their states are
+                    e = trans[q1].get(s)     # equal (a dense GSS: ~50 links, ~2 states)
+                    if e is None:
+                        e = default[q1] if complete[q1] else dwa.edge(q1, s)
+                        if e is None:
+                            continue
+                    q2, w = e
+                    if w:
+                        outs.add(w)
+                    if q2 < 0:
+                        continue
+                    for nd in nodes:         # one path per link, to the next branching node
+                        q3 = q2
+                        while True:
+                            below = nd.below
+                            if below is None:    # the root, or several links
+                                if nd.links:
+                                    m = nd._walk_memo
+                                    r = None if m is None else m.get(q3)
+                                    if r is not None:
+                                        outs |= r
+                                    else:
+                                        kids.append((q3, nd))
+                                break
+                            nd = below
+                            e = trans[q3].get(nd.state)
+                            if e is None:
+                                e = default[q3] if complete[q3] else dwa.edge(q3, nd.state)
+                                if e is None:
+                                    break
+                            q3, w = e
+                            if w:
+                                outs.add(w)
+                            if q3 < 0:
+                                break
+                if kids:
+                    waiting[key] = (outs, kids)
+                    todo.append(key)
+                    todo.extend(k for k in kids if k not in done)
+                    continue
+            r = done[key] = frozenset(outs)
+            n1 = key[1]
+            m = n1._walk_memo
+            if m is None or len(m) >= limit:
+                m = n1._walk_memo = {}
+            m[key[0]] = r
+        return done[(q, node)]
 
     def mask(self, state, out=None) -> np.ndarray:
         src = state._src
