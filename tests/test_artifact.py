@@ -369,3 +369,64 @@ def test_save_cache_keeps_what_was_compiled_on_first_use(tmp_path):
         for s in states_along(c, other):
             assert np.array_equal(c.get_mask(s), c.reference_mask(s))
     assert Constraint(JSON, v, cache_dir=False, compile_budget_s=0).save_cache() is None
+
+
+KW = r'''start: stmt*
+stmt: "if" NAME "then" NAME ";" | NAME "=" NAME ";"
+NAME: /[a-z]+/
+%ignore " "
+'''
+KW_TEXT = b"if iff then thenx; ifx = thena; i = t;"
+
+
+def kw_vocab() -> Vocab:
+    pieces = ["if", "i", "f", "iff", "then", "the", "n", "x", "t", "h", "e", " ", ";", "=",
+              " =", "; ", "if ", " then", "en", "0", "a"]
+    toks = [p.encode() for p in pieces] + [b"<eos>"]
+    return Vocab(toks, eos_token_ids=[len(toks) - 1], special_token_ids=[len(toks) - 1])
+
+
+def test_artifact_lists_the_requirement_of_every_lexer_configuration(tmp_path, monkeypatch):
+    """What a head in each lexer configuration needs from its stack (keywords shadowing
+    a NAME make these non-trivial: exploring the shadows cost up to ~0.4 ms per config on
+    a head's first commit after a load) is part of the compiled artifact: equal to
+    computing it, read by commit's viability check instead of computing it. An artifact
+    written without the list (before it existed) loads and computes them on use, with the
+    same masks."""
+    import stackmask.runtime.constraint as constraint_mod
+    from stackmask.compile.terminal import TRUE, requirement
+    v = kw_vocab()
+    Constraint(KW, v, cache_dir=tmp_path, progress=False)
+    c = Constraint(KW, v, cache_dir=tmp_path, progress=False)
+    assert c.loaded_from_cache
+    reqs = c.compiled.requirements
+    assert set(reqs) == set(range(len(c.compiled.configs)))
+    assert reqs == {cfg: requirement(c.scanner, cfg) for cfg in reqs}
+    assert any(r not in (TRUE, None) for r in reqs.values())
+    computed: list = []
+
+    def spy(scanner, cfg):
+        computed.append(cfg)
+        return requirement(scanner, cfg)
+
+    monkeypatch.setattr(constraint_mod, "requirement", spy)
+    # the artifact of an older stackmask: the same automaton without the list
+    path, key = c._artifact
+    comp = artifact.load(path, key)
+    del comp.requirements
+    old_dir = tmp_path / "old"
+    old_dir.mkdir()
+    artifact.save(old_dir / path.name, key, comp)
+    old = Constraint(KW, v, cache_dir=old_dir, progress=False)
+    assert old.loaded_from_cache and old.compiled.requirements == {}
+    for con in (c, old):
+        s_list = states_along(con, KW_TEXT)
+        masks = [con.get_mask(s) for s in s_list]
+        for s, m in zip(s_list, masks):
+            assert np.array_equal(m, con.reference_mask(s))
+        if con is c:
+            assert not [cfg for cfg in computed if cfg in reqs]     # read, not computed
+            first = masks
+        else:
+            assert computed                                         # computed on use
+            assert all(np.array_equal(a, b) for a, b in zip(first, masks))

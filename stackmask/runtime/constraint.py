@@ -133,7 +133,9 @@ class Constraint:
                               cache_bytes=mask_cache_bytes)
         self.get_mask = self._masker.mask       # the method below, minus one call per mask
         self._accepts_empty = self.tables.normal_form.accepts_empty
-        # lexer config -> what its head needs (see viable); two generations bounded in bytes
+        # lexer config -> what its head needs (see viable): the compiled configs' from the
+        # artifact (kept whole), others' memoized in two generations bounded in bytes
+        self._requirements_known: dict = compiled.requirements
         self._requirements: dict = {}
         self._requirements_old: dict = {}
         self._req_cap = max(1, int(memo_cache_bytes) // (2 * self.REQ_ENTRY_BYTES))
@@ -462,6 +464,19 @@ class Constraint:
             out.extend((node,) if t == IGNORE else self.glr.shift((node,), t))
         return out
 
+    def _requirement(self, cfg: int):
+        """The requirement of a config the artifact does not list (memoized)."""
+        req = self._requirements.get(cfg, 0)
+        if req == 0:
+            req = self._requirements_old.get(cfg, 0)
+            if req == 0:
+                req = requirement(self.scanner, cfg)
+            if len(self._requirements) >= self._req_cap:
+                self._requirements_old = self._requirements
+                self._requirements = {}
+            self._requirements[cfg] = req
+        return req
+
     def viable(self, head: Head) -> bool:
         """One-terminal lookahead viability (the definition of the mask).
 
@@ -473,15 +488,9 @@ class Constraint:
         viable when the text can end right there.
         """
         node, cfg = head
-        req = self._requirements.get(cfg, 0)
+        req = self._requirements_known.get(cfg, 0)
         if req == 0:
-            req = self._requirements_old.get(cfg, 0)
-            if req == 0:
-                req = requirement(self.scanner, cfg)
-            if len(self._requirements) >= self._req_cap:
-                self._requirements_old = self._requirements
-                self._requirements = {}
-            self._requirements[cfg] = req
+            req = self._requirement(cfg)
         if req is None:
             return False
         if req == TRUE:
