@@ -206,3 +206,56 @@ def test_threads_sharing_a_constraint_get_single_thread_masks(mode, qwen_vocab):
     alone = Constraint(JSON, qwen_vocab, progress=False)
     for k in range(n_threads):
         assert results[k] == _walk(alone, k, steps), f"thread {k}: masks differ from one thread's"
+
+
+# ---------------------------------------------------------------------------
+# memos and the garbage collector's young generation
+# ---------------------------------------------------------------------------
+
+def _memos(c: Constraint) -> dict:
+    sc, dwa = c.scanner, c.compiled.dwa
+    wt = dwa.weights
+    out = {f"scanner.{k}": getattr(sc, k)
+           for k in ("_steps", "_steps_old", "_finish", "_finish_old", "_special_memo")}
+    out.update({f"constraint.{k}": getattr(c, k)
+                for k in ("_token_paths", "_requirements", "_requirements_old")})
+    out.update({f"dwa.{k}": getattr(dwa, k) for k in dwa._MEMOS})
+    out.update({f"weights.{k}": getattr(wt, k) for k in ("_and", "_or", "_sub", "_dense", "_dense_old")})
+    return out
+
+
+@pytest.mark.parametrize("how", ["eager", "cached", "lazy"])
+def test_runtime_memos_stay_out_of_young_collections(how, tmp_path):
+    """Memos hold ints and tuples of ints, which the garbage collector stops tracking;
+    an exact dict of them is then untracked too, and the next new entry tracks it again
+    in the youngest generation, where the next young collection traverses all of it
+    (one Go commit took 1.3 ms that way). Every runtime memo is a Memo: after a full
+    collection, new entries added by commits and masks leave every memo in the
+    generation it was in (none in generation 0 or 1), fresh, loaded from an artifact,
+    and lazy."""
+    from stackmask.memo import Memo
+    kw = dict(cache_dir=tmp_path, progress=False)
+    if how == "cached":
+        Constraint(JSON, NUMBERS_VOCAB, **kw)
+    c = Constraint(JSON, NUMBERS_VOCAB, compile="lazy" if how == "lazy" else "eager", **kw)
+    assert c.loaded_from_cache == (how == "cached")
+    s = c.start()
+    for t in (b"[", b"12"):                 # a little, so that most entries come later
+        c.get_mask(s)
+        s = c.commit(s, PIECES.index(t))
+    memos = _memos(c)
+    bad = [k for k, d in memos.items() if not isinstance(d, Memo)]
+    assert not bad
+    for _ in range(4):           # each full collection untracks one more level of
+        gc.collect()             # nested tuples (then the dicts holding only them)
+    assert not [k for k, d in memos.items() if d and not gc.is_tracked(d)]
+    sizes = {k: len(d) for k, d in memos.items()}
+    gc.disable()                 # whatever new entries put in generation 0 stays there
+    try:
+        decode(c, 300, 50, lambda done, s: None, seed=6)      # new entries
+        young = {id(o) for o in gc.get_objects(0)} | {id(o) for o in gc.get_objects(1)}
+    finally:
+        gc.enable()
+    grew = [k for k, d in _memos(c).items() if len(d) > sizes[k] and d is memos[k]]
+    assert "constraint._token_paths" in grew, grew
+    assert not [k for k in grew if id(memos[k]) in young]

@@ -52,6 +52,7 @@ from pyroaring import BitMap
 from ..errors import LimitExceeded
 from ..glr.lalr import LRTables
 from ..lexer.scanner import IGNORE
+from ..memo import Memo
 from ..wfa.weights import EMPTY_ID, WeightTable
 from .terminal import TRUE
 
@@ -94,6 +95,10 @@ class ParserDWA:
     ``trans[q] is None`` for a state not expanded yet (:meth:`expand`).
     """
 
+    #: the symbolic-run memos (:class:`~stackmask.memo.Memo`; not saved in artifacts)
+    _MEMOS = ("_step_memo", "_run_memo", "_closure_memo", "_split_memo", "_check_rel",
+              "_expand_memo", "_pop_memo")
+
     def __init__(self, lr: LRTables, accepts_empty: bool, weights: WeightTable):
         self.weights = weights
         self._shift = lr.shift
@@ -131,13 +136,13 @@ class ParserDWA:
             for q in range(n))
         self._n_terminals = len(lr.terminals)
         self.follows = terminal_follows(lr.shift, lr.reduce, self._n_terminals)   # for _expand
-        self._step_memo: dict = {}
-        self._run_memo: dict = {}
-        self._closure_memo: dict = {}
-        self._split_memo: dict = {}
-        self._check_rel: dict = {}
-        self._expand_memo: dict = {}     # emissions -> terminal sequences (start items)
-        self._pop_memo: dict = {}        # (pops, terms, F) -> waiting items of a run frame
+        self._step_memo: dict = Memo()
+        self._run_memo: dict = Memo()
+        self._closure_memo: dict = Memo()
+        self._split_memo: dict = Memo()
+        self._check_rel: dict = Memo()
+        self._expand_memo: dict = Memo()     # emissions -> terminal sequences (start items)
+        self._pop_memo: dict = Memo()        # (pops, terms, F) -> waiting items of a run frame
         self._nesting = 0                # current depth of _run_above
         # the automaton
         self.items: list = []            # state -> tuple of (item, weight id); None once released
@@ -846,12 +851,8 @@ class ParserDWA:
     def __getstate__(self):
         d = dict(self.__dict__)
         d["_lock"] = None
-        d["_step_memo"] = {}
-        d["_run_memo"] = {}
-        d["_closure_memo"] = {}
-        d["_split_memo"] = {}
-        d["_expand_memo"] = {}
-        d["_pop_memo"] = {}
+        for k in self._MEMOS:
+            d[k] = {}
         d["_groups"] = [None] * len(d["items"])
         # the state index keyed by digests: a few bytes per state instead of its items
         # (loading an artifact then costs no item sets; see index_by_digest)
@@ -870,8 +871,8 @@ class ParserDWA:
         self.__dict__.setdefault("max_states", None)
         self.__dict__.setdefault("max_sequences", None)
         self.__dict__.setdefault("memo_bytes", self.COMPILE_MEMO_BYTES)
-        self.__dict__.setdefault("_expand_memo", {})
-        self.__dict__.setdefault("_pop_memo", {})
+        for k in self._MEMOS:             # pickled as plain dicts (see Memo)
+            self.__dict__[k] = Memo(self.__dict__.get(k, ()))
         self.__dict__.setdefault("_digest_ids", False)
         self.__dict__.setdefault("pair_init", {})
         self.__dict__.setdefault("hot_weights", ())

@@ -48,6 +48,7 @@ import numpy as np
 
 from ..errors import GrammarError
 from ..glr.grammar import TerminalDef
+from ..memo import Memo
 from .dfa import DFA
 
 BOUNDARY = -1          # no pending lexeme
@@ -93,14 +94,14 @@ class Scanner:
         self._next_boundary = next_b
         self._special_switch = {(m, terminal_ids[n]): t for (m, n), t in switch.items()
                                 if n in terminal_ids}
-        self._special_memo: dict = {}
+        self._special_memo: dict = Memo()
         self._accepting = [bool(w) for w in winners]
         self._configs: list[tuple[int, frozenset[int]]] = [(BOUNDARY, frozenset())]
         self._config_ids: dict[tuple[int, frozenset[int]], int] = {self._configs[0]: 0}
-        self._steps: dict[int, tuple] = {}
-        self._finish: dict[int, frozenset] = {}
-        self._steps_old: dict[int, tuple] = {}
-        self._finish_old: dict[int, frozenset] = {}
+        self._steps: dict[int, tuple] = Memo()
+        self._finish: dict[int, frozenset] = Memo()
+        self._steps_old: dict[int, tuple] = Memo()
+        self._finish_old: dict[int, frozenset] = Memo()
         self.set_memo_bytes(self.DEFAULT_MEMO_BYTES)
         self._lock = threading.Lock()
         self._byte_classes = _byte_classes(dfa.trans)
@@ -202,7 +203,7 @@ class Scanner:
                 out = self._step(cid, byte)
             if len(self._steps) >= self._steps_cap:
                 self._steps_old = self._steps
-                self._steps = {}
+                self._steps = Memo()
             self._steps[key] = out
         return out
 
@@ -274,7 +275,7 @@ class Scanner:
                 out = self._finishable(cid)
             if len(self._finish) >= self._finish_cap:
                 self._finish_old = self._finish
-                self._finish = {}
+                self._finish = Memo()
             self._finish[cid] = out
         return out
 

@@ -24,6 +24,7 @@ from ..compile.tables import GrammarTables
 from ..errors import TokenRejected
 from ..glr.grammar import Grammar
 from ..limits import Limits
+from ..memo import Memo
 from ..glr.gss import AMBIGUOUS, GLR, Node
 from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from ..vocab import Vocab
@@ -136,13 +137,13 @@ class Constraint:
         # lexer config -> what its head needs (see viable): the compiled configs' from the
         # artifact (kept whole), others' memoized in two generations bounded in bytes
         self._requirements_known: dict = compiled.requirements
-        self._requirements: dict = {}
-        self._requirements_old: dict = {}
+        self._requirements: dict = Memo()
+        self._requirements_old: dict = Memo()
         self._req_cap = max(1, int(memo_cache_bytes) // (2 * self.REQ_ENTRY_BYTES))
         # (config, token) -> the token's lexing paths from that config: a tuple of
         # (terminals emitted, end config); None when there are too many to memoize.
         # Bounded in estimated bytes: the older half is dropped when it is full.
-        self._token_paths: dict = {}
+        self._token_paths: dict = Memo()
         self._paths_cap = max(2, int(memo_cache_bytes) // self.PATHS_ENTRY_BYTES)
         self._vsize = vocab.size
         self._start = State(((self.glr.root, BOUNDARY_CONFIG),))
@@ -473,7 +474,7 @@ class Constraint:
                 req = requirement(self.scanner, cfg)
             if len(self._requirements) >= self._req_cap:
                 self._requirements_old = self._requirements
-                self._requirements = {}
+                self._requirements = Memo()
             self._requirements[cfg] = req
         return req
 

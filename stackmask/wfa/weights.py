@@ -15,6 +15,8 @@ from typing import Iterable, Union
 import numpy as np
 from pyroaring import BitMap, FrozenBitMap
 
+from ..memo import Memo
+
 __all__ = [
     "WeightTable",
     "EMPTY_ID",
@@ -297,11 +299,11 @@ class WeightTable:
         self._blob = b""
         self._offsets = None
         self._delta = None                   # loaded: per set, its base if stored as a delta
-        self._dense: dict[tuple[int, int], np.ndarray] = {}
-        self._and: dict[tuple[int, int], int] = {}
-        self._or: dict[tuple[int, int], int] = {}
-        self._sub: dict[tuple[int, int], int] = {}
-        self._dense_old: dict = {}
+        self._dense: dict[tuple[int, int], np.ndarray] = Memo()
+        self._and: dict[tuple[int, int], int] = Memo()
+        self._or: dict[tuple[int, int], int] = Memo()
+        self._sub: dict[tuple[int, int], int] = Memo()
+        self._dense_old: dict = Memo()
         self._cache_bytes: int | None = None             # None: memos unbounded (compile)
         self.intern(FrozenBitMap())                      # EMPTY_ID == 0
         u = BitMap()
@@ -344,12 +346,12 @@ class WeightTable:
         self._sets = [None] * n
         self._ids = dict(zip(np.frombuffer(digests, dtype="V16").tolist(), ids.tolist()))
         self._base = array.array("i", self._delta.tolist())     # a new pickle keeps the deltas
-        self._dense = {}
-        self._dense_old = {}
+        self._dense = Memo()
+        self._dense_old = Memo()
         self._cache_bytes = None
-        self._and = {}
-        self._or = {}
-        self._sub = {}
+        self._and = Memo()
+        self._or = Memo()
+        self._sub = Memo()
 
     def set_cache_bytes(self, n: int | None) -> None:
         """Bound the dense-mask cache (two generations, least recently used dropped first)
@@ -443,11 +445,11 @@ class WeightTable:
         t._blob = b""
         t._offsets = None
         t._delta = None
-        t._dense = {}
-        t._dense_old = {}
-        t._and = {}
-        t._or = {}
-        t._sub = {}
+        t._dense = Memo()
+        t._dense_old = Memo()
+        t._and = Memo()
+        t._or = Memo()
+        t._sub = Memo()
         t._cache_bytes = self._cache_bytes
         return t, new_id
 
@@ -536,7 +538,7 @@ class WeightTable:
             # two generations: the current one becomes the old one (entries used
             # again are promoted back; the rest go with the next rotation)
             self._dense_old = self._dense
-            self._dense = {}
+            self._dense = Memo()
         self._dense[key] = d
 
     def clear_dense(self) -> None:
