@@ -34,7 +34,7 @@ class Node:
         self._mask_memo = _NO_MASK    # memo of the masker: (lexer config, weights met)
         self._walk_memo = None        # memo of the masker: automaton state -> weights met
                                       # walking this node's links (several links only)
-        self._link_groups = None      # memo of the masker: links grouped by state
+        # _link_groups (memo of the masker: links grouped by state) is set on first use
 
     def __repr__(self) -> str:
         return f"Node({self.state}, {len(self.links)} links)"

@@ -299,7 +299,7 @@ class Masker:
                 q1, n1 = key
                 outs = set()
                 kids = []
-                groups = n1._link_groups
+                groups = getattr(n1, "_link_groups", None)    # unset until first read
                 if groups is None:
                     groups = n1._link_groups = _link_groups(n1.links)
                 for s, nodes in groups:      # the links read alike while their states are
