@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from stackmask import Constraint, Vocab
+from stackmask import Constraint, TokenRejected, Vocab
 from stackmask.glr import gss
 from stackmask.grammars import load as load_grammar
 from stackmask.runtime.constraint import mask_to_ids
@@ -159,6 +159,38 @@ def test_every_runtime_memo_respects_its_byte_bound():
     assert unbounded["lexer_steps"] > SMALL          # the bound did matter
 
 
+def test_token_paths_memo_bounded_in_two_generations():
+    """commit's memo of lexing paths per (config, token) holds two generations of at
+    most half of memo_cache_bytes each (a full one becomes the old one; entries met
+    again move up): bounded, rotated without scanning it, and commits and masks equal
+    to an unbounded constraint's."""
+    bounded = Constraint(JSON, NUMBERS_VOCAB, cache_dir=False, progress=False,
+                         memo_cache_bytes=SMALL)
+    free = Constraint(JSON, NUMBERS_VOCAB, cache_dir=False, progress=False)
+    cap = SMALL // (2 * Constraint.PATHS_ENTRY_BYTES)
+    rng = random.Random(9)
+    olds, peak = set(), 0
+    for _ in range(6):
+        sb = bounded.commit(bounded.start(), PIECES.index(b"["))
+        sf = free.commit(free.start(), PIECES.index(b"["))
+        for _ in range(40):
+            t = rng.choice(number_tokens(rng))
+            try:
+                sf = free.commit(sf, t)
+            except TokenRejected:
+                with pytest.raises(TokenRejected):
+                    bounded.commit(sb, t)
+                continue
+            sb = bounded.commit(sb, t)
+            assert np.array_equal(bounded.get_mask(sb), free.get_mask(sf))
+            assert len(bounded._token_paths) <= cap and len(bounded._token_paths_old) <= cap
+            olds.add(id(bounded._token_paths_old))
+            peak = max(peak, bounded.memo_stats()["token_paths"])
+    assert 0 < peak <= SMALL
+    assert len(olds) > 2                                     # rotated, several times
+    assert free.memo_stats()["token_paths"] > SMALL          # the bound did matter
+
+
 def test_dwa_memos_bounded_at_runtime_in_bytes():
     """Lazy compilation from get_mask drops the symbolic-run memos past memo_cache_bytes
     (before: only the eager compile bounded them, by entries)."""
@@ -218,7 +250,8 @@ def _memos(c: Constraint) -> dict:
     out = {f"scanner.{k}": getattr(sc, k)
            for k in ("_steps", "_steps_old", "_finish", "_finish_old", "_special_memo")}
     out.update({f"constraint.{k}": getattr(c, k)
-                for k in ("_token_paths", "_requirements", "_requirements_old")})
+                for k in ("_token_paths", "_token_paths_old", "_requirements",
+                          "_requirements_old")})
     out.update({f"dwa.{k}": getattr(dwa, k) for k in dwa._MEMOS})
     out.update({f"weights.{k}": getattr(wt, k) for k in ("_and", "_or", "_sub", "_dense", "_dense_old")})
     return out

@@ -144,7 +144,8 @@ class Constraint:
         # (terminals emitted, end config); None when there are too many to memoize.
         # Bounded in estimated bytes: the older half is dropped when it is full.
         self._token_paths: dict = Memo()
-        self._paths_cap = max(2, int(memo_cache_bytes) // self.PATHS_ENTRY_BYTES)
+        self._token_paths_old: dict = Memo()
+        self._paths_cap = max(1, int(memo_cache_bytes) // (2 * self.PATHS_ENTRY_BYTES))
         self._vsize = vocab.size
         self._start = State(((self.glr.root, BOUNDARY_CONFIG),))
         if self._masker.prefilled:          # compiled ahead (not lazy): every text's first mask
@@ -252,11 +253,7 @@ class Constraint:
             key = cfg * self._vsize + token_id
             paths = memo.get(key, 0)
             if paths == 0:
-                paths = self._lex_paths(cfg, data)
-                if len(memo) >= self._paths_cap:
-                    for k in list(memo)[: len(memo) // 2]:
-                        memo.pop(k, None)
-                memo[key] = paths
+                paths = self._paths_miss(key, cfg, data)
             if paths is None:
                 return None
             for terms, ncfg in paths:
@@ -374,7 +371,8 @@ class Constraint:
         return {"masks": m._memo_bytes, "lexer_steps": steps, "lexer_finishable": finish,
                 "requirements": (len(self._requirements) + len(self._requirements_old))
                 * self.REQ_ENTRY_BYTES,
-                "token_paths": len(self._token_paths) * self.PATHS_ENTRY_BYTES,
+                "token_paths": (len(self._token_paths) + len(self._token_paths_old))
+                * self.PATHS_ENTRY_BYTES,
                 "automaton_runs": dwa.memo_estimate(), "token_set_ops": ops, "dense_token_sets": dense,
                 "terminal_outcomes": m._ensure_config.cache_estimate()}
 
@@ -464,6 +462,21 @@ class Constraint:
         for t in em:
             out.extend((node,) if t == IGNORE else self.glr.shift((node,), t))
         return out
+
+    def _paths_miss(self, key: int, cfg: int, data: bytes):
+        """The lexing paths of ``key`` (config and token) when the current generation of
+        the memo lacks them: from the old generation (moved up), or lexed. Each generation
+        holds at most half the bound; a full current generation becomes the old one and
+        the old one is dropped (O(1): no scan of the memo inside a commit)."""
+        paths = self._token_paths_old.get(key, 0)
+        if paths == 0:
+            paths = self._lex_paths(cfg, data)
+        memo = self._token_paths
+        if len(memo) >= self._paths_cap:
+            self._token_paths_old = memo
+            memo = self._token_paths = Memo()
+        memo[key] = paths
+        return paths
 
     def _requirement(self, cfg: int):
         """The requirement of a config the artifact does not list (memoized)."""
