@@ -101,6 +101,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
             scanner.import_configs(comp.configs)
             if not hasattr(comp, "requirements"):       # written before they were kept
                 comp.requirements = {}
+            comp.dwa.mark_loaded()
             comp.stats["load_s"] = time.perf_counter() - t0
             comp.stats["artifact"] = str(path)
             comp.dwa.set_limits(limits.max_automaton_states, memo_bytes, limits.max_token_sequences)

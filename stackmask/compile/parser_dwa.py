@@ -802,9 +802,16 @@ class ParserDWA:
         the artifact's load time).
         The state index of the states not compiled yet is rebuilt (its keys contain
         weight ids); ``hot_weights`` keeps the kept ones, renumbered. Returns the number
-        of sets dropped."""
+        of sets dropped.
+
+        An automaton loaded from an artifact (:meth:`mark_loaded`) keeps the artifact's
+        sets, all referenced when it was written, at their ids: the item sets of its
+        states are then neither unpickled nor rewritten (those of states added since
+        are), so saving after use costs what was added, not the whole automaton."""
         with self._lock:
-            used = {EMPTY_ID}
+            kept_w, kept_q = getattr(self, "_loaded", (0, 0))
+            used = set(range(kept_w))
+            used.add(EMPTY_ID)
             for t in self.trans:
                 if t:
                     used.update(w for _, w in t.values())
@@ -815,7 +822,8 @@ class ParserDWA:
                 used.add(self.eos_weight)
             used.update(w for _, w in self.special_weights or ())
             items = self.items
-            for q, its in enumerate(items):
+            for q in range(kept_q, len(items)):
+                its = items[q]
                 if its is None:
                     continue
                 if isinstance(its, bytes):
@@ -823,6 +831,8 @@ class ParserDWA:
                 used.update(w for _, w in its)
             before = len(self.weights)
             self.weights, new = self.weights.subset(used)
+            if not np.array_equal(new[:kept_w], np.arange(kept_w)):
+                raise AssertionError("an artifact's token sets were renumbered")
             m = new.tolist()
 
             def entry(e):
@@ -839,13 +849,25 @@ class ParserDWA:
                 self.special_weights = tuple((t, m[w]) for t, w in self.special_weights)
             self.hot_weights = tuple(m[w] for w in self.hot_weights if m[w] >= 0)
             ids = {}
-            for q, its in enumerate(items):
+            if kept_q:          # the artifact's states: same items, same keys
+                for key, q in self._ids.items():
+                    if q < kept_q and items[q] is not None:
+                        ids[key] = q
+            for q in range(kept_q, len(items)):
+                its = items[q]
                 if its is not None:
                     its = items[q] = tuple((it, m[w]) for it, w in its)
                     ids[_state_digest(its) if self._digest_ids else frozenset(its)] = q
             self._ids = ids
             self._groups = [None] * len(items)     # hold weight ids
             return before - len(self.weights)
+
+    def mark_loaded(self) -> None:
+        """Note that this automaton was just loaded from an artifact (compacted when
+        written): its token sets and states so far are kept as they are by
+        :meth:`compact_weights`. Needs the state index keyed by digests (as loaded)."""
+        if self._digest_ids:
+            self._loaded = (len(self.weights), len(self.items))
 
     # -- pickling (artifacts) ----------------------------------------------------------
     def __getstate__(self):
