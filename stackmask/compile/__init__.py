@@ -35,9 +35,12 @@ class Compiled:
     requirements: dict = field(default_factory=dict)
 
 
-def requirements_of(scanner: Scanner, n_configs: int) -> dict:
-    """``terminal.requirement`` of configs ``0 .. n_configs - 1``."""
-    return {cfg: requirement(scanner, cfg) for cfg in range(n_configs)}
+def requirements_of(scanner: Scanner, n_configs: int, known=None) -> dict:
+    """``terminal.requirement`` of configs ``0 .. n_configs - 1``, taken from ``known``
+    (an artifact's, for the configs it had) where it has them."""
+    known = known or {}
+    return {cfg: known[cfg] if cfg in known else requirement(scanner, cfg)
+            for cfg in range(n_configs)}
 
 
 def grammar_text(grammar: "Grammar | str") -> str:
@@ -158,7 +161,7 @@ def save_progress(comp: Compiled, scanner: Scanner, path, key: bytes,
     import pickle
     dwa = comp.dwa
     configs = scanner.export_configs()
-    reqs = requirements_of(scanner, len(configs))
+    reqs = requirements_of(scanner, len(configs), comp.requirements)
     with dwa._lock:
         blob = pickle.dumps(Compiled(comp.tables, configs, dwa, dict(comp.stats), reqs),
                             protocol=pickle.HIGHEST_PROTOCOL)
