@@ -18,3 +18,41 @@ class Memo(dict):
     """A ``dict`` for large memos (see the module docstring); no other behaviour."""
 
     __slots__ = ()
+
+
+_ABSENT = object()
+
+
+class Generations:
+    """A memo bounded by entries in two generations: ``cur`` (read first, on the hot
+    path: ``g.cur.get(key)``) and ``old``. An entry missing from ``cur`` is moved up from
+    ``old`` or computed (:meth:`miss`); a full ``cur`` (``cap`` entries) becomes ``old``
+    and the previous ``old`` is dropped: an approximate LRU whose hits cost one dict
+    lookup and whose eviction costs O(1) inside the call that fills it."""
+
+    __slots__ = ("cur", "old", "cap")
+
+    def __init__(self, cap: int = 1):
+        self.cur: dict = Memo()
+        self.old: dict = Memo()
+        self.cap = max(1, int(cap))
+
+    def miss(self, key, compute, *args):
+        """The value of ``key``, which ``cur`` lacks: from ``old``, else ``compute(*args)``;
+        put in ``cur``."""
+        v = self.old.get(key, _ABSENT)
+        if v is _ABSENT:
+            v = compute(*args)
+        cur = self.cur
+        if len(cur) >= self.cap:
+            self.old = cur
+            cur = self.cur = Memo()
+        cur[key] = v
+        return v
+
+    def clear(self) -> None:
+        self.cur = Memo()
+        self.old = Memo()
+
+    def __len__(self) -> int:
+        return len(self.cur) + len(self.old)

@@ -183,8 +183,9 @@ def test_token_paths_memo_bounded_in_two_generations():
                 continue
             sb = bounded.commit(sb, t)
             assert np.array_equal(bounded.get_mask(sb), free.get_mask(sf))
-            assert len(bounded._token_paths) <= cap and len(bounded._token_paths_old) <= cap
-            old = bounded._token_paths_old         # kept: ids of dropped ones are reused
+            paths = bounded._token_paths
+            assert len(paths.cur) <= cap and len(paths.old) <= cap
+            old = paths.old                         # kept: ids of dropped ones are reused
             if not any(o is old for o in olds):
                 olds.append(old)
             peak = max(peak, bounded.memo_stats()["token_paths"])
@@ -249,11 +250,12 @@ def test_threads_sharing_a_constraint_get_single_thread_masks(mode, qwen_vocab):
 def _memos(c: Constraint) -> dict:
     sc, dwa = c.scanner, c.compiled.dwa
     wt = dwa.weights
-    out = {f"scanner.{k}": getattr(sc, k)
-           for k in ("_steps", "_steps_old", "_finish", "_finish_old", "_special_memo")}
-    out.update({f"constraint.{k}": getattr(c, k)
-                for k in ("_token_paths", "_token_paths_old", "_requirements",
-                          "_requirements_old")})
+    out = {"scanner._special_memo": sc._special_memo}
+    for name, g in (("scanner._steps", sc._steps), ("scanner._finish", sc._finish),
+                    ("constraint._token_paths", c._token_paths),
+                    ("constraint._requirements", c._requirements)):
+        out[name] = g.cur
+        out[name + "_old"] = g.old
     out.update({f"dwa.{k}": getattr(dwa, k) for k in dwa._MEMOS})
     out.update({f"weights.{k}": getattr(wt, k) for k in ("_and", "_or", "_sub", "_dense", "_dense_old")})
     return out

@@ -48,7 +48,7 @@ import numpy as np
 
 from ..errors import GrammarError
 from ..glr.grammar import TerminalDef
-from ..memo import Memo
+from ..memo import Generations, Memo
 from .dfa import DFA
 
 BOUNDARY = -1          # no pending lexeme
@@ -98,10 +98,8 @@ class Scanner:
         self._accepting = [bool(w) for w in winners]
         self._configs: list[tuple[int, frozenset[int]]] = [(BOUNDARY, frozenset())]
         self._config_ids: dict[tuple[int, frozenset[int]], int] = {self._configs[0]: 0}
-        self._steps: dict[int, tuple] = Memo()
-        self._finish: dict[int, frozenset] = Memo()
-        self._steps_old: dict[int, tuple] = Memo()
-        self._finish_old: dict[int, frozenset] = Memo()
+        self._steps = Generations()      # (cid << 8) | byte -> step outcomes
+        self._finish = Generations()     # cid -> finishable alternatives
         self.set_memo_bytes(self.DEFAULT_MEMO_BYTES)
         self._lock = threading.Lock()
         self._byte_classes = _byte_classes(dfa.trans)
@@ -119,13 +117,13 @@ class Scanner:
         generations of at most ``n / 2`` each; an entry used again moves to the current
         generation, the older generation is dropped when the current one fills up
         (an approximate LRU whose hits cost one dict lookup)."""
-        self._steps_cap = max(1, int(n) // (2 * self.STEP_ENTRY_BYTES))
-        self._finish_cap = max(1, int(n) // (2 * self.FINISH_ENTRY_BYTES))
+        self._steps.cap = max(1, int(n) // (2 * self.STEP_ENTRY_BYTES))
+        self._finish.cap = max(1, int(n) // (2 * self.FINISH_ENTRY_BYTES))
 
     def memo_estimate(self) -> tuple[int, int]:
         """Estimated bytes held by the memos: (steps, finishable sets)."""
-        return ((len(self._steps) + len(self._steps_old)) * self.STEP_ENTRY_BYTES,
-                (len(self._finish) + len(self._finish_old)) * self.FINISH_ENTRY_BYTES)
+        return (len(self._steps) * self.STEP_ENTRY_BYTES,
+                len(self._finish) * self.FINISH_ENTRY_BYTES)
 
     # -- terminals ---------------------------------------------------------
     def _resolve(self, acc: frozenset[int], ignore: frozenset[str],
@@ -184,8 +182,6 @@ class Scanner:
             self._config_ids = {c: i for i, c in enumerate(configs)}
             self._steps.clear()
             self._finish.clear()
-            self._steps_old.clear()
-            self._finish_old.clear()
             self._special_memo.clear()
 
     def at_boundary(self, cid: int) -> bool:
@@ -196,15 +192,9 @@ class Scanner:
         """Outcomes of reading ``byte`` in configuration ``cid``: a tuple of
         ``(emission or None, next config)``; empty when every branch dies."""
         key = (cid << 8) | byte
-        out = self._steps.get(key)
+        out = self._steps.cur.get(key)
         if out is None:
-            out = self._steps_old.get(key)
-            if out is None:
-                out = self._step(cid, byte)
-            if len(self._steps) >= self._steps_cap:
-                self._steps_old = self._steps
-                self._steps = Memo()
-            self._steps[key] = out
+            out = self._steps.miss(key, self._step, cid, byte)
         return out
 
     def _step(self, cid: int, byte: int) -> tuple:
@@ -268,15 +258,9 @@ class Scanner:
         """Alternatives (terminal ids or IGNORE) that the pending lexeme (or,
         at a boundary, the next lexeme) can still become by reading more
         bytes, without any shadow completing a longer match on the way."""
-        out = self._finish.get(cid)
+        out = self._finish.cur.get(cid)
         if out is None:
-            out = self._finish_old.get(cid)
-            if out is None:
-                out = self._finishable(cid)
-            if len(self._finish) >= self._finish_cap:
-                self._finish_old = self._finish
-                self._finish = Memo()
-            self._finish[cid] = out
+            out = self._finish.miss(cid, self._finishable, cid)
         return out
 
     def _finishable(self, cid: int) -> frozenset:

@@ -24,7 +24,7 @@ from ..compile.tables import GrammarTables
 from ..errors import TokenRejected
 from ..glr.grammar import Grammar
 from ..limits import Limits
-from ..memo import Memo
+from ..memo import Generations
 from ..glr.gss import AMBIGUOUS, GLR, Node
 from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from ..vocab import Vocab
@@ -137,15 +137,11 @@ class Constraint:
         # lexer config -> what its head needs (see viable): the compiled configs' from the
         # artifact (kept whole), others' memoized in two generations bounded in bytes
         self._requirements_known: dict = compiled.requirements
-        self._requirements: dict = Memo()
-        self._requirements_old: dict = Memo()
-        self._req_cap = max(1, int(memo_cache_bytes) // (2 * self.REQ_ENTRY_BYTES))
+        self._requirements = Generations(int(memo_cache_bytes) // (2 * self.REQ_ENTRY_BYTES))
         # (config, token) -> the token's lexing paths from that config: a tuple of
         # (terminals emitted, end config); None when there are too many to memoize.
-        # Bounded in estimated bytes: the older half is dropped when it is full.
-        self._token_paths: dict = Memo()
-        self._token_paths_old: dict = Memo()
-        self._paths_cap = max(1, int(memo_cache_bytes) // (2 * self.PATHS_ENTRY_BYTES))
+        # Bounded in estimated bytes: two generations of at most half the bound each.
+        self._token_paths = Generations(int(memo_cache_bytes) // (2 * self.PATHS_ENTRY_BYTES))
         self._vsize = vocab.size
         self._start = State(((self.glr.root, BOUNDARY_CONFIG),))
         if self._masker.prefilled:          # compiled ahead (not lazy): every text's first mask
@@ -245,7 +241,7 @@ class Constraint:
         heads of equal (LR state, config) merged into one GSS node as GLR does.
         ``None`` sends ``commit`` to the general byte-by-byte GLR loop (also for
         rejections, so their error offsets come from one place)."""
-        memo = self._token_paths
+        memo = self._token_paths.cur
         shift1 = self.glr.shift1
         viable = self.viable
         out = []
@@ -253,7 +249,7 @@ class Constraint:
             key = cfg * self._vsize + token_id
             paths = memo.get(key, 0)
             if paths == 0:
-                paths = self._paths_miss(key, cfg, data)
+                paths = self._token_paths.miss(key, self._lex_paths, cfg, data)
             if paths is None:
                 return None
             for terms, ncfg in paths:
@@ -369,10 +365,8 @@ class Constraint:
         m = self._masker
         steps, finish = self.scanner.memo_estimate()
         return {"masks": m._memo_bytes, "lexer_steps": steps, "lexer_finishable": finish,
-                "requirements": (len(self._requirements) + len(self._requirements_old))
-                * self.REQ_ENTRY_BYTES,
-                "token_paths": (len(self._token_paths) + len(self._token_paths_old))
-                * self.PATHS_ENTRY_BYTES,
+                "requirements": len(self._requirements) * self.REQ_ENTRY_BYTES,
+                "token_paths": len(self._token_paths) * self.PATHS_ENTRY_BYTES,
                 "automaton_runs": dwa.memo_estimate(), "token_set_ops": ops, "dense_token_sets": dense,
                 "terminal_outcomes": m._ensure_config.cache_estimate()}
 
@@ -463,34 +457,6 @@ class Constraint:
             out.extend((node,) if t == IGNORE else self.glr.shift((node,), t))
         return out
 
-    def _paths_miss(self, key: int, cfg: int, data: bytes):
-        """The lexing paths of ``key`` (config and token) when the current generation of
-        the memo lacks them: from the old generation (moved up), or lexed. Each generation
-        holds at most half the bound; a full current generation becomes the old one and
-        the old one is dropped (O(1): no scan of the memo inside a commit)."""
-        paths = self._token_paths_old.get(key, 0)
-        if paths == 0:
-            paths = self._lex_paths(cfg, data)
-        memo = self._token_paths
-        if len(memo) >= self._paths_cap:
-            self._token_paths_old = memo
-            memo = self._token_paths = Memo()
-        memo[key] = paths
-        return paths
-
-    def _requirement(self, cfg: int):
-        """The requirement of a config the artifact does not list (memoized)."""
-        req = self._requirements.get(cfg, 0)
-        if req == 0:
-            req = self._requirements_old.get(cfg, 0)
-            if req == 0:
-                req = requirement(self.scanner, cfg)
-            if len(self._requirements) >= self._req_cap:
-                self._requirements_old = self._requirements
-                self._requirements = Memo()
-            self._requirements[cfg] = req
-        return req
-
     def viable(self, head: Head) -> bool:
         """One-terminal lookahead viability (the definition of the mask).
 
@@ -503,8 +469,10 @@ class Constraint:
         """
         node, cfg = head
         req = self._requirements_known.get(cfg, 0)
-        if req == 0:
-            req = self._requirement(cfg)
+        if req == 0:     # a config the artifact does not list
+            req = self._requirements.cur.get(cfg, 0)
+            if req == 0:
+                req = self._requirements.miss(cfg, requirement, self.scanner, cfg)
         if req is None:
             return False
         if req == TRUE:
