@@ -200,3 +200,39 @@ def test_repeat_report_summarizes_medians_ranges_and_ratios():
     assert "| stackmask | warm | 3.0 (2.0-4.0) |" in text and "1.50x (1/3)" in text
     assert fig["stackmask/warm/slowest"] == {"0:0": 3, "0:1": 2, "3:4": 1}
     assert "- stackmask warm: 0:0 (3), 0:1 (2), 3:4 (1)" in text
+
+
+def test_maskbench_corpus_writes_valid_instances_as_a_report_corpus(tmp_path):
+    """benchmarks/maskbench_corpus.py: the first valid instance(s) of every schema, in
+    file order, as a corpus file that the report reads."""
+    import importlib.util
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    path = root / "benchmarks" / "maskbench_corpus.py"
+    spec = importlib.util.spec_from_file_location("maskbench_corpus", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(root / "benchmarks"))
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(root / "benchmarks"))
+    data = tmp_path / "mb.jsonl"
+    rows = [{"name": "a", "schema": {}, "valid": ['{"x": 1}', '{"x": 2}'], "invalid": ["[]"]},
+            {"name": "b", "schema": {}, "valid": [], "invalid": []},
+            {"name": "c", "schema": {}, "valid": ['[true, "y"]'], "invalid": []}]
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert mod.documents(data) == ['{"x": 1}', '[true, "y"]']
+    assert mod.documents(data, 2) == ['{"x": 1}', '{"x": 2}', '[true, "y"]']
+    out = tmp_path / "corpus.jsonl"
+    r = subprocess.run([sys.executable, str(path), str(out), "--data", str(data)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    vocab, encode = load_vocab("qwen2.5")
+    tr = load_traces(load_workload("json"), [str(out)], "qwen2.5", vocab, encode)
+    assert tr.texts == ['{"x": 1}', '[true, "y"]']
+    assert tr.tokens[0] == list(encode('{"x": 1}'))
+    r = subprocess.run([sys.executable, str(path), str(tmp_path / "c.txt"), "--data", str(data)],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and ".jsonl" in r.stderr
