@@ -84,11 +84,18 @@ def grammar_text(name: str) -> str:
     return (BENCH / "grammars" / f"{name}.lark").read_text()
 
 
-def generate_traces(name: str, enc, programs: int, max_terminals: int, seed: int) -> list[dict]:
-    gen = SentenceGenerator(Grammar.from_lark(grammar_text(name)), max_depth=GEN_MAX_DEPTH,
-                            seed=seed, max_terminals=max_terminals,
-                            min_terminals=min(GEN_MIN_TERMINALS, max_terminals))
-    rng = random.Random(f"mask_latency:{name}:{seed}")   # str seeds: independent of PYTHONHASHSEED
+def generate_traces(name: str, enc, programs: int, max_terminals: int, seed: int, *,
+                    max_depth: int = GEN_MAX_DEPTH, min_terminals: int | None = None,
+                    label: str = "mask_latency") -> list[dict]:
+    """``programs`` random sentences of the benchmark grammar ``name`` (derivation depth
+    ``max_depth``, ``min_terminals``-``max_terminals`` terminals), tokenized with ``enc``:
+    ``{"text", "tokens"}`` dicts. The sentences depend only on the arguments (``label``
+    names the benchmark in the seed, so two benchmarks draw different texts)."""
+    if min_terminals is None:
+        min_terminals = min(GEN_MIN_TERMINALS, max_terminals)
+    gen = SentenceGenerator(Grammar.from_lark(grammar_text(name)), max_depth=max_depth,
+                            seed=seed, max_terminals=max_terminals, min_terminals=min_terminals)
+    rng = random.Random(f"{label}:{name}:{seed}")   # str seeds: independent of PYTHONHASHSEED
     out = []
     for _ in range(programs):
         text, _terms = gen.sentence(rng)

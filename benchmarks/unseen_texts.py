@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import tempfile
 from pathlib import Path
@@ -30,21 +29,16 @@ from learned_cache import BENCH, child, fmt, pct  # noqa: E402
 
 def write_traces(name: str, path: Path, programs: int, depth: int, lo: int, hi: int,
                  seed: int) -> int:
-    from stackmask.generate import SentenceGenerator
-    from stackmask.glr.grammar import Grammar
+    """Write the texts (``mask_latency.generate_traces`` with this benchmark's seeds) to
+    ``path``; returns the number of masks a replay asks (tokens + the EOS step)."""
+    from mask_latency import generate_traces
     from stackmask.vocab import qwen2_5_encoding
-    enc = qwen2_5_encoding()
-    gen = SentenceGenerator(Grammar.from_lark((BENCH / "grammars" / f"{name}.lark").read_text()),
-                            max_depth=depth, max_terminals=hi, min_terminals=lo)
-    rng = random.Random(f"unseen_texts:{name}:{seed}")
-    n = 0
+    traces = generate_traces(name, qwen2_5_encoding(), programs, hi, seed, max_depth=depth,
+                             min_terminals=lo, label="unseen_texts")
     with path.open("w", encoding="utf-8") as f:
-        for _ in range(programs):
-            text, _ = gen.sentence(rng)
-            toks = enc.encode(text, disallowed_special=())
-            n += len(toks) + 1
-            f.write(json.dumps({"text": text, "tokens": [int(t) for t in toks]}) + "\n")
-    return n
+        for t in traces:
+            f.write(json.dumps(t) + "\n")
+    return sum(len(t["tokens"]) + 1 for t in traces)
 
 
 def main(argv=None) -> int:
