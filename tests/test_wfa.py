@@ -373,8 +373,9 @@ def test_wide_masks_match_ids(case):
 
 
 def test_wide_mask_read_through_the_pattern():
-    """The XOR pattern path answers for typical sets of a wide vocabulary and declines
-    (None) where a chunk of the XOR is an array container; both give exact masks."""
+    """The XOR pattern path answers for typical sets of a wide vocabulary, of any width,
+    and declines (None) where a chunk of the XOR is an array container (a set nearly
+    equal to the pattern there); both give exact masks."""
     from stackmask.wfa.weights import _mask_by_pattern
     n = 151_936
     rng = np.random.default_rng(3)
@@ -387,10 +388,22 @@ def test_wide_mask_read_through_the_pattern():
     near = BitMap(range(0, n, 2))             # the pattern itself: the XOR is empty
     assert _mask_by_pattern(near, n) is None
     np.testing.assert_array_equal(_unpacked_ids(mask_from_bitmap(near, n)), np.arange(0, n, 2))
-    short = 200_019                           # a last chunk of 3,411 ids: array containers
-    assert _mask_by_pattern(BitMap([1, short - 1]), short) is None
-    np.testing.assert_array_equal(_unpacked_ids(mask_from_bitmap(BitMap([1, short - 1]), short)),
-                                  [1, short - 1])
+    # a last chunk of 3,411 ids (o200k): the pattern covers the whole chunk, so the XOR
+    # keeps bitmap containers there whatever the set (the pattern's ids below 200,019
+    # included), and the bits past the width cancel
+    short = 200_019
+    for ids in ([1, short - 1], list(range(196_608, short, 2)), list(range(196_608, short)),
+                rng.integers(0, short, 50_000).tolist()):
+        bm = BitMap(ids)
+        m = _mask_by_pattern(bm, short)
+        assert m is not None and m.shape == ((short + 31) // 32,)
+        np.testing.assert_array_equal(_unpacked_ids(m), np.array(bm.to_array(), dtype=np.int64))
+    # a last chunk of 62,720 ids (Llama 3's 128,256) nearly equal to the pattern: declined
+    wide = 128_256
+    near_last = BitMap(range(65_536, wide, 2))
+    assert _mask_by_pattern(near_last, wide) is None
+    np.testing.assert_array_equal(_unpacked_ids(mask_from_bitmap(near_last, wide)),
+                                  np.arange(65_536, wide, 2))
 
 
 def test_dense_large_and_padding():

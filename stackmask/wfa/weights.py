@@ -145,27 +145,28 @@ _ONE = np.uint32(1)
 
 
 class _Pattern:
-    """A fixed set of every other id below ``n_bits`` (the bits of 0x55555555 words),
-    held as bitmap containers, and its packed mask. XOR-ing a token set with it makes
-    every container of the result hold more than 4,096 ids (whatever the set: a chunk
-    of 65,536 ids holds 32,768 of the pattern's, and the set changes at most all of
-    them), so roaring keeps each as a bitmap container and the result's serialization
-    ends with the packed words of every chunk, in order: one buffer XOR-ed with the
-    pattern's mask is the set's mask. The set's own containers (arrays, runs, bitmaps)
-    are never decoded one by one."""
+    """A fixed set of every other id (the bits of 0x55555555 words) in each chunk of
+    65,536 ids that ids below ``n_bits`` fall in (the last chunk whole, past
+    ``n_bits``), held as bitmap containers, and its packed mask. Each chunk holds
+    32,768 of the pattern's ids, so the XOR of a token set with it keeps more than
+    4,096 ids in every chunk unless the set nearly equals the pattern there (in a last
+    chunk of fewer than 57,344 ids below ``n_bits``, never: the pattern's ids past
+    ``n_bits`` stay). Roaring then keeps each container of the XOR as a bitmap and its
+    serialization ends with the packed words of every chunk, in order: one buffer
+    XOR-ed with the pattern's mask is the set's mask (past ``n_bits`` the pattern's
+    bits cancel). The set's own containers (arrays, runs, bitmaps) are never decoded
+    one by one."""
 
     def __init__(self, n_bits: int):
         nw = n_words(n_bits)
-        words = np.full(nw, 0x55555555, dtype=np.uint32)
-        if n_bits & 31:
-            words[-1] &= np.uint32((1 << (n_bits & 31)) - 1)
-        ids = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
+        self.n_chunks = (n_bits + 65535) >> 16
+        full = np.full(self.n_chunks * 2048, 0x55555555, dtype=np.uint32)
+        ids = np.flatnonzero(np.unpackbits(full.view(np.uint8), bitorder="little"))
         bm = BitMap()
         bm.update(array.array("I", ids.astype(np.uint32).tobytes()))
         self.bitmap = FrozenBitMap(bm)           # never run-optimized: bitmap containers
-        self.words = words
+        self.words = full[:nw].copy()
         self.n_words = nw
-        self.n_chunks = (n_bits + 65535) >> 16
         # the serialization's head when every chunk is one bitmap container: cookie,
         # container count, then (key, cardinality - 1) per chunk
         self.head = struct.Struct(f"<II{2 * self.n_chunks}H")
@@ -174,29 +175,21 @@ class _Pattern:
 
 
 _PATTERNS: dict = {}
-# A chunk of the pattern holds half of its ids. Where the last chunk is so short that
-# the XOR of a set can keep an array container there (half of it at most 4,096 ids,
-# with a margin), the pattern is not used: the general decoder runs for every set.
-_PATTERN_MIN_LAST = 2 * 4096 + 1024
 
 
-def _pattern(n_bits: int):
-    pat = _PATTERNS.get(n_bits, False)
-    if pat is False:
-        last = n_bits - ((n_bits - 1) >> 16 << 16)
-        pat = _PATTERNS.setdefault(n_bits, _Pattern(n_bits) if last >= _PATTERN_MIN_LAST else None)
+def _pattern(n_bits: int) -> _Pattern:
+    pat = _PATTERNS.get(n_bits)
+    if pat is None:
+        pat = _PATTERNS.setdefault(n_bits, _Pattern(n_bits))
     return pat
 
 
 def _mask_by_pattern(bm, n_bits: int):
     """The packed mask of ``bm`` (ids below ``n_bits``) read from the serialization of
     ``bm ^ pattern`` (see :class:`_Pattern`), or None where a container of that XOR is
-    not a bitmap container (a chunk where the set nearly equals the pattern) or the
-    width has a short last chunk (see ``_PATTERN_MIN_LAST``): the caller decodes the
-    set itself."""
+    not a bitmap container (a chunk where the set nearly equals the pattern): the
+    caller decodes the set itself."""
     pat = _pattern(n_bits)
-    if pat is None:
-        return None
     data = (bm ^ pat.bitmap).serialize()
     head = pat.head
     if len(data) < head.size:
