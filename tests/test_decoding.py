@@ -144,6 +144,34 @@ def test_fill_masks_matches_get_mask(json_c):
     assert np.array_equal(u.view(np.int32)[0], c.get_mask(states[5]))
 
 
+def test_fill_masks_rows_of_strided_and_read_only_arrays(json_c):
+    """C-contiguous arrays are written through slices of one flat view, others row by
+    row: the same masks; negative rows count from the end, rows out of range raise
+    (a slice would clip silently), and a read-only array is refused."""
+    c = json_c
+    states = random_walk(c, random.Random(5), 6)[1:6]
+    base = np.full((10, c.mask_words + 3), 7, dtype=np.int32)
+    strided = base[::2, 1:]                       # every other row, offset by one word
+    assert not strided.flags.c_contiguous
+    decoding.fill_masks(c, states, strided)
+    for k, st in enumerate(states):
+        assert np.array_equal(strided[k, :c.mask_words], c.get_mask(st))
+        assert (strided[k, c.mask_words:] == 0).all()
+    assert (base[1::2] == 7).all() and (base[:, 0] == 7).all()
+    out = np.full((4, c.mask_words), 7, dtype=np.int32)
+    decoding.fill_masks(c, states[:2], out, rows=[-1, 1])
+    assert np.array_equal(out[3], c.get_mask(states[0]))
+    assert np.array_equal(out[1], c.get_mask(states[1]))
+    assert (out[[0, 2]] == 7).all()
+    for bad in (4, -5):
+        with pytest.raises(IndexError):
+            decoding.fill_masks(c, states[:1], out, rows=[bad])
+    ro = np.zeros((1, c.mask_words), dtype=np.int32)
+    ro.flags.writeable = False
+    with pytest.raises((ValueError, TypeError)):
+        decoding.fill_masks(c, states[:1], ro)
+
+
 def test_fill_masks_errors_and_torch_out(json_c):
     c = json_c
     s = c.start()

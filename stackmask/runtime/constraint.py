@@ -325,7 +325,8 @@ class Constraint:
         """Packed allowed-token bitmask: int32 words, bit ``id % 32`` of word
         ``id // 32``; EOS ids are set exactly when the text is a sentence.
         Fills ``out`` (a writeable int32 numpy array of ``ceil(vocab_size/32)``
-        words, strided or not; ``ValueError`` otherwise) when given and returns it.
+        words, strided or not, or a writeable memoryview of that many int32 words;
+        ``ValueError`` otherwise) when given and returns it.
         The masker keeps a view of the last buffer it filled, so the next masks
         into it are one copy, until a text ends (EOS committed): the buffer is then
         no longer kept alive by the constraint. The start state's mask is kept

@@ -107,23 +107,37 @@ def fill_masks(c, states: Sequence[State | None], out, rows: Sequence[int] | Non
     elif len(rows) != len(states):
         raise ValueError(f"{len(states)} states but {len(rows)} rows")
     done: dict[int, int] = {}
-    wide = arr.shape[1] > words
+    n_rows, width = arr.shape
+    wide = width > words
+    # the rows as slices of one flat view of the words: one buffer export per call,
+    # not one per row (a strided array's rows are numpy views instead)
+    flat = memoryview(arr).cast("B").cast("i") if arr.flags.c_contiguous else None
+    get_mask = c.get_mask
     for st, r in zip(states, rows):
         r = int(r)
-        row = arr[r]
-        if st is None:
-            row[:] = -1
-            continue
-        if not isinstance(st, State):
-            raise TypeError(f"states must be stackmask.State or None, not {type(st).__name__}")
-        prev = done.get(id(st))
+        if not -n_rows <= r < n_rows:
+            raise IndexError(f"row {r} is out of range for {n_rows} rows")
+        if r < 0:
+            r += n_rows
+        if type(st) is not State:
+            if st is None:
+                arr[r] = -1
+                continue
+            if not isinstance(st, State):
+                raise TypeError(f"states must be stackmask.State or None, not {type(st).__name__}")
+        key = id(st)
+        prev = done.get(key)
         if prev is not None:
-            row[:] = arr[prev]
+            arr[r] = arr[prev]
             continue
-        c.get_mask(st, out=row[:words] if wide else row)
+        if flat is not None:
+            a = r * width
+            get_mask(st, flat[a:a + words])
+        else:
+            get_mask(st, arr[r, :words])
         if wide:
-            row[words:] = 0
-        done[id(st)] = r
+            arr[r, words:] = 0
+        done[key] = r
     return out
 
 

@@ -78,16 +78,23 @@ def _fill(out, src: memoryview) -> memoryview:
     the view. The copy between memoryviews checks what checks of the array's attributes
     would (same item format, same shape, writeable; strided rows are filled element by
     element) at a fraction of their cost in a cold call (numpy's attribute getters then
-    cost tens of µs; the first mask into a fresh buffer often is one)."""
+    cost tens of µs; the first mask into a fresh buffer often is one). ``out`` may also
+    be a memoryview of int32 words itself (``fill_masks``' rows: slices of one view)."""
     try:
-        if not isinstance(out, np.ndarray):
+        if type(out) is memoryview:
+            mv = out
+        elif isinstance(out, np.ndarray):
+            mv = out.data
+        else:
             raise TypeError
-        mv = out.data
         mv[:] = src
     except (TypeError, ValueError, NotImplementedError):
+        what = (f"memoryview of format {out.format!r}" if type(out) is memoryview
+                else getattr(out, "dtype", type(out).__name__))
+        ro = " (read-only)" if getattr(out, "readonly", False) or not getattr(
+            getattr(out, "flags", None), "writeable", True) else ""
         raise ValueError(f"out must be a writeable int32 array of shape {src.shape}, not "
-                         f"{getattr(out, 'dtype', type(out).__name__)} "
-                         f"{getattr(out, 'shape', '')}") from None
+                         f"{what} {getattr(out, 'shape', '')}{ro}") from None
     return mv
 
 
