@@ -87,6 +87,44 @@ def test_terminal_outcomes_equal_scanner_runs(name, qwen_vocab):
     assert len(seen) > 5 and checked >= 10 * len(index.toks)
 
 
+def _dfa_run_reference(sc, tok: bytes, s: int) -> int:
+    """The lexer DFA from state ``s`` over ``tok``, byte by byte: the last state, GONE
+    where a byte leads nowhere, KILLED where a byte enters an accepting state."""
+    from stackmask.compile.terminal import GONE, KILLED
+    trans, accepting = sc.dfa.trans, sc._accepting
+    for b in tok:
+        s = int(trans[s][b])
+        if s < 0:
+            return GONE
+        if accepting[s]:
+            return KILLED
+    return s
+
+
+@pytest.mark.parametrize("name", ["json", "c", "schema"])
+def test_whole_vocabulary_dfa_runs_equal_byte_by_byte_runs(name, qwen_vocab):
+    """``TerminalCompiler._dfa_run`` (one gather per byte column, then only the tokens
+    still running once a column stopped more than a quarter) equals the DFA run of
+    each token byte by byte, from every state of the lexer DFA: states where most
+    tokens stop at once, where they stop over several bytes, and where nearly all run
+    on (inside strings: the pruning never starts)."""
+    vocab = sample_vocab(qwen_vocab, 2000, seed=11)
+    vocab = Vocab(list(vocab.tokens) + [b'"' * 3, b"a" * 40, b"0" * 17, b"/*" + b"x" * 30,
+                                        b"\\u00e9", b"\xff\xfe"])
+    tables = _schema_tables() if name == "schema" else build_tables(read_bench_grammar(name),
+                                                                     ambiguous=True)
+    sc = make_scanner(tables)
+    index = VocabIndex(vocab)
+    tc = TerminalCompiler(sc, index)
+    pruned = 0
+    for s in range(len(sc.dfa.trans)):
+        got = tc._dfa_run(s)
+        want = [_dfa_run_reference(sc, tok, s) for tok in index.toks]
+        assert got.tolist() == want, s
+        pruned += sum(1 for x in want if x < 0) * 4 > len(want)
+    assert pruned and pruned < len(sc.dfa.trans)     # both regimes were exercised
+
+
 # strings with counted lengths, a pattern, an enum and literal keys: many pending DFA
 # states inside strings, where most tokens keep the lexeme pending (the DFA-run path)
 SCHEMA = {"type": "object", "properties": {

@@ -205,6 +205,8 @@ class TerminalCompiler:
         run = np.concatenate([run, np.full((1, 256), n), np.full((1, 256), n + 1)])
         self._run_table = run.astype(np.int32).ravel()
         self._n_dfa = n
+        # a run's last state as _dfa_run reports it: the two absorbing states renamed
+        self._final = np.concatenate([np.arange(n), [GONE, KILLED]]).astype(np.int32)
 
     def requirement(self, cfg: int):
         r = self._req.get(cfg, 0)
@@ -319,23 +321,43 @@ class TerminalCompiler:
         """Per token (byte order), the lexer DFA run from state ``s`` over its bytes: the
         state after the token, GONE when a byte leads nowhere, KILLED when a byte enters
         an accepting state (for a shadow: a longer match completed; for a pending lexeme:
-        it completes a terminal inside the token). One gather per byte column."""
+        it completes a terminal inside the token). One gather per byte column, over the
+        tokens long enough for it; once a column has stopped more than a quarter of
+        them (GONE and KILLED are absorbing), only the tokens still running are read
+        (most lexer states stop most tokens within a byte or two: 2-3x less work)."""
         r = self._runs.get(s)
         if r is not None:
             return r
         order, cols = self.index.byte_columns()
         table = self._run_table
-        state = np.full(len(order), s, dtype=np.int32)
-        for col in cols:
-            head = state[:len(col)]
-            head *= 256
-            head += col
-            np.take(table, head, out=head)
         n = self._n_dfa
-        state[state == n] = GONE
-        state[state == n + 1] = KILLED
+        state = np.full(len(order), s, dtype=np.int32)
+        alive = None             # rows still running, ascending; None: every row so far
+        for col in cols:
+            m = len(col)
+            if alive is None:
+                head = state[:m]
+                head *= 256
+                head += col
+                np.take(table, head, out=head)
+                stopped = head >= n
+                if 4 * int(np.count_nonzero(stopped)) > m:
+                    alive = np.flatnonzero(~stopped)
+            else:
+                if len(alive) and alive[-1] >= m:      # the shorter tokens have ended
+                    alive = alive[:np.searchsorted(alive, m)]
+                if not len(alive):
+                    break
+                cur = state[alive]
+                cur *= 256
+                cur += col[alive]
+                np.take(table, cur, out=cur)
+                state[alive] = cur
+                running = cur < n
+                if not running.all():
+                    alive = alive[running]
         out = np.empty_like(state)
-        out[order] = state
+        out[order] = self._final[state]
         self._account(out.nbytes + self.ENTRY_BYTES)
         self._runs[s] = out
         return out
