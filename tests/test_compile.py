@@ -304,14 +304,21 @@ def test_get_mask_out_must_be_an_int32_row_of_the_mask_width():
     for bad in (np.zeros(words, dtype=np.int64), np.zeros(words + 1, dtype=np.int32),
                 np.zeros((1, words), dtype=np.int32), np.zeros(words, dtype=np.uint32),
                 np.zeros(words, dtype=">i4"), read_only, [0] * words, bytearray(4 * words),
-                memoryview(np.zeros(words, dtype=np.int32))):
+                memoryview(np.zeros(words, dtype=np.int64)), memoryview(read_only),
+                memoryview(np.zeros(words + 1, dtype=np.int32)), memoryview(bytearray(4 * words))):
         with pytest.raises(ValueError, match="int32"):
             c.get_mask(c.start(), out=bad)
     s1 = c.commit(c.start(), 0)
     for bad in (np.zeros(words, dtype=np.int64), np.zeros((1, words), dtype=np.int32), read_only,
-                [0] * words, memoryview(np.zeros(words, dtype=np.int32))):
+                [0] * words, memoryview(np.zeros(words, dtype=np.int64)), memoryview(read_only)):
         with pytest.raises(ValueError, match="int32"):
             c.get_mask(s1, out=bad)
+    # a writeable memoryview of int32 words of the mask width is filled like an array
+    for s in (c.start(), s1):
+        arr = np.full(words, 7, dtype=np.int32)
+        mv = memoryview(arr)
+        assert c.get_mask(s, out=mv) is mv
+        assert np.array_equal(arr, c.reference_mask(s))
     # a strided row of the mask width is filled element by element
     for s in (c.start(), s1):
         wide = np.full(2 * words, 7, dtype=np.int32)
