@@ -236,3 +236,25 @@ def test_maskbench_corpus_writes_valid_instances_as_a_report_corpus(tmp_path):
     r = subprocess.run([sys.executable, str(path), str(tmp_path / "c.txt"), "--data", str(data)],
                        capture_output=True, text=True)
     assert r.returncode != 0 and ".jsonl" in r.stderr
+
+
+def test_tail_note_names_the_calls_p999_rests_on():
+    """Under 10,000 calls the report says which of the slowest calls numpy's p99.9 lies
+    at: checked against numpy on 1..n, whose k-th slowest value is n - k + 1."""
+    import re
+    from stackmask.report import tail_note
+    for n, text in ((1_100, "2nd slowest and the 3rd slowest calls"), (1_001, "2nd slowest call "),
+                    (500, "slowest and the 2nd slowest calls"), (2, "slowest and the 2nd"),
+                    (9_999, "10th slowest and the 11th slowest calls")):
+        note = tail_note(n)
+        assert note is not None and text in note and f"{n:,} calls" in note, note
+        head = note.split("lies at the ")[1].split(" of a pass")[0]
+        ranks = [int(r) for r in re.findall(r"(\d+)(?:st|nd|rd|th) slowest", head)]
+        if head.startswith("slowest"):
+            ranks.append(1)
+        values = [n - k + 1 for k in ranks]
+        p = float(np.percentile(np.arange(1, n + 1), 99.9))
+        assert min(values) - 1e-6 <= p <= max(values) + 1e-6, (n, note, p)
+        if len(ranks) == 1:
+            assert abs(p - values[0]) < 1e-6
+    assert tail_note(10_000) is None and tail_note(1) is None

@@ -217,6 +217,27 @@ def _gb(b: int | None) -> str:
     return "-" if not b else f"{b / 2**30:.2f} GB"
 
 
+#: calls under which the report says how few calls its p99.9 rests on
+STABLE_TAIL_CALLS = 10_000
+
+
+def tail_note(n: int) -> str | None:
+    """A note when ``n`` timed calls are too few for a stable p99.9: which of the slowest
+    calls it interpolates between (numpy's linear percentile), else None."""
+    if n < 2 or n >= STABLE_TAIL_CALLS:
+        return None
+    pos = 0.999 * (n - 1)                  # index in ascending order
+    lo = int(pos)
+    a, b = n - min(lo + 1, n - 1), n - lo  # ranks from the slowest (1 = the max)
+
+    def nth(r: int) -> str:
+        return {1: "slowest", 2: "2nd slowest", 3: "3rd slowest"}.get(r, f"{r}th slowest")
+    where = nth(b) if a == b or pos == lo else f"{nth(a)} and the {nth(b)}"
+    return (f"p99.9 over {n:,} calls lies at the {where} call{'' if a == b or pos == lo else 's'} "
+            f"of a pass: with fewer than {STABLE_TAIL_CALLS:,} calls it rests on a few calls "
+            "and moves between runs (a larger --corpus steadies it)")
+
+
 def slowest(mask_ns: list, starts: list, k: int = SLOWEST) -> list[dict]:
     """The ``k`` slowest masks of a pass, slowest first: trace, step (the mask before
     the step-th token; step 0 is the start state's) and µs."""
@@ -400,6 +421,10 @@ def main(argv: list[str] | None = None) -> int:
     if ratios:
         print("\nRatios (stackmask / peer; below 1 means stackmask is faster):\n" + ratios)
     notes = list(tr.notes)
+    n_masks = next((len(r["cold"]["mask_ns"]) for r in results if "cold" in r), 0)
+    tail = tail_note(n_masks)
+    if tail:
+        notes.append(tail)
     status = 0
     for r in results:
         for n in r.get("notes", []):
