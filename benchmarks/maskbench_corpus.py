@@ -1,8 +1,8 @@
 """Write a JSON-grammar corpus of real-world documents: MaskBench's valid instances.
 
 The bundled JSON corpus (14 documents, ~1,100 masks) is what ``stackmask report`` replays
-by default, so that it finishes in seconds; its p99.9 is then the second-slowest of
-~1,100 masks, one or two calls decide it. This writes the first valid instance of every
+by default, so that it finishes in seconds; its get_mask p99.9 then lies at the 2nd
+and 3rd slowest of ~1,100 masks: two calls decide it. This writes the first valid instance of every
 MaskBench schema (``../shared/bench/maskbench/sample1000.jsonl``: 1,000 documents, about
 166,000 masks with the Qwen2.5 vocabulary) as a corpus for the plain JSON grammar:
 

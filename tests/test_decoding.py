@@ -170,6 +170,22 @@ def test_fill_masks_rows_of_strided_and_read_only_arrays(json_c):
     ro.flags.writeable = False
     with pytest.raises((ValueError, TypeError)):
         decoding.fill_masks(c, states[:1], ro)
+    empty = np.zeros((0, c.mask_words), dtype=np.int32)        # an empty batch
+    assert decoding.fill_masks(c, [], empty) is empty
+
+
+def test_fill_masks_rows_written_twice_keep_the_last_mask(json_c):
+    """A row given twice holds the later state's mask, and a state seen again copies its
+    mask from a row that still holds it (not from one overwritten since)."""
+    c = json_c
+    walk = random_walk(c, random.Random(8), 8)
+    a = walk[0]
+    b = next(s for s in walk if not np.array_equal(c.get_mask(s), c.get_mask(a)))
+    out = np.zeros((3, c.mask_words), dtype=np.int32)
+    decoding.fill_masks(c, [a, b, a], out, rows=[0, 0, 2])
+    assert np.array_equal(out[0], c.get_mask(b)) and np.array_equal(out[2], c.get_mask(a))
+    decoding.fill_masks(c, [a, None, a], out, rows=[1, 1, 2])
+    assert (out[1] == -1).all() and np.array_equal(out[2], c.get_mask(a))
 
 
 def test_fill_masks_errors_and_torch_out(json_c):

@@ -233,7 +233,7 @@ def tail_note(n: int) -> str | None:
     def nth(r: int) -> str:
         return {1: "slowest", 2: "2nd slowest", 3: "3rd slowest"}.get(r, f"{r}th slowest")
     where = nth(b) if a == b or pos == lo else f"{nth(a)} and the {nth(b)}"
-    return (f"p99.9 over {n:,} calls lies at the {where} call{'' if a == b or pos == lo else 's'} "
+    return (f"get_mask p99.9 over {n:,} calls lies at the {where} call{'' if a == b or pos == lo else 's'} "
             f"of a pass: with fewer than {STABLE_TAIL_CALLS:,} calls it rests on a few calls "
             "and moves between runs (a larger --corpus steadies it)")
 

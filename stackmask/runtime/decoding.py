@@ -106,12 +106,17 @@ def fill_masks(c, states: Sequence[State | None], out, rows: Sequence[int] | Non
             raise ValueError(f"{len(states)} states but out has {arr.shape[0]} rows")
     elif len(rows) != len(states):
         raise ValueError(f"{len(states)} states but {len(rows)} rows")
-    done: dict[int, int] = {}
+    done: dict[int, int] = {}      # id(state) -> a row written with its mask
+    holder: dict[int, int] = {}    # row -> id of the state whose mask it holds now
     n_rows, width = arr.shape
     wide = width > words
     # the rows as slices of one flat view of the words: one buffer export per call,
-    # not one per row (a strided array's rows are numpy views instead)
-    flat = memoryview(arr).cast("B").cast("i") if arr.flags.c_contiguous else None
+    # not one per row (a strided or empty array's rows are numpy views instead)
+    flat = None
+    if arr.flags.c_contiguous and arr.size:
+        mv = memoryview(arr)
+        if len(mv.format) == 1:             # native int32: 'i' (or 'l' where long is 32-bit)
+            flat = mv.cast("B").cast(mv.format)
     get_mask = c.get_mask
     for st, r in zip(states, rows):
         r = int(r)
@@ -122,13 +127,15 @@ def fill_masks(c, states: Sequence[State | None], out, rows: Sequence[int] | Non
         if type(st) is not State:
             if st is None:
                 arr[r] = -1
+                holder[r] = 0
                 continue
             if not isinstance(st, State):
                 raise TypeError(f"states must be stackmask.State or None, not {type(st).__name__}")
         key = id(st)
         prev = done.get(key)
-        if prev is not None:
+        if prev is not None and holder.get(prev) == key:    # not overwritten since
             arr[r] = arr[prev]
+            holder[r] = key
             continue
         if flat is not None:
             a = r * width
@@ -138,6 +145,7 @@ def fill_masks(c, states: Sequence[State | None], out, rows: Sequence[int] | Non
         if wide:
             arr[r, words:] = 0
         done[key] = r
+        holder[r] = key
     return out
 
 

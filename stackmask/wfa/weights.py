@@ -150,7 +150,7 @@ class _Pattern:
     ``n_bits``), held as bitmap containers, and its packed mask. Each chunk holds
     32,768 of the pattern's ids, so the XOR of a token set with it keeps more than
     4,096 ids in every chunk unless the set nearly equals the pattern there (in a last
-    chunk of fewer than 57,344 ids below ``n_bits``, never: the pattern's ids past
+    chunk of at most 57,342 ids below ``n_bits``, never: the pattern's ids past
     ``n_bits`` stay). Roaring then keeps each container of the XOR as a bitmap and its
     serialization ends with the packed words of every chunk, in order: one buffer
     XOR-ed with the pattern's mask is the set's mask (past ``n_bits`` the pattern's
