@@ -82,6 +82,11 @@ def test_validate_tokens_counts_the_accepted_prefix(json_c, vocab):
     eos = next(iter(vocab.eos_token_ids))
     good = greedy_ids(vocab, b'{"a": [1, 2], "b": true}')
     s = c.start()
+    # an id outside the vocabulary raises wherever it is, also after a rejection
+    rejected = greedy_ids(vocab, b"}")
+    for draft in (good + [vocab.size], rejected + [vocab.size], [-1], rejected + ["x"]):
+        with pytest.raises(ValueError):
+            c.validate_tokens(s, draft)
     before = c.get_mask(s).copy()
     assert decoding.validate_tokens(c, s, good) == len(good)
     assert c.validate_tokens(s, good + [eos]) == len(good) + 1
@@ -331,6 +336,22 @@ def test_forced_tokens_with_tokenizer_small():
     assert c4.forced_tokens(c4.commit(c4.start(), 5), enc) == []    # complete: 2 EOS ids
     # a tokenizer whose tokens do not spell the text (normalization) is cut there
     assert c2.forced_tokens(c2.start(), lambda s: [0, 0]) == [0]
+
+
+def test_forced_tokens_limits_and_a_closed_end_at_the_byte_bound():
+    """``max_tokens=0`` forces nothing on both paths, ``max_tokens`` also bounds the
+    appended EOS, and a text closed exactly at ``max_bytes`` still gets its EOS id."""
+    v = Vocab([b"a", b"b", b"<e>"], eos_token_ids=[2], special_token_ids=[2])
+    c = Constraint('start: "ab"', v, cache_dir=False)
+    enc = _longest_match_encoder(v)
+    s = c.start()
+    assert c.forced_tokens(s, enc) == [0, 1, 2]
+    assert c.forced_tokens(s, enc, max_bytes=2) == [0, 1, 2]      # closed at the bound
+    assert c.forced_tokens(s, enc, max_bytes=1) == [0]            # cut before the end
+    assert c.forced_bytes(s, max_bytes=2) == b"ab"
+    for k, want in ((0, []), (1, [0]), (2, [0, 1]), (3, [0, 1, 2])):
+        assert c.forced_tokens(s, enc, max_tokens=k) == want
+    assert c.forced_tokens(s, max_tokens=0) == []                   # by the mask
 
 
 def test_forced_tokens_with_tokenizer_mid_character():

@@ -393,6 +393,44 @@ def test_processor_logits_wider_than_vocab(qwen_encoding):
     assert mask_to_ids(c.get_mask(proc2.states[0]), 3).tolist() == [2]
 
 
+def test_processor_beams_continue_rows_of_their_own_prompt():
+    """Reordered rows take a history only from rows with the same initial state: two
+    prompts with different starts, two beams each, where beam 2 of prompt B continues
+    beam 3 (its own prompt) and not beam 0 of prompt A, whose tokens also match."""
+    from stackmask.integrations.transformers import StackmaskLogitsProcessor
+    vocab = stackmask.Vocab([b"a", b"b", b"c", b"x", b"<e>"], eos_token_ids=[4])
+    c = stackmask.Constraint('start: "xab" | "ac"', vocab, cache_dir=False, progress=False)
+    sa, sb = c.commit_bytes(c.start(), b"x"), c.start()
+    proc = StackmaskLogitsProcessor(c, initial_state=[sa, sa, sb, sb])
+    p = [9]
+    z = torch.zeros(4, 5)
+    proc(torch.tensor([p, p, p, p]), z)
+    proc(torch.tensor([p + [0], p + [0], p + [3], p + [0]]), z)
+    # prompt B's rows end up both continuing row 3 ("a" from B's start), prompt A's row 0
+    # has the same tokens but started after "x"
+    out = proc(torch.tensor([p + [0, 1], p + [0, 1], p + [0, 2], p + [0, 2]]), z)
+    assert proc.states[2].finished is False
+    assert _finite(out[2]) == {4} and _finite(out[3]) == {4}        # "ac" is a sentence
+    assert _finite(out[0]) == {4} and _finite(out[1]) == {4}        # "xab" is one
+
+
+def test_processor_ids_past_the_vocabulary_follow_on_reject():
+    """A generated id past the vocabulary (a logit column beyond it) is a rejection:
+    TokenRejected naming the row, or with on_reject="eos" the row ends."""
+    from stackmask.integrations.transformers import StackmaskLogitsProcessor
+    vocab = stackmask.Vocab([b"a", b"b", b"<e>"], eos_token_ids=[2])
+    c = stackmask.Constraint('start: "ab"', vocab, cache_dir=False, progress=False)
+    proc = StackmaskLogitsProcessor(c)
+    proc(torch.tensor([[9]]), torch.zeros(1, 40))
+    with pytest.raises(TokenRejected, match="batch row 0: the generated token id is outside the vocabulary"):
+        proc(torch.tensor([[9, 37]]), torch.zeros(1, 40))
+    proc = StackmaskLogitsProcessor(c, on_reject="eos")
+    proc(torch.tensor([[9], [9]]), torch.zeros(2, 40))
+    out = proc(torch.tensor([[9, 37], [9, 0]]), torch.zeros(2, 40))
+    assert _finite(out[0]) == {2} and proc.states[0].finished
+    assert _finite(out[1]) == {1}
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_processor_cuda_scores(regex_constraint):
     from stackmask.integrations.transformers import StackmaskLogitsProcessor

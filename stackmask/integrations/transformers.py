@@ -71,7 +71,8 @@ class StackmaskLogitsProcessor(LogitsProcessor):
 
     **Each step** the generated suffix of every row is compared with what the
     row committed before: normally one new token is committed; rows that were
-    reordered (beam search) take the history of the row they continue, and
+    reordered (beam search) take the history of the row they continue (a row
+    with the same ``initial_state`` object: beams of one prompt), and
     rolled-back rows (assisted decoding) go back to the state of the common
     prefix -- states are immutable, so this costs nothing. Rows in the same
     state share one mask computation.
@@ -82,7 +83,8 @@ class StackmaskLogitsProcessor(LogitsProcessor):
     tokens of that row are ignored. A row that reaches ``max_new_tokens``
     without EOS holds a valid prefix of a sentence.
 
-    ``on_reject``: a generated token the row's state rejects (possible only
+    ``on_reject``: a generated token the row's state rejects, or an id past the
+    vocabulary (a logit column beyond it; possible only
     when something after this processor changes the choice) raises
     :class:`stackmask.TokenRejected` (``"raise"``, default) or ends the row
     (``"eos"``: from then on only EOS/pad are allowed).
@@ -159,6 +161,7 @@ class StackmaskLogitsProcessor(LogitsProcessor):
             if not isinstance(s, State):
                 raise TypeError(f"initial_state must be stackmask.State, not {type(s).__name__}")
         self._plen = plen
+        self._init = init
         self._rows = [_Row([], [s]) for s in init]
 
     def _sync(self, gens: list[list[int]]) -> None:
@@ -172,8 +175,11 @@ class StackmaskLogitsProcessor(LogitsProcessor):
                 plan.append((r, n))
                 continue
             best = None
+            home = self._init[r]
             for s in range(batch):                 # beam search reordered the rows
                 o = rows[s]
+                if o.states[0] is not home:        # another prompt's row (another start):
+                    continue                       # its states are not this row's
                 m = len(o.tokens)
                 if m <= len(gen) and o.tokens == gen[:m] and (best is None or m > best[1]):
                     best = (s, m)
@@ -206,8 +212,14 @@ class StackmaskLogitsProcessor(LogitsProcessor):
     def _commit(self, r: int, state: State, token: int) -> State:
         if state.finished:
             return state                       # EOS/padding after the end of the row
+        c = self.constraint
+        if not 0 <= token < c.vocab.size:      # a logit column past the vocabulary
+            if self.on_reject == "eos":
+                return _ENDED
+            raise TokenRejected(token, b"", 0, f"batch row {r}: the generated token id is "
+                                f"outside the vocabulary [0, {c.vocab.size})")
         try:
-            return self.constraint.commit(state, token)
+            return c.commit(state, token)
         except TokenRejected as e:
             if self.on_reject == "eos":
                 return _ENDED

@@ -41,9 +41,11 @@ def validate_tokens(c, state: State, tokens: Iterable[int]) -> int:
     Token ``k`` counts iff tokens ``0..k`` all commit, i.e. each is in the
     mask of the state its predecessors lead to. An EOS id counts iff the
     text before it is a sentence, and after it only EOS ids count (the
-    sequence has ended). An id outside ``[0, vocab_size)`` raises
-    ``ValueError``, as :meth:`Constraint.commit` does.
+    sequence has ended). An id outside ``[0, vocab_size)`` anywhere in
+    ``tokens`` (or a non-integer) raises ``ValueError``, as
+    :meth:`Constraint.commit` does, also after a rejected token.
     """
+    tokens = [c._check_id(t) for t in tokens]   # every id, not only those before a rejection
     n = 0
     commit = c.commit
     for t in tokens:
@@ -207,7 +209,7 @@ def _forced_walk(c, state: State, max_bytes: int) -> tuple[bytes, list[tuple], b
     trail = [heads]
     closed = False
     specials = list(c.special_terms_by_terminal())
-    while len(out) < max_bytes:
+    while True:
         accepting = c.is_accepting(State(heads))
         if any(c.advance_special(heads, t) for t in specials):
             break            # a special token (no bytes) may come next: nothing is forced
@@ -227,8 +229,8 @@ def _forced_walk(c, state: State, max_bytes: int) -> tuple[bytes, list[tuple], b
         if count == 0:
             closed = accepting
             break
-        if accepting or count > 1:
-            break
+        if accepting or count > 1 or len(out) >= max_bytes:
+            break            # (at the bound, after finding whether the end is closed)
         out.append(only[0])
         heads = only[1]
         trail.append(heads)
@@ -343,7 +345,7 @@ def forced_tokens(c, state: State, tokenizer=None, *, max_bytes: int = 256,
 
     ``max_bytes`` bounds the forced text, ``max_tokens`` the result.
     """
-    if state.finished:
+    if state.finished or max_tokens <= 0:
         return []
     if tokenizer is None:
         return _forced_by_mask(c, state, max_tokens)
