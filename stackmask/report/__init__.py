@@ -226,14 +226,14 @@ def tail_note(n: int) -> str | None:
     calls it interpolates between (numpy's linear percentile), else None."""
     if n < 2 or n >= STABLE_TAIL_CALLS:
         return None
-    pos = 0.999 * (n - 1)                  # index in ascending order
+    pos = 0.999 * (n - 1)                  # index in ascending order, below n - 1
     lo = int(pos)
-    a, b = n - min(lo + 1, n - 1), n - lo  # ranks from the slowest (1 = the max)
+    a, b = n - lo - 1, n - lo              # ranks from the slowest (1 = the max) of lo + 1, lo
 
     def nth(r: int) -> str:
         return {1: "slowest", 2: "2nd slowest", 3: "3rd slowest"}.get(r, f"{r}th slowest")
-    where = nth(b) if a == b or pos == lo else f"{nth(a)} and the {nth(b)}"
-    return (f"get_mask p99.9 over {n:,} calls lies at the {where} call{'' if a == b or pos == lo else 's'} "
+    where = f"{nth(b)} call" if pos == lo else f"{nth(a)} and the {nth(b)} calls"
+    return (f"get_mask p99.9 over {n:,} calls lies at the {where} "
             f"of a pass: with fewer than {STABLE_TAIL_CALLS:,} calls it rests on a few calls "
             "and moves between runs (a larger --corpus steadies it)")
 
