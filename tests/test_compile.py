@@ -411,3 +411,126 @@ def test_expand_equals_the_product_of_alternatives_without_infeasible_pairs():
         assert len(got) == len(set(got)) and set(got) == want, (ems, follows)
         unpruned = {tuple(t for t in combo if t != IGNORE) for combo in product(*ems)}
         assert set(_expand(ems)) == unpruned
+
+
+# -- minimization of the Parser DWA ----------------------------------------------------------
+
+def _walk(dwa, q: int, w0: int, word, lazy: bool = True):
+    """The tokens a walk from ``(q, w0)`` over ``word`` (stack states, top first) unites,
+    as the runtime walks: edge, else default (complete) or the edge computed now."""
+    acc = dwa.weights.get(w0) if w0 else None
+    out = set() if acc is None else set(acc)
+    for s in word:
+        if q < 0:
+            break
+        e = dwa.trans[q].get(s)
+        if e is None:
+            if dwa.complete[q]:
+                e = dwa.default[q]
+            elif lazy:
+                e = dwa.edge(q, s)
+            if e is None:
+                break
+        q, w = e
+        if w:
+            out |= set(dwa.weights.get(w))
+    return out
+
+
+def _random_words(dwa, q: int, rng, n: int, n_symbols: int, length: int):
+    """Words that follow ``dwa``'s explicit edges most of the time (else any symbol)."""
+    for _ in range(n):
+        word, p = [], q
+        for _ in range(length):
+            keys = list(dwa.trans[p].keys()) if p >= 0 else []
+            s = rng.choice(keys) if keys and rng.random() < 0.8 else rng.randrange(n_symbols)
+            word.append(s)
+            if p >= 0:
+                e = dwa.trans[p].get(s)
+                if e is None and dwa.complete[p]:
+                    e = dwa.default[p]
+                p = -1 if e is None else e[0]
+        yield word
+
+
+def test_minimize_synthetic_automaton():
+    """Equal states merge (an explicit edge equal to the default is no difference), a
+    state that can give nothing becomes -1 (an edge stopping with nothing is no edge
+    where there is no default), a state not compiled yet is kept with its edges
+    remapped; every walk over every word of 4 symbols gives the same tokens."""
+    import itertools
+    import pickle
+    tables = build_tables('start: "a"')
+    dwa = ParserDWA(tables.lr, False, WeightTable(64))
+    A, B, C, D = (dwa.weights.intern(sorted(x)) for x in ({1, 2}, {3}, {4, 5}, {6}))
+    E = 0
+    dwa.trans = [{1: (1, A), 2: (2, A)},
+                 {3: (-1, B)},
+                 {3: (-1, B), 4: (3, E)},
+                 {5: (4, E)},
+                 {},
+                 {1: (3, C), 2: (0, D)}]
+    dwa.default = [None, (3, E), (3, E), None, None, None]
+    dwa.complete = [True, True, True, True, True, False]
+    dwa.items = [()] * 6
+    dwa._groups = [None] * 6
+    dwa._ids = {("k", q): q for q in range(6)}
+    dwa.init = {0: (0, E), 1: (3, D), 2: (5, E), 3: (1, C)}
+    before = pickle.loads(pickle.dumps(dwa))
+    assert dwa.minimize() == 3                  # 2 into 1; 3 and 4 give nothing
+    assert len(dwa.trans) == 3
+    assert dwa.trans[0] == {1: (1, A), 2: (1, A)}
+    assert dwa.trans[1] == {3: (-1, B)} and dwa.default[1] is None
+    assert dwa.trans[2] == {1: (-1, C), 2: (0, D)} and not dwa.complete[2]
+    assert dwa.init == {0: (0, E), 1: (-1, D), 2: (2, E), 3: (1, C)}
+    assert dwa._ids == {("k", 0): 0, ("k", 1): 1, ("k", 2): 1, ("k", 3): -1, ("k", 4): -1,
+                        ("k", 5): 2}
+    for cfg in before.init:
+        for k in range(5):
+            for word in itertools.product(range(6), repeat=k):
+                assert (_walk(before, *before.init[cfg], word, lazy=False)
+                        == _walk(dwa, *dwa.init[cfg], word, lazy=False)), (cfg, word)
+    assert dwa.minimize() == 0
+
+
+@pytest.mark.parametrize("name", ["json", "calc"])
+@pytest.mark.parametrize("partial", [False, True])
+def test_minimized_automaton_walks_like_the_compiled_one(name, partial, qwen_vocab):
+    """A compiled automaton and its minimization give the same tokens on random stack
+    words from every start, and a state's item set maps to its own state in the index
+    (what an edge computed on use interns). ``partial``: a third of the states are made
+    not compiled yet, with some of their edges kept (as a budget and first uses leave
+    them), so walks compute the others from the items in both automata, interning
+    states through the remapped index. Complete: there are states to merge and the
+    result is minimal (nothing merges again)."""
+    import pickle
+    from stackmask.compile.parser_dwa import _state_digest, build_parser_dwa
+    from stackmask.compile.terminal import vocab_index
+    tables = build_tables(read_bench_grammar(name))
+    sc = make_scanner(tables)
+    dwa = build_parser_dwa(sc, tables.lr, tables.normal_form.accepts_empty,
+                           vocab_index(qwen_vocab), qwen_vocab, WeightTable(qwen_vocab.size))
+    assert not dwa.budget_exhausted
+    rng = random.Random(11)
+    if partial:
+        for q in rng.sample(range(len(dwa.trans)), len(dwa.trans) // 3):
+            keep = [s for s in dwa.trans[q] if rng.random() < 0.5]
+            dwa.trans[q] = {s: dwa.trans[q][s] for s in keep}
+            dwa.complete[q] = False
+            dwa.default[q] = None
+    small = pickle.loads(pickle.dumps(dwa))
+    merged = small.minimize()
+    assert merged > 0 and len(small.trans) == len(dwa.trans) - merged
+    if not partial:
+        assert small.minimize() == 0
+    for q, its in enumerate(small.items):
+        its = pickle.loads(its) if isinstance(its, bytes) else its
+        key = _state_digest(its) if small._digest_ids else frozenset(its)
+        assert small._ids[key] == q
+    starts = list(dwa.init.items()) + list(dwa.pair_init.items())
+    n_lr = tables.lr.n_states
+    for key, (q, w) in starts:
+        q2, w2 = (small.init if key in small.init else small.pair_init)[key]
+        assert w2 == w
+        for word in _random_words(dwa, q, rng, 40, n_lr, 30):
+            assert _walk(dwa, q, w, word) == _walk(small, q2, w2, word), (key, word)

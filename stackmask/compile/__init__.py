@@ -126,7 +126,9 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     dwa = build_parser_dwa(scanner, tables.lr, tables.normal_form.accepts_empty,
                            vocab_index(vocab), vocab, weights, progress=progress,
                            budget_s=budget_s, guard=guard, specials=special_bindings(tables))
+    merged = dwa.minimize()
     stats = dwa.stats()
+    stats["states_merged"] = merged
     interned = len(dwa.weights)
     dwa.release_items()          # also drops the token sets only interned on the way
     t2 = time.perf_counter()
@@ -168,6 +170,8 @@ def save_progress(comp: Compiled, scanner: Scanner, path, key: bytes,
     snap = pickle.loads(blob)
     sd = snap.dwa
     sd.hot_weights = tuple(hot_weights)
+    if not hasattr(sd, "_loaded"):      # an artifact's automaton was minimized when written
+        snap.stats["states_merged"] = snap.stats.get("states_merged", 0) + sd.minimize()
     sd.compact_weights()
     complete = bool(sd.complete) and all(sd.complete)
     sd.budget_exhausted = getattr(dwa, "budget_exhausted", True) or not complete

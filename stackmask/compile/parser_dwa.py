@@ -53,6 +53,7 @@ from ..errors import LimitExceeded
 from ..glr.lalr import LRTables
 from ..lexer.scanner import IGNORE
 from ..memo import Memo
+from ..wfa.automaton import topological_order
 from ..wfa.weights import EMPTY_ID, WeightTable
 from .terminal import TRUE
 
@@ -869,6 +870,109 @@ class ParserDWA:
         if self._digest_ids:
             self._loaded = (len(self.weights), len(self.items))
 
+    # -- minimization ------------------------------------------------------------------
+    def successors(self, q: int) -> set:
+        """The states ``q``'s edges (default included) lead to."""
+        out = {d for d, _ in self.trans[q].values() if d >= 0}
+        d = self.default[q]
+        if d is not None and d[0] >= 0:
+            out.add(d[0])
+        return out
+
+    def minimize(self) -> int:
+        """Merge the states that give every stack the same tokens; returns how many states
+        were removed.
+
+        A walk unites the weights of the edges it takes and ends where there is no
+        edge, at a next state of -1, or at the bottom of the stack; determinization
+        decides each token on the first edge that settles it, so an edge's weight is
+        what the walk's result gains there, and two complete states are equivalent
+        exactly when, for every stack state, they take edges of equal weight into
+        equivalent states. Bottom up over a topological order, each complete state gets
+        the class of its signature: its default edge and the explicit edges that differ
+        from it, targets replaced by their classes (an edge that stops with nothing is
+        the same as no edge where there is no default edge). A state that can give no
+        token on any stack becomes -1, so walks end there. A state not compiled yet is
+        a class of its own (its missing edges are unknown), and so are the states
+        leading to different ones. The states are renumbered in their old order; the
+        state index maps the item sets of merged states to the state they merged into
+        (the same masks on every stack). A cyclic automaton is left as it is (returns 0).
+
+        State ids change: for an automaton no runtime walks yet (after its compile, or a
+        snapshot about to be saved)."""
+        with self._lock:
+            n = len(self.trans)
+            order = topological_order(range(n), [self.successors(q) for q in range(n)])
+            if order is None:
+                return 0
+            complete, trans, default = self.complete, self.trans, self.default
+            cls = [-1] * n               # state -> class (-1: gives nothing)
+            sigs: dict = {}
+            reps: list = []              # class -> its first state
+
+            def edge(e):
+                d, w = e
+                return (cls[d] if d >= 0 else -1, w)
+
+            for q in reversed(order):
+                if not complete[q]:
+                    sig = None
+                else:
+                    dflt = default[q]
+                    if dflt is not None:
+                        dflt = edge(dflt)
+                        if dflt == STOP:
+                            dflt = None
+                    explicit = []
+                    for s, e in trans[q].items():
+                        e = edge(e)
+                        if e != dflt and (dflt is not None or e != STOP):
+                            explicit.append((s, e))
+                    if dflt is None and not explicit:
+                        continue                  # dead: stays -1
+                    explicit.sort()
+                    sig = (dflt, tuple(explicit))
+                    c = sigs.get(sig)
+                    if c is not None:
+                        cls[q] = c
+                        continue
+                    sigs[sig] = len(reps)
+                cls[q] = len(reps)
+                reps.append(q)
+            classes = sorted(range(len(reps)), key=reps.__getitem__)
+            new_of = [0] * len(reps)
+            for i, c in enumerate(classes):
+                new_of[c] = i
+            new = [new_of[c] if c >= 0 else -1 for c in cls]
+
+            def remap(e):
+                return e if e is None or e[0] < 0 else (new[e[0]], e[1])
+
+            items, trans2, default2, complete2 = [], [], [], []
+            for c in classes:
+                q = reps[c]
+                d = remap(default[q])
+                if complete[q]:
+                    if d == STOP:
+                        d = None
+                    t = {}
+                    for s, e in trans[q].items():
+                        e = remap(e)
+                        if e != d and (d is not None or e != STOP):
+                            t[s] = e
+                else:
+                    t = {s: remap(e) for s, e in trans[q].items()}
+                items.append(self.items[q])
+                trans2.append(t)
+                default2.append(d)
+                complete2.append(complete[q])
+            self.items, self.trans, self.default, self.complete = items, trans2, default2, complete2
+            self._groups = [None] * len(items)
+            self._ids = {k: new[q] for k, q in self._ids.items()}
+            self.init = {k: remap(e) for k, e in self.init.items()}
+            self.pair_init = {k: remap(e) for k, e in self.pair_init.items()}
+            return n - len(items)
+
     # -- pickling (artifacts) ----------------------------------------------------------
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -981,37 +1085,14 @@ def terminal_follows(shift: list, reduce: list, n_terminals: int) -> tuple:
 def _depth(dwa: ParserDWA) -> tuple:
     """(max number of stack entries a walk can read, acyclic?) over expanded states."""
     n = len(dwa.trans)
-    succ = []
-    for q in range(n):
-        s = {d for d, _ in dwa.trans[q].values() if d >= 0}
-        d = dwa.default[q]
-        if d is not None and d[0] >= 0:
-            s.add(d[0])
-        succ.append(s)
-    # iterative DFS: colour 0 new, 1 on stack, 2 done; depth = longest path in edges
-    colour = [0] * n
-    depth = [0] * n
-    acyclic = True
-    for root in range(n):
-        if colour[root]:
-            continue
-        stack = [(root, iter(succ[root]))]
-        colour[root] = 1
-        while stack:
-            v, it = stack[-1]
-            w = next(it, None)
-            if w is None:
-                stack.pop()
-                colour[v] = 2
-                depth[v] = 1 + max((depth[x] for x in succ[v]), default=0)
-                continue
-            if colour[w] == 0:
-                colour[w] = 1
-                stack.append((w, iter(succ[w])))
-            elif colour[w] == 1:
-                acyclic = False
+    order = topological_order(range(n), [dwa.successors(q) for q in range(n)])
+    if order is None:
+        return None, False
+    depth = [0] * n               # states on the longest path from q (edges read)
+    for q in reversed(order):
+        depth[q] = 1 + max((depth[d] for d in dwa.successors(q)), default=0)
     starts = [q for q, _ in list(dwa.init.values()) + list(dwa.pair_init.values()) if q >= 0]
-    return (max((depth[q] for q in starts), default=0) if acyclic else None), acyclic
+    return max((depth[q] for q in starts), default=0), True
 
 
 def special_weights(weights: WeightTable, specials) -> tuple:

@@ -20,6 +20,7 @@ from .automaton import (
     max_depth,
     minimize,
     prune_accepted,
+    topological_order,
 )
 from .monoid import IDENTITY, ZERO, StackEffect, apply, compose, pop, push
 from .weights import (
@@ -33,7 +34,7 @@ from .weights import (
 
 __all__ = [
     "ANY", "DEAD", "DEFAULT", "DWA", "WFA", "CyclicAutomatonError", "DeterminizationLimitError",
-    "determinize", "is_acyclic", "max_depth", "minimize", "prune_accepted",
+    "determinize", "is_acyclic", "max_depth", "minimize", "prune_accepted", "topological_order",
     "IDENTITY", "ZERO", "StackEffect", "apply", "compose", "pop", "push",
     "EMPTY_ID", "UNIVERSE_ID", "WeightTable", "bitmap_from_array", "bitmap_from_mask",
     "mask_from_bitmap",

@@ -54,6 +54,7 @@ __all__ = [
     "prune_accepted",
     "is_acyclic",
     "max_depth",
+    "topological_order",
 ]
 
 ANY = -1        # WFA wildcard symbol: matches every symbol
@@ -191,7 +192,7 @@ class WFA:
 
     def is_acyclic(self) -> bool:
         succ = [{dst for lst in d.values() for dst, _ in lst} for d in self.trans]
-        return _topo_order(range(len(self.trans)), succ) is not None
+        return topological_order(range(len(self.trans)), succ) is not None
 
     def stats(self) -> dict:
         return {
@@ -391,7 +392,7 @@ class DWA:
     def topo_order(self) -> list[int] | None:
         """Reachable states in topological order (start first), or None if there is a cycle."""
         states = self.reachable()
-        return _topo_order(states, {s: self.successors(s) for s in states})
+        return topological_order(states, {s: self.successors(s) for s in states})
 
     def is_acyclic(self) -> bool:
         return self.topo_order() is not None
@@ -437,7 +438,7 @@ class DWA:
         return f"<DWA {self.n_states} states, {self.n_edges} edges>"
 
 
-def _topo_order(states: Iterable[int], succ) -> list[int] | None:
+def topological_order(states: Iterable[int], succ) -> list[int] | None:
     """Topological order of ``states`` (DFS post-order reversed) or None on a cycle."""
     WHITE, GREY, BLACK = 0, 1, 2
     color: dict[int, int] = {}
