@@ -29,7 +29,8 @@ import zstandard
 
 # 9: a budget-stopped compile is explored (stackmask.runtime.explore) before it is saved;
 #    the layout is 8's, but an 8 artifact of SQL/Java/Go would keep its slow first uses
-FORMAT_VERSION = 9
+# 10: token sets and automaton states are indexed by SHA-256 digests (were BLAKE2b)
+FORMAT_VERSION = 10
 MAGIC = b"STACKMSK"
 _HEADER = struct.Struct("<8sI32s32sQ")    # magic, format version, key, payload sha256, payload size
 

@@ -1020,11 +1020,10 @@ class ParserDWA:
 
 
 def _state_digest(key) -> bytes:
-    """128-bit BLAKE2b digest of a state's distinct ``(item, weight)`` pairs (any
+    """128-bit digest (SHA-256's first half, as token sets') of a state's distinct ``(item, weight)`` pairs (any
     iterable of them), independent of their order: each pair in marshal format 2 (no shared references, so equal pairs give equal
     bytes; self-delimiting, so the sorted concatenation identifies the set)."""
-    return hashlib.blake2b(b"".join(sorted([marshal.dumps(p, 2) for p in key])),
-                           digest_size=16).digest()
+    return hashlib.sha256(b"".join(sorted([marshal.dumps(p, 2) for p in key]))).digest()[:16]
 
 
 def _digest_index(ids: dict) -> dict:

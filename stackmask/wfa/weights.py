@@ -65,10 +65,10 @@ def as_frozen(w: WeightLike) -> FrozenBitMap:
 
 def _canonical(bm: WeightLike) -> FrozenBitMap:
     """The set as a FrozenBitMap with every container in its most compact form, so equal
-    sets serialize to equal bytes (the interning key)."""
-    b = BitMap(bm) if isinstance(bm, (BitMap, FrozenBitMap)) else BitMap(as_frozen(bm))
-    b.run_optimize()
-    return FrozenBitMap(b)
+    sets serialize to equal bytes (the interning key). pyroaring run-optimizes every bitmap
+    it builds (its default): one copy, ~8 µs for a 24 KB set, where three passes (copy,
+    run_optimize, copy) were most of interning; :func:`as_frozen` builds the other forms."""
+    return FrozenBitMap(bm) if isinstance(bm, (BitMap, FrozenBitMap)) else as_frozen(bm)
 
 
 def mask_from_bitmap(bm: WeightLike, n_bits: int) -> np.ndarray:
@@ -251,10 +251,11 @@ def bitmap_from_mask(mask: np.ndarray, n_bits: int | None = None) -> BitMap:
 
 
 def _digest(serialized: bytes) -> bytes:
-    """The interning key of a canonical serialization: its 128-bit BLAKE2b digest (a
-    token set over a large vocabulary serializes to up to tens of KB; the index keeps
-    16 bytes per set instead)."""
-    return hashlib.blake2b(serialized, digest_size=16).digest()
+    """The interning key of a canonical serialization: the first 128 bits of its SHA-256
+    digest (a token set over a large vocabulary serializes to up to tens of KB; the index
+    keeps 16 bytes per set instead). SHA-256 rather than BLAKE2b: OpenSSL's runs on the
+    CPU's SHA instructions, 14 µs for 24 KB where BLAKE2b takes 26 µs."""
+    return hashlib.sha256(serialized).digest()[:16]
 
 
 class WeightTable:
