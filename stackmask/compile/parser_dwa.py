@@ -578,13 +578,17 @@ class ParserDWA:
         items = self.items[q]
         if isinstance(items, bytes):          # from an artifact: unpickled on first use
             items = self.items[q] = pickle.loads(items)
+        union = wt.union
         for pair in items:
             it, w = pair
             skip, lhs = it[0], it[1]
             if skip:
-                # discards the entry unread: the same on every symbol
-                for it2 in self._step(it, 0):
-                    d_next[it2] = wt.union(d_next.get(it2, EMPTY_ID), w)
+                # discards the entry unread: the same on every symbol (what _step gives,
+                # built here: a state has tens of these, and their memo entries are
+                # never read again)
+                it2 = (skip - 1, lhs, it[2], it[3])
+                prev = d_next.get(it2)
+                d_next[it2] = w if prev is None else union(prev, w)
             elif lhs != NO_LHS:
                 by_lhs.setdefault(lhs, []).append(pair)
             else:
