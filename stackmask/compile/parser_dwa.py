@@ -912,7 +912,7 @@ class ParserDWA:
             complete, trans, default = self.complete, self.trans, self.default
             cls = [-1] * n               # state -> class (-1: gives nothing)
             sigs: dict = {}
-            reps: list = []              # class -> its first state
+            reps: list = []              # class -> (its first state, its signature or None)
 
             def edge(e):
                 d, w = e
@@ -942,8 +942,8 @@ class ParserDWA:
                         continue
                     sigs[sig] = len(reps)
                 cls[q] = len(reps)
-                reps.append(q)
-            classes = sorted(range(len(reps)), key=reps.__getitem__)
+                reps.append((q, sig))
+            classes = sorted(range(len(reps)), key=lambda c: reps[c][0])
             new_of = [0] * len(reps)
             for i, c in enumerate(classes):
                 new_of[c] = i
@@ -952,20 +952,19 @@ class ParserDWA:
             def remap(e):
                 return e if e is None or e[0] < 0 else (new[e[0]], e[1])
 
+            def of_class(e):             # a signature's edge: target class -> new state
+                return e if e[0] < 0 else (new_of[e[0]], e[1])
+
             items, trans2, default2, complete2 = [], [], [], []
             for c in classes:
-                q = reps[c]
-                d = remap(default[q])
-                if complete[q]:
-                    if d == STOP:
-                        d = None
-                    t = {}
-                    for s, e in trans[q].items():
-                        e = remap(e)
-                        if e != d and (d is not None or e != STOP):
-                            t[s] = e
-                else:
+                q, sig = reps[c]
+                if sig is None:          # not compiled yet: its edges as they are
+                    d = remap(default[q])
                     t = {s: remap(e) for s, e in trans[q].items()}
+                else:                    # the signature is the normalized edges
+                    dflt, explicit = sig
+                    d = None if dflt is None else of_class(dflt)
+                    t = {s: of_class(e) for s, e in explicit}
                 items.append(self.items[q])
                 trans2.append(t)
                 default2.append(d)
@@ -1024,9 +1023,10 @@ class ParserDWA:
 
 
 def _state_digest(key) -> bytes:
-    """128-bit digest (SHA-256's first half, as token sets') of a state's distinct ``(item, weight)`` pairs (any
-    iterable of them), independent of their order: each pair in marshal format 2 (no shared references, so equal pairs give equal
-    bytes; self-delimiting, so the sorted concatenation identifies the set)."""
+    """128-bit digest (SHA-256's first half, as token sets') of a state's distinct
+    ``(item, weight)`` pairs (any iterable of them), independent of their order: each pair
+    in marshal format 2 (no shared references, so equal pairs give equal bytes;
+    self-delimiting, so the sorted concatenation identifies the set)."""
     return hashlib.sha256(b"".join(sorted([marshal.dumps(p, 2) for p in key]))).digest()[:16]
 
 
@@ -1088,12 +1088,13 @@ def terminal_follows(shift: list, reduce: list, n_terminals: int) -> tuple:
 def _depth(dwa: ParserDWA) -> tuple:
     """(max number of stack entries a walk can read, acyclic?) over expanded states."""
     n = len(dwa.trans)
-    order = topological_order(range(n), [dwa.successors(q) for q in range(n)])
+    succ = [dwa.successors(q) for q in range(n)]
+    order = topological_order(range(n), succ)
     if order is None:
         return None, False
     depth = [0] * n               # states on the longest path from q (edges read)
     for q in reversed(order):
-        depth[q] = 1 + max((depth[d] for d in dwa.successors(q)), default=0)
+        depth[q] = 1 + max((depth[d] for d in succ[q]), default=0)
     starts = [q for q, _ in list(dwa.init.values()) + list(dwa.pair_init.values()) if q >= 0]
     return max((depth[q] for q in starts), default=0), True
 
