@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from stackmask import Constraint, Vocab
-from stackmask.compile import artifact
+from stackmask.compile import artifact, decode_artifact, encode_artifact
 from stackmask.compile.artifact import StaleArtifactWarning
 from stackmask.grammars import load as load_grammar
 
@@ -114,6 +114,10 @@ def _damage_magic(data: bytes) -> bytes:
     return b"NOTMAGIC" + data[8:]
 
 
+def _damage_append(data: bytes) -> bytes:
+    return data + b"junk"
+
+
 @pytest.mark.parametrize("damage,words", [
     (_damage_truncate, "truncated"),
     (_damage_flip, "corrupted"),
@@ -121,6 +125,7 @@ def _damage_magic(data: bytes) -> bytes:
     (_damage_version, "format version"),
     (_damage_key, "another grammar"),
     (_damage_magic, "not a stackmask artifact"),
+    (_damage_append, "4 unexpected bytes after its payload"),
 ])
 def test_bad_artifact_is_rebuilt_with_warning(tmp_path, damage, words):
     v = small_vocab()
@@ -137,6 +142,80 @@ def test_bad_artifact_is_rebuilt_with_warning(tmp_path, damage, words):
         warnings.simplefilter("error")
         c3 = Constraint(JSON, v, cache_dir=tmp_path)
     assert c3.loaded_from_cache
+
+
+class _Trap:
+    """Unpickling this runs ``os.system``-like code: it creates the marker file."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path(self.marker).touch, ())
+
+
+def _rewrite_payload(path: Path, payload: bytes) -> None:
+    """Replace the artifact's payload keeping a valid header (same key, matching size and
+    checksum): a file a hostile writer of the cache directory could leave."""
+    import hashlib
+    import zstandard
+    data = path.read_bytes()
+    magic, version, key, _, _ = artifact._HEADER.unpack_from(data)
+    z = zstandard.ZstdCompressor().compress(payload)
+    path.write_bytes(artifact._HEADER.pack(magic, version, key, hashlib.sha256(z).digest(), len(z)) + z)
+
+
+def test_a_hostile_pickle_in_the_cache_runs_nothing(tmp_path):
+    """An artifact file whose (well-formed, checksummed) payload is a pickle that would
+    run code when unpickled is refused with a warning and rebuilt; nothing runs."""
+    import pickle
+    v = small_vocab()
+    Constraint(JSON, v, cache_dir=tmp_path)
+    path = only_file(tmp_path)
+    marker = tmp_path / "pwned"
+    pickle.loads(pickle.dumps(_Trap(str(marker))))       # the trap works when unpickled
+    assert marker.exists()
+    marker.unlink()
+    _rewrite_payload(path, pickle.dumps({"tables": _Trap(str(marker))}, protocol=5))
+    with pytest.warns(StaleArtifactWarning, match="cannot decode"):
+        c = Constraint(JSON, v, cache_dir=tmp_path)
+    assert not c.loaded_from_cache and not marker.exists()
+    assert Constraint(JSON, v, cache_dir=tmp_path).loaded_from_cache     # rebuilt
+
+
+def test_an_artifact_naming_a_class_not_allowed_is_refused(tmp_path):
+    """Plain data may name only the grammar's own dataclasses: a record of any other
+    class (here one whose construction would have an effect) is refused, unbuilt."""
+    import msgpack
+    from stackmask.plain import Codec, PlainDataError
+    v = small_vocab()
+    Constraint(JSON, v, cache_dir=tmp_path)
+    path = only_file(tmp_path)
+    record = msgpack.ExtType(5, Codec().dumps(("pathlib.Path", (str(tmp_path / "x"),))))
+    payload = msgpack.packb({"tables": record}, use_bin_type=True)
+    with pytest.raises(PlainDataError, match="not allowed"):
+        decode_artifact(payload)
+    _rewrite_payload(path, payload)
+    with pytest.warns(StaleArtifactWarning, match="not allowed"):
+        c = Constraint(JSON, v, cache_dir=tmp_path)
+    assert not c.loaded_from_cache
+
+
+def test_an_artifact_is_plain_data_and_round_trips(tmp_path):
+    """The payload is msgpack of plain values (no pickle opcodes), and decoding it gives
+    the same tables, configurations and automaton (same masks)."""
+    import zstandard
+    v = small_vocab()
+    c = Constraint(JSON, v, cache_dir=tmp_path)
+    path = only_file(tmp_path)
+    body = zstandard.ZstdDecompressor().decompress(path.read_bytes()[artifact._HEADER.size:])
+    assert not body.startswith(b"\x80")                  # not a pickle (protocol 2+)
+    comp = decode_artifact(body)
+    assert comp.configs == c.compiled.configs
+    assert comp.tables.lr.shift == c.compiled.tables.lr.shift
+    assert comp.tables.grammar == c.compiled.tables.grammar
+    assert comp.dwa.trans == c.compiled.dwa.trans and comp.dwa.init == c.compiled.dwa.init
+    assert decode_artifact(encode_artifact(comp)).dwa.trans == comp.dwa.trans
 
 
 def test_cache_disabled_writes_nothing(tmp_path, monkeypatch):
@@ -218,14 +297,13 @@ def test_a_reloaded_partial_automaton_finds_its_pending_states_again(tmp_path):
     """The artifact indexes automaton states by digests of their item sets: a state a
     reloaded automaton builds again (from the same items) gets its old id, not a copy;
     a state never seen gets a new one."""
-    import pickle
     v = small_vocab()
     part = Constraint(JSON, v, cache_dir=tmp_path, compile_budget_s=0)
     masks_along(part, DOC)                     # states built on first use, edges computed lazily
     dwa = part.compiled.dwa
     pending = [q for q, done in enumerate(dwa.complete) if not done and dwa.items[q] is not None]
     assert pending
-    again = pickle.loads(pickle.dumps(dwa))
+    again = dwa.copy()
     assert again._digest_ids and len(again._ids) == len(dwa._ids)
     for q in pending:
         items = dwa.items[q]
@@ -330,10 +408,10 @@ def test_compiled_automaton_keeps_only_the_token_sets_it_refers_to(tmp_path):
         assert dwa._state(dict(dwa.items[q])) == q
     # compaction renumbers token sets: it runs in the compile, before any mask is
     # memoized; the compacted partial automaton goes through an artifact to a new one
-    from stackmask.compile import Compiled, grammar_text
+    from stackmask.compile import Compiled, encode_artifact, grammar_text
     key = artifact.artifact_key(grammar_text(JSON), False, v.fingerprint)
-    artifact.save(artifact.artifact_path(tmp_path / "part", key), key,
-                  Compiled(part.compiled.tables, part.scanner.export_configs(), dwa, {}))
+    artifact.save(artifact.artifact_path(tmp_path / "part", key), key, encode_artifact(
+        Compiled(part.compiled.tables, part.scanner.export_configs(), dwa, {})))
     reloaded = Constraint(JSON, v, cache_dir=tmp_path / "part")
     assert reloaded.loaded_from_cache
     for doc in (DOC, b'{"b": [true, null, {"a": -0.5e3}], "c": "x\\n"}'):
@@ -410,13 +488,13 @@ def test_artifact_lists_the_requirement_of_every_lexer_configuration(tmp_path, m
         return requirement(scanner, cfg)
 
     monkeypatch.setattr(constraint_mod, "requirement", spy)
-    # the artifact of an older stackmask: the same automaton without the list
+    # an artifact whose list is empty (as for configurations added after it was written)
     path, key = c._artifact
-    comp = artifact.load(path, key)
-    del comp.requirements
+    comp = artifact.load(path, key, decode_artifact)
+    comp.requirements = {}
     old_dir = tmp_path / "old"
     old_dir.mkdir()
-    artifact.save(old_dir / path.name, key, comp)
+    artifact.save(old_dir / path.name, key, encode_artifact(comp))
     old = Constraint(KW, v, cache_dir=old_dir, progress=False)
     assert old.loaded_from_cache and old.compiled.requirements == {}
     for con in (c, old):
@@ -434,8 +512,8 @@ def test_artifact_lists_the_requirement_of_every_lexer_configuration(tmp_path, m
 
 def test_save_after_a_load_keeps_the_artifacts_states_as_they_were(tmp_path):
     """Saving a loaded partial automaton after use keeps the loaded artifact's token
-    sets at their ids and its states' item sets as stored (not unpickled, renumbered
-    and pickled again: Java's 44,000 pending states made that 9 s); the states and
+    sets at their ids and its states' item sets as stored (not decoded, renumbered
+    and encoded again: Java's 44,000 pending states made that 9 s); the states and
     sets added by first use are compacted as before. The saved artifact loads with
     every state findable again (a replay compiles nothing) and exact masks."""
     v = small_vocab()
@@ -454,7 +532,7 @@ def test_save_after_a_load_keeps_the_artifacts_states_as_they_were(tmp_path):
     assert len(dwa.items) > n_q and len(dwa.weights) > n_w
     path = loaded.save_cache()
     key = loaded._artifact[1]
-    saved = artifact.load(path, key).dwa
+    saved = artifact.load(path, key, decode_artifact).dwa
     for q in range(n_q):                               # the artifact's states: as stored
         if isinstance(blobs[q], bytes):
             assert saved.items[q] == blobs[q], q

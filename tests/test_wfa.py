@@ -687,11 +687,17 @@ def test_dense_from_every_container_kind(n, ranges, points, optimize):
     np.testing.assert_array_equal(mask_from_bitmap(bm, n), reference_mask(sorted(bm), n))
 
 
-def test_weight_table_pickles_lazily_and_keeps_ids():
-    import pickle
+def _plain_copy(W: WeightTable) -> WeightTable:
+    """``W`` through its plain data, encoded and decoded as an artifact stores it."""
+    from stackmask.plain import Codec
+    c = Codec()
+    return WeightTable.from_data(c.loads(c.dumps(W.to_data())))
+
+
+def test_weight_table_stored_as_plain_data_loads_lazily_and_keeps_ids():
     W = WeightTable(1000)
     ids = [W.intern(range(k, 1000, k + 1)) for k in range(1, 40)]
-    W2 = pickle.loads(pickle.dumps(W))
+    W2 = _plain_copy(W)
     assert len(W2) == len(W)
     assert all(s is None for s in W2._sets)             # nothing deserialized yet
     assert W2.get(ids[3]) == W.get(ids[3])
@@ -700,16 +706,15 @@ def test_weight_table_pickles_lazily_and_keeps_ids():
     assert [W2.intern(range(k, 1000, k + 1)) for k in range(1, 40)] == ids
     assert W2.intern([1, 2, 3]) == len(W)
     assert W2.get(W2.union(ids[0], ids[1])) == W.get(ids[0]) | W.get(ids[1])
-    E = pickle.loads(pickle.dumps(WeightTable(0)))
+    E = _plain_copy(WeightTable(0))
     assert E.intern([]) == EMPTY_ID and len(E.get(UNIVERSE_ID)) == 0
 
 
-def test_weight_table_pickles_sets_close_to_their_base_as_differences():
+def test_weight_table_stores_sets_close_to_their_base_as_differences():
     """Results of set operations are stored as the symmetric difference with the operand
-    they came from when that is much smaller: the pickle shrinks, every set comes back
+    they came from when that is much smaller: the blob shrinks, every set comes back
     equal whatever order they are decoded in, chains stay bounded, and interning after
-    loading (and pickling again) finds the same ids."""
-    import pickle
+    loading (and storing again) finds the same ids."""
     import random
     rng = random.Random(3)
     n = 150_000
@@ -721,15 +726,15 @@ def test_weight_table_pickles_sets_close_to_their_base_as_differences():
         a = rng.choice(ids)
         ids.append(W.difference(a, small) if k % 3 else W.union(a, small))
     full = sum(len(W.get(i).serialize()) for i in range(len(W)))
-    state = W.__getstate__()
-    assert len(state[1]) < full / 5, (len(state[1]), full)
+    state = W.to_data()
+    assert len(state["blob"]) < full / 5, (len(state["blob"]), full)
     chains = {}
-    for i, b in enumerate(state[3].tolist()):
+    for i, b in enumerate(state["delta"].tolist()):
         chains[i] = 0 if b < 0 else chains[b] + 1
     assert max(chains.values()) <= WeightTable.MAX_DELTA_CHAIN
-    assert any(b >= 0 for b in state[3].tolist())
+    assert any(b >= 0 for b in state["delta"].tolist())
     for k in range(2):
-        W2 = pickle.loads(pickle.dumps(W))
+        W2 = _plain_copy(W)
         order = list(range(len(W)))
         rng.shuffle(order)
         for i in order:
@@ -787,8 +792,7 @@ def test_dense_at_the_decoder_crossovers(size):
 def test_weight_table_subset_keeps_only_the_asked_sets_renumbered():
     """``subset`` keeps ∅, the universe and the asked sets (same contents, new dense ids
     in the old order), maps dropped ones to -1, re-interns kept sets to their new ids and
-    new sets after them, and pickles (bases re-pointed at kept ancestors)."""
-    import pickle
+    new sets after them, and is stored as plain data (bases re-pointed at kept ancestors)."""
     import random
     rng = random.Random(5)
     n = 50_000
@@ -811,7 +815,7 @@ def test_weight_table_subset_keeps_only_the_asked_sets_renumbered():
             assert T.intern(W.get(i)) == new[i]
     dropped = next(i for i in range(len(W)) if new[i] < 0)
     assert T.intern(W.get(dropped)) == len(T) - 1 == len(set(keep) | {0, 1})   # a new id
-    T2 = pickle.loads(pickle.dumps(T))
+    T2 = _plain_copy(T)
     for i in range(len(T)):
         assert T2.get(i) == T.get(i)
     assert T2.get(T2.union(int(new[keep[0]]), int(new[keep[-1]]))) == W.get(keep[0]) | W.get(keep[-1])

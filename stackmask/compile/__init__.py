@@ -11,9 +11,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..glr.grammar import Grammar
+from ..glr.grammar import FreeText, Grammar, LexerMode, Rule, TerminalDef
+from ..glr.lalr import Conflict, LRTables
+from ..glr.normal_form import NormalForm
+from ..lexer.dfa import DFA
 from ..lexer.scanner import Scanner
 from ..limits import CompileGuard, Limits
+from ..plain import Codec
 from ..wfa.weights import WeightTable
 from . import artifact
 from .parser_dwa import ParserDWA, add_config, build_parser_dwa
@@ -33,6 +37,42 @@ class Compiled:
     #: exploring the config's shadows on a head's first commit (up to ~0.4 ms per config).
     #: Artifacts written before it existed load without it (computed on first use then).
     requirements: dict = field(default_factory=dict)
+
+    def to_data(self) -> dict:
+        """Plain data (:mod:`stackmask.plain`) of everything; see :meth:`from_data`."""
+        return {"tables": self.tables, "configs": tuple(self.configs),
+                "dwa": self.dwa.to_data(), "stats": dict(self.stats),
+                "requirements": dict(self.requirements)}
+
+    @classmethod
+    def from_data(cls, data: dict) -> "Compiled":
+        """The constraint's compiled parts from :meth:`to_data` (malformed data raises
+        ``ValueError``, ``KeyError`` or ``TypeError``)."""
+        tables = data["tables"]
+        if not isinstance(tables, GrammarTables):
+            raise TypeError("the artifact's tables are not grammar tables")
+        dwa = ParserDWA.from_data(tables.lr, tables.normal_form.accepts_empty, data["dwa"])
+        return cls(tables=tables, configs=list(data["configs"]), dwa=dwa,
+                   stats=dict(data["stats"]), requirements=dict(data["requirements"]))
+
+
+#: the classes an artifact may contain (decoding builds no others)
+_CODEC = Codec((GrammarTables, Grammar, TerminalDef, FreeText, LexerMode, Rule, NormalForm,
+                LRTables, Conflict, DFA))
+
+
+def encode_artifact(comp: Compiled) -> bytes:
+    """``comp`` as an artifact payload (plain data; no pickle)."""
+    return _CODEC.dumps(comp.to_data())
+
+
+def decode_artifact(payload: bytes) -> Compiled:
+    """The :class:`Compiled` of an artifact payload; builds only plain values and the
+    grammar's dataclasses (loading runs no code the file chooses)."""
+    data = _CODEC.loads(payload)
+    if not isinstance(data, dict):
+        raise TypeError("the artifact is not a mapping")
+    return Compiled.from_data(data)
 
 
 def requirements_of(scanner: Scanner, n_configs: int, known=None) -> dict:
@@ -98,12 +138,10 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     path, key = artifact_location(grammar, vocab, ambiguous, cache_dir)
     if path is not None:
         t0 = time.perf_counter()
-        comp = artifact.load(path, key)
+        comp = artifact.load(path, key, decode_artifact)
         if comp is not None:
             scanner = make_scanner(comp.tables)
             scanner.import_configs(comp.configs)
-            if not hasattr(comp, "requirements"):       # written before they were kept
-                comp.requirements = {}
             comp.dwa.mark_loaded()
             comp.stats["load_s"] = time.perf_counter() - t0
             comp.stats["artifact"] = str(path)
@@ -119,6 +157,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     if mode == "lazy":
         dwa = ParserDWA(tables.lr, tables.normal_form.accepts_empty, weights)
         dwa.index_by_digest()
+        dwa.budget_exhausted = True          # nothing is compiled ahead
         dwa.set_limits(limits.max_automaton_states, memo_bytes, limits.max_token_sequences)
         comp = Compiled(tables=tables, configs=[], dwa=dwa,
                         stats={"mode": "lazy", "tables_s": t1 - t0, "compile_s": t1 - t0})
@@ -139,7 +178,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     comp = Compiled(tables=tables, configs=configs, dwa=dwa, stats=stats,
                     requirements=requirements_of(scanner, len(configs)))
     if path is not None and (save_partial or not dwa.budget_exhausted) \
-            and artifact.try_save(path, key, comp):
+            and artifact.try_save(path, key, encode_artifact(comp)):
         stats["artifact"] = str(path)
     return comp, scanner, False
 
@@ -160,22 +199,23 @@ def save_progress(comp: Compiled, scanner: Scanner, path, key: bytes,
     (an unwritable cache warns). ``after_use=False``: the construction's own exploration
     (not a user's masks) compiled the additions. ``hot_weights``: ids of the token sets
     whose dense masks a loading runtime should make first (those used so far)."""
-    import pickle
     dwa = comp.dwa
     configs = scanner.export_configs()
     reqs = requirements_of(scanner, len(configs), comp.requirements)
     with dwa._lock:
-        blob = pickle.dumps(Compiled(comp.tables, configs, dwa, dict(comp.stats), reqs),
-                            protocol=pickle.HIGHEST_PROTOCOL)
-    snap = pickle.loads(blob)
+        data = Compiled(comp.tables, configs, dwa, dict(comp.stats), reqs).to_data()
+    loaded = dwa.loaded_from_artifact
+    snap = Compiled.from_data(data)
     sd = snap.dwa
     sd.hot_weights = tuple(hot_weights)
-    if not hasattr(sd, "_loaded"):      # an artifact's automaton was minimized when written
+    if loaded:                          # keeps the artifact's token sets and states as stored
+        sd.mark_loaded(dwa.loaded_counts)
+    else:                               # an artifact's automaton was minimized when written
         snap.stats["states_merged"] = snap.stats.get("states_merged", 0) + sd.minimize()
     sd.compact_weights()
     complete = bool(sd.complete) and all(sd.complete)
-    sd.budget_exhausted = getattr(dwa, "budget_exhausted", True) or not complete
-    if sd.budget_exhausted and not getattr(sd, "budget_used_up", None):
+    sd.budget_exhausted = dwa.budget_exhausted or not complete
+    if sd.budget_exhausted and not sd.budget_used_up:
         sd.budget_used_up = "saved after use" if after_use else "explored"
     st = sd.stats()
     for k in ("configs", "states", "complete_states", "edges", "defaults", "weights",
@@ -185,7 +225,7 @@ def save_progress(comp: Compiled, scanner: Scanner, path, key: bytes,
     snap.stats["saved_after_use"] = after_use
     for k in ("load_s", "artifact"):
         snap.stats.pop(k, None)
-    return artifact.try_save(path, key, snap)
+    return artifact.try_save(path, key, encode_artifact(snap))
 
 
 class LazyConfigs:

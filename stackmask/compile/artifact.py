@@ -1,7 +1,10 @@
 """Compiled constraints on disk: zstd-compressed, keyed, verified, written atomically.
 
 An artifact holds everything the runtime needs (grammar tables, the lexer
-configuration ids, the Parser DWA and its interned token sets). It is keyed
+configuration ids, the Parser DWA and its interned token sets) as plain data
+(:mod:`stackmask.plain`: arrays, serialized bitmaps, built-in values and the
+grammar's own dataclasses), never a pickle: loading a file runs no code it
+chooses, so a cache directory can be shared. It is keyed
 by the grammar, the ``ambiguous`` flag, the vocabulary fingerprint and
 :data:`FORMAT_VERSION`; the file name is the key's hash, and the header
 repeats the key and a checksum of the payload, so a truncated, corrupted,
@@ -19,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import struct
 import tempfile
 import warnings
@@ -30,7 +32,8 @@ import zstandard
 # 9: a budget-stopped compile is explored (stackmask.runtime.explore) before it is saved;
 #    the layout is 8's, but an 8 artifact of SQL/Java/Go would keep its slow first uses
 # 10: token sets and automaton states are indexed by SHA-256 digests (were BLAKE2b)
-FORMAT_VERSION = 10
+# 11: plain data (stackmask.plain) instead of a pickle
+FORMAT_VERSION = 11
 MAGIC = b"STACKMSK"
 _HEADER = struct.Struct("<8sI32s32sQ")    # magic, format version, key, payload sha256, payload size
 
@@ -66,8 +69,9 @@ def artifact_path(directory: Path, key: bytes) -> Path:
     return directory / f"{key.hex()[:40]}.smk"
 
 
-def save(path: Path, key: bytes, obj) -> None:
-    payload = zstandard.ZstdCompressor(level=3).compress(pickle.dumps(obj, protocol=5))
+def save(path: Path, key: bytes, data: bytes) -> None:
+    """Write the encoded artifact ``data`` (bytes) for ``key`` at ``path`` atomically."""
+    payload = zstandard.ZstdCompressor(level=3).compress(data)
     header = _HEADER.pack(MAGIC, FORMAT_VERSION, key, hashlib.sha256(payload).digest(), len(payload))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
@@ -106,11 +110,11 @@ def _remove_stale_temps(path: Path) -> None:
         pass
 
 
-def try_save(path: Path, key: bytes, obj) -> bool:
+def try_save(path: Path, key: bytes, data: bytes) -> bool:
     """:func:`save`, but a cache that cannot be written (read-only, full, not a
     directory) only warns: the compiled constraint is still returned."""
     try:
-        save(path, key, obj)
+        save(path, key, data)
         return True
     except OSError as e:
         warnings.warn(f"stackmask: cannot write the artifact cache {path}: {e}; "
@@ -118,9 +122,10 @@ def try_save(path: Path, key: bytes, obj) -> bool:
         return False
 
 
-def load(path: Path, key: bytes):
-    """The artifact at ``path`` for ``key``, or None if absent; a file that exists but
-    cannot be used (truncated, corrupted, other version or key) warns and returns None."""
+def load(path: Path, key: bytes, decode=lambda body: body):
+    """``decode(payload bytes)`` of the artifact at ``path`` for ``key``, or None if absent;
+    a file that exists but cannot be used (truncated, corrupted, other version or key,
+    or ``decode`` raises) warns and returns None."""
     try:
         data = path.read_bytes()
     except (FileNotFoundError, NotADirectoryError):
@@ -133,7 +138,7 @@ def load(path: Path, key: bytes):
     if problem is None:
         try:
             body = zstandard.ZstdDecompressor().decompress(data[_HEADER.size:])
-            return pickle.loads(body)
+            return decode(body)
         except Exception as e:     # noqa: BLE001 - any decoding failure means: rebuild
             problem = f"cannot decode ({type(e).__name__}: {e})"
     warnings.warn(f"stackmask: cached artifact {path} is {problem}; recompiling",
@@ -151,8 +156,10 @@ def _check(data: bytes, key: bytes) -> str | None:
         return f"of format version {version} (this stackmask reads {FORMAT_VERSION})"
     if k != key:
         return "for another grammar or vocabulary"
-    if len(data) - _HEADER.size != size:
+    if len(data) - _HEADER.size < size:
         return f"truncated ({len(data) - _HEADER.size} of {size} payload bytes)"
+    if len(data) - _HEADER.size > size:
+        return f"followed by {len(data) - _HEADER.size - size} unexpected bytes after its payload"
     if hashlib.sha256(memoryview(data)[_HEADER.size:]).digest() != digest:
         return "corrupted (checksum mismatch)"
     return None

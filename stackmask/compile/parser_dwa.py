@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-import pickle
 import sys
 import threading
 import time
@@ -53,6 +52,7 @@ from ..errors import LimitExceeded
 from ..glr.lalr import LRTables
 from ..lexer.scanner import IGNORE
 from ..memo import Memo
+from ..plain import Codec
 from ..wfa.automaton import topological_order
 from ..wfa.weights import EMPTY_ID, WeightTable
 from .terminal import TRUE
@@ -102,6 +102,7 @@ class ParserDWA:
 
     def __init__(self, lr: LRTables, accepts_empty: bool, weights: WeightTable):
         self.weights = weights
+        self.lr = lr                     # the tables it reads (from_data needs them again)
         self._shift = lr.shift
         self._reduce = lr.reduce
         self._goto = lr.goto
@@ -165,6 +166,9 @@ class ParserDWA:
         self.max_states: int | None = None       # Limits.max_automaton_states
         self.max_sequences: int | None = None    # Limits.max_token_sequences
         self.memo_bytes: int = self.COMPILE_MEMO_BYTES
+        self.budget_exhausted = False    # an eager compile stopped by its budget (or saved partial)
+        self.budget_used_up: str | None = None    # why the budget stopped it
+        self._loaded: tuple | None = None    # (token sets, states) as loaded (mark_loaded)
 
     def set_limits(self, max_states: int | None, memo_bytes: int | None = None,
                    max_sequences: int | None = None) -> None:
@@ -542,7 +546,7 @@ class ParserDWA:
             if items is None:                 # released after an eager compile
                 return None
             if isinstance(items, bytes):
-                items = pickle.loads(items)
+                items = unpack_items(items)
             for (skip, lhs, terms, F), w2 in items:
                 it = (skip + delay, lhs, terms, F)
                 pairs[it] = wt.union(pairs.get(it, EMPTY_ID), w2)
@@ -576,8 +580,8 @@ class ParserDWA:
         by_lhs: dict = {}
         d_next: dict = {}
         items = self.items[q]
-        if isinstance(items, bytes):          # from an artifact: unpickled on first use
-            items = self.items[q] = pickle.loads(items)
+        if isinstance(items, bytes):          # from an artifact: decoded on first use
+            items = self.items[q] = unpack_items(items)
         union = wt.union
         for pair in items:
             it, w = pair
@@ -811,10 +815,10 @@ class ParserDWA:
 
         An automaton loaded from an artifact (:meth:`mark_loaded`) keeps the artifact's
         sets, all referenced when it was written, at their ids: the item sets of its
-        states are then neither unpickled nor rewritten (those of states added since
+        states are then neither decoded nor rewritten (those of states added since
         are), so saving after use costs what was added, not the whole automaton."""
         with self._lock:
-            kept_w, kept_q = getattr(self, "_loaded", (0, 0))
+            kept_w, kept_q = self._loaded or (0, 0)
             used = set(range(kept_w))
             used.add(EMPTY_ID)
             for t in self.trans:
@@ -832,7 +836,7 @@ class ParserDWA:
                 if its is None:
                     continue
                 if isinstance(its, bytes):
-                    its = items[q] = pickle.loads(its)
+                    its = items[q] = unpack_items(its)
                 used.update(w for _, w in its)
             before = len(self.weights)
             self.weights, new = self.weights.subset(used)
@@ -867,12 +871,25 @@ class ParserDWA:
             self._groups = [None] * len(items)     # hold weight ids
             return before - len(self.weights)
 
-    def mark_loaded(self) -> None:
+    def mark_loaded(self, counts: tuple | None = None) -> None:
         """Note that this automaton was just loaded from an artifact (compacted when
-        written): its token sets and states so far are kept as they are by
-        :meth:`compact_weights`. Needs the state index keyed by digests (as loaded)."""
+        written): its token sets and states so far (or the first ``counts`` = (token
+        sets, states): those of the artifact a snapshot's original was loaded from) are
+        kept as they are by :meth:`compact_weights`. Needs the state index keyed by
+        digests (as loaded)."""
         if self._digest_ids:
-            self._loaded = (len(self.weights), len(self.items))
+            self._loaded = tuple(counts) if counts is not None else (len(self.weights),
+                                                                     len(self.items))
+
+    @property
+    def loaded_from_artifact(self) -> bool:
+        """Whether :meth:`mark_loaded` was called (it is not minimized again)."""
+        return self._loaded is not None
+
+    @property
+    def loaded_counts(self) -> tuple | None:
+        """(token sets, states) of the artifact it was loaded from, or None."""
+        return self._loaded
 
     # -- minimization ------------------------------------------------------------------
     def successors(self, q: int) -> set:
@@ -976,38 +993,90 @@ class ParserDWA:
             self.pair_init = {k: remap(e) for k, e in self.pair_init.items()}
             return n - len(items)
 
-    # -- pickling (artifacts) ----------------------------------------------------------
-    def __getstate__(self):
-        d = dict(self.__dict__)
-        d["_lock"] = None
-        for k in self._MEMOS:
-            d[k] = {}
-        d["_groups"] = [None] * len(d["items"])
-        # the state index keyed by digests: a few bytes per state instead of its items
-        # (loading an artifact then costs no item sets; see index_by_digest)
-        if not self._digest_ids:
-            d["_ids"] = _digest_index(self._ids)
-            d["_digest_ids"] = True
-        # pending states' item sets as separate pickles: loading an artifact then costs
-        # nothing for them until a mask needs one
-        d["items"] = [it if it is None or isinstance(it, bytes)
-                      else pickle.dumps(it, protocol=pickle.HIGHEST_PROTOCOL) for it in d["items"]]
-        return d
+    # -- plain data (artifacts) -------------------------------------------------------
+    def to_data(self) -> dict:
+        """The automaton as plain data (:mod:`stackmask.plain`: arrays, bytes, ints):
+        edges as CSR arrays, the state index as 16-byte digests, the item sets of states
+        not compiled yet each packed apart (decoded when a mask first needs one), the
+        token sets as one blob (:meth:`WeightTable.to_data`). Memos are not kept.
+        Take it under the lock when other threads may use the automaton."""
+        n = len(self.items)
+        lens = np.fromiter((len(t) if t else 0 for t in self.trans), dtype=np.int64, count=n)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        sym = np.empty(int(offsets[-1]), dtype=np.int32)
+        dst = np.empty_like(sym)
+        wid = np.empty_like(sym)
+        k = 0
+        for t in self.trans:
+            for s, (d, w) in (t or {}).items():
+                sym[k], dst[k], wid[k] = s, d, w
+                k += 1
+        has_default = np.fromiter((d is not None for d in self.default), dtype=bool, count=n)
+        ddst = np.array([d[0] if d is not None else 0 for d in self.default], dtype=np.int32)
+        dwid = np.array([d[1] if d is not None else 0 for d in self.default], dtype=np.int32)
+        ids = self._ids if self._digest_ids else _digest_index(self._ids)
+        items = tuple(it if it is None or isinstance(it, bytes) else pack_items(it)
+                      for it in self.items)
+        init_keys = sorted(self.init)
+        pair_keys = sorted(self.pair_init)
+        return {
+            "n_states": n, "offsets": offsets, "sym": sym, "dst": dst, "wid": wid,
+            "has_default": has_default, "default_dst": ddst, "default_wid": dwid,
+            "complete": np.array(self.complete, dtype=bool), "items": items,
+            "digests": b"".join(ids), "digest_states": np.fromiter(ids.values(), dtype=np.int32,
+                                                                    count=len(ids)),
+            "init": np.array([(c, *self.init[c]) for c in init_keys], dtype=np.int64).reshape(-1, 3),
+            "pair_init": np.array([(*key, *self.pair_init[key]) for key in pair_keys],
+                                  dtype=np.int64).reshape(-1, 5),
+            "eos_weight": self.eos_weight, "hot_weights": tuple(self.hot_weights),
+            "special_weights": self.special_weights, "special_check": self.special_check,
+            "budget_exhausted": bool(self.budget_exhausted),
+            "budget_used_up": self.budget_used_up,
+            "weights": self.weights.to_data(),
+        }
 
-    def __setstate__(self, d):
-        self.__dict__.update(d)
-        self._lock = threading.RLock()
-        self.__dict__.setdefault("max_states", None)
-        self.__dict__.setdefault("max_sequences", None)
-        self.__dict__.setdefault("memo_bytes", self.COMPILE_MEMO_BYTES)
-        for k in self._MEMOS:             # pickled as plain dicts (see Memo)
-            self.__dict__[k] = Memo(self.__dict__.get(k, ()))
-        self.__dict__.setdefault("_digest_ids", False)
-        self.__dict__.setdefault("pair_init", {})
-        self.__dict__.setdefault("hot_weights", ())
-        if "follows" not in d:               # artifacts written before the pruning
-            self.follows = terminal_follows(self._shift, self._reduce, self._n_terminals)
-        self._nesting = 0
+    def copy(self) -> "ParserDWA":
+        """An independent copy, through :meth:`to_data` encoded as plain data (what an
+        artifact stores, and how a snapshot is taken)."""
+        with self._lock:
+            data = _ITEMS.dumps(self.to_data())
+        return ParserDWA.from_data(self.lr, self._accepts_empty, _ITEMS.loads(data))
+
+    @classmethod
+    def from_data(cls, lr: LRTables, accepts_empty: bool, data: dict) -> "ParserDWA":
+        """The automaton of :meth:`to_data` over the same LR tables (a malformed ``data``
+        raises ``ValueError``, ``KeyError`` or ``TypeError``)."""
+        dwa = cls(lr, accepts_empty, WeightTable.from_data(data["weights"]))
+        n = int(data["n_states"])
+        offsets = data["offsets"].tolist()
+        if len(offsets) != n + 1 or offsets[0] != 0:
+            raise ValueError("bad automaton edge offsets")
+        sym, dst, wid = (data[k].tolist() for k in ("sym", "dst", "wid"))
+        edges = list(zip(dst, wid))
+        dwa.trans = [dict(zip(sym[a:b], edges[a:b])) for a, b in zip(offsets, offsets[1:])]
+        dd, dw = data["default_dst"].tolist(), data["default_wid"].tolist()
+        dwa.default = [(d, w) if h else None
+                       for h, d, w in zip(data["has_default"].tolist(), dd, dw)]
+        dwa.complete = data["complete"].tolist()
+        dwa.items = list(data["items"])
+        if not (len(dwa.default) == len(dwa.complete) == len(dwa.items) == n):
+            raise ValueError("automaton arrays of different lengths")
+        dwa._groups = [None] * n
+        digests = data["digests"]
+        dwa._ids = dict(zip([digests[i:i + 16] for i in range(0, len(digests), 16)],
+                            data["digest_states"].tolist()))
+        dwa._digest_ids = True
+        dwa.init = {c: (q, w) for c, q, w in data["init"].tolist()}
+        dwa.pair_init = {(a, b, c): (q, w) for a, b, c, q, w in data["pair_init"].tolist()}
+        dwa.eos_weight = data["eos_weight"]
+        dwa.hot_weights = tuple(data["hot_weights"])
+        sw = data["special_weights"]
+        dwa.special_weights = None if sw is None else tuple((int(t), int(w)) for t, w in sw)
+        dwa.special_check = int(data["special_check"])
+        dwa.budget_exhausted = bool(data["budget_exhausted"])
+        dwa.budget_used_up = data["budget_used_up"]
+        return dwa
 
     # -- reports -----------------------------------------------------------------------
     def stats(self) -> dict:
@@ -1015,11 +1084,24 @@ class ParserDWA:
         edges = sum(len(t) for t in self.trans if t is not None)
         depth, acyclic = _depth(self)
         return {"configs": len(self.init), "states": n, "complete_states": sum(self.complete),
-                "budget_exhausted": getattr(self, "budget_exhausted", False),
-                "budget_used_up": getattr(self, "budget_used_up", None), "edges": edges,
+                "budget_exhausted": self.budget_exhausted,
+                "budget_used_up": self.budget_used_up, "edges": edges,
                 "defaults": sum(1 for d in self.default if d is not None),
                 "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth,
                 "head_pairs": len(self.pair_init)}
+
+
+_ITEMS = Codec()
+
+
+def pack_items(items: tuple) -> bytes:
+    """A state's ``((item, weight id), ...)`` as plain data (:func:`unpack_items`)."""
+    return _ITEMS.dumps(items)
+
+
+def unpack_items(data: bytes) -> tuple:
+    """The items :func:`pack_items` packed (tuples of ints, ``F`` None or an int)."""
+    return _ITEMS.loads(data)
 
 
 def _state_digest(key) -> bytes:

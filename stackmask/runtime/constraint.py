@@ -152,7 +152,7 @@ class Constraint:
         if explore_budget_s is None:
             explore_budget_s = 0.75 * (compile_budget_s or 0.0)
         if (not self.loaded_from_cache and compile == "eager" and explore_sentences > 0
-                and getattr(dwa, "budget_exhausted", False)):
+                and dwa.budget_exhausted):
             self._explore(explore_sentences, explore_budget_s, progress)
 
     def _explore(self, sentences: int, budget_s: float, progress: bool) -> None:
@@ -343,7 +343,7 @@ class Constraint:
         masks. Returns the artifact's path, or None when the cache is disabled
         (``cache_dir=False``) or cannot be written (a warning says why).
 
-        It pickles the whole automaton under its lock (masks from other threads wait;
+        It copies the whole automaton as plain data under its lock (masks from other threads wait;
         seconds for a large partial automaton) and writes a compacted copy; this
         constraint is unchanged. Like any partial artifact, the saved one is what later
         constructions load whatever their ``compile_budget_s``."""

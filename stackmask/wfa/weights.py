@@ -264,7 +264,7 @@ class WeightTable:
     ``EMPTY_ID`` (0) is ∅ and ``UNIVERSE_ID`` (1) is ``{0, …, n_tokens-1}``.  Ids are dense
     and stable.  ``dense(id, n_bits)`` caches the packed mask of each weight, computed once.
     Set operations on ids (``intersect``, ``union``, ``difference``) are memoized; each
-    result remembers the operand it is closest to (its *base*), and pickling stores a
+    result remembers the operand it is closest to (its *base*), and :meth:`to_data` stores a
     set as its symmetric difference with its base where that is much smaller (sets
     of one automaton mostly differ by a few tokens).
     """
@@ -308,10 +308,10 @@ class WeightTable:
             self._sets.append(FrozenBitMap())
             self._base.append(-1)
 
-    def __getstate__(self):
-        # the interned sets as one blob of roaring serializations (a set close to its
-        # base as the symmetric difference), their bases, and the index of digests:
-        # loading is a few bytes objects, and each set is deserialized on first use
+    def to_data(self) -> dict:
+        """The interned sets as plain data: one blob of roaring serializations (a set
+        close to its base as the symmetric difference), their offsets and bases, and the
+        index of digests. :meth:`from_data` deserializes each set on first use."""
         n = len(self._sets)
         parts = []
         delta = np.full(n, -1, dtype=np.int32)
@@ -331,21 +331,36 @@ class WeightTable:
             parts.append(full)
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum([len(p) for p in parts], out=offsets[1:])
-        return (self.n_tokens, b"".join(parts), offsets, delta, b"".join(self._ids),
-                np.fromiter(self._ids.values(), dtype=np.int64, count=len(self._ids)))
+        return {"n_tokens": self.n_tokens, "blob": b"".join(parts), "offsets": offsets,
+                "delta": delta, "digests": b"".join(self._ids),
+                "ids": np.fromiter(self._ids.values(), dtype=np.int64, count=len(self._ids))}
 
-    def __setstate__(self, state) -> None:
-        self.n_tokens, self._blob, self._offsets, self._delta, digests, ids = state
-        n = len(self._offsets) - 1
-        self._sets = [None] * n
-        self._ids = dict(zip(np.frombuffer(digests, dtype="V16").tolist(), ids.tolist()))
-        self._base = array.array("i", self._delta.tolist())     # a new pickle keeps the deltas
-        self._dense = Memo()
-        self._dense_old = Memo()
-        self._cache_bytes = None
-        self._and = Memo()
-        self._or = Memo()
-        self._sub = Memo()
+    @classmethod
+    def from_data(cls, data: dict) -> "WeightTable":
+        """The table of :meth:`to_data`. A base must precede the set stored against it
+        (so decoding always ends); malformed data raises ``ValueError``."""
+        t = cls.__new__(cls)
+        t.n_tokens = int(data["n_tokens"])
+        t._blob = bytes(data["blob"])
+        t._offsets = np.asarray(data["offsets"], dtype=np.int64)
+        t._delta = np.asarray(data["delta"], dtype=np.int32)
+        n = len(t._offsets) - 1
+        if n < 2 or len(t._delta) != n or t._offsets[0] != 0 or t._offsets[-1] != len(t._blob) \
+                or (np.diff(t._offsets) < 0).any() or (t._delta >= np.arange(n)).any():
+            raise ValueError("malformed token-set table")
+        digests, ids = data["digests"], np.asarray(data["ids"], dtype=np.int64)
+        if len(digests) != 16 * len(ids) or ((ids < 0) | (ids >= n)).any():
+            raise ValueError("malformed token-set index")
+        t._sets = [None] * n
+        t._ids = dict(zip([digests[i:i + 16] for i in range(0, len(digests), 16)], ids.tolist()))
+        t._base = array.array("i", t._delta.tolist())     # saving again keeps the deltas
+        t._dense = Memo()
+        t._dense_old = Memo()
+        t._cache_bytes = None
+        t._and = Memo()
+        t._or = Memo()
+        t._sub = Memo()
+        return t
 
     def set_cache_bytes(self, n: int | None) -> None:
         """Bound the dense-mask cache (two generations, least recently used dropped first)
