@@ -20,7 +20,8 @@ from stackmask import Constraint, Vocab
 from stackmask.compile import make_scanner
 from stackmask.compile.parser_dwa import NO_LHS, ParserDWA, _expand, add_config
 from stackmask.compile.tables import build_tables
-from stackmask.compile.terminal import TRUE, TerminalCompiler, VocabIndex, group_rows, requirement
+from stackmask.compile.terminal import TRUE, TerminalCompiler, group_rows, requirement
+from stackmask.compile.vocab_index import VocabIndex
 from stackmask.lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from stackmask.runtime.constraint import mask_to_ids
 from stackmask.wfa.weights import WeightTable
@@ -505,7 +506,7 @@ def test_minimized_automaton_walks_like_the_compiled_one(name, partial, qwen_voc
     states through the remapped index. Complete: there are states to merge and the
     result is minimal (nothing merges again)."""
     from stackmask.compile.parser_dwa import _state_digest, build_parser_dwa, unpack_items
-    from stackmask.compile.terminal import vocab_index
+    from stackmask.compile.vocab_index import vocab_index
     tables = build_tables(read_bench_grammar(name))
     sc = make_scanner(tables)
     dwa = build_parser_dwa(sc, tables.lr, tables.normal_form.accepts_empty,

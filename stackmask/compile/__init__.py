@@ -23,7 +23,8 @@ from . import artifact
 from .parser_dwa import ParserDWA, add_config, build_parser_dwa
 from .special import resolve_grammar, special_bindings, with_trigger
 from .tables import GrammarTables, build_tables, coerce_grammar
-from .terminal import TerminalCompiler, requirement, vocab_index
+from .terminal import TerminalCompiler, requirement
+from .vocab_index import vocab_index as _vocab_index
 
 
 @dataclass(eq=False)
@@ -136,6 +137,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     limits = Limits() if limits is None else limits
     guard = CompileGuard(limits)
     path, key = artifact_location(grammar, vocab, ambiguous, cache_dir)
+    index_dir = None if path is None else path.parent
     if path is not None:
         t0 = time.perf_counter()
         comp = artifact.load(path, key, decode_artifact)
@@ -155,6 +157,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     guard.check()
     weights = WeightTable(vocab.size)
     if mode == "lazy":
+        _vocab_index(vocab, index_dir)      # loaded now (from disk when cached), not in a mask
         dwa = ParserDWA(tables.lr, tables.normal_form.accepts_empty, weights)
         dwa.index_by_digest()
         dwa.budget_exhausted = True          # nothing is compiled ahead
@@ -163,7 +166,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
                         stats={"mode": "lazy", "tables_s": t1 - t0, "compile_s": t1 - t0})
         return comp, scanner, False
     dwa = build_parser_dwa(scanner, tables.lr, tables.normal_form.accepts_empty,
-                           vocab_index(vocab), vocab, weights, progress=progress,
+                           _vocab_index(vocab, index_dir), vocab, weights, progress=progress,
                            budget_s=budget_s, guard=guard, specials=special_bindings(tables))
     merged = dwa.minimize()
     stats = dwa.stats()
@@ -251,7 +254,7 @@ class LazyConfigs:
             e = dwa.init.get(cfg)
             if e is None:
                 if self._terms is None:
-                    self._terms = TerminalCompiler(self.scanner, vocab_index(self.vocab),
+                    self._terms = TerminalCompiler(self.scanner, _vocab_index(self.vocab),
                                                    cache_bytes=self.cache_bytes)
                 if dwa.eos_weight is None:
                     dwa.eos_weight = dwa.weights.intern(sorted(self.vocab.eos_token_ids))

@@ -30,109 +30,14 @@ of that prefix, and a dead prefix skips its whole subtree.
 
 from __future__ import annotations
 
-import threading
-import weakref
 from bisect import bisect_left
 
 import numpy as np
-from pyroaring import BitMap
 
 from ..lexer.scanner import IGNORE, Scanner
-from ..vocab import Vocab
-from ..wfa.weights import bitmap_from_array
+from .vocab_index import VocabIndex
 
 TRUE = "T"          # requirement: always viable
-
-
-class VocabIndex:
-    """The vocabulary's text tokens sorted by bytes, duplicates grouped (one per vocabulary)."""
-
-    def __init__(self, vocab: Vocab):
-        ids = [int(i) for i in vocab.text_token_ids()]
-        tokens = vocab.tokens
-        ids.sort(key=lambda i: tokens[i])
-        toks: list[bytes] = []
-        groups: list[list[int]] = []
-        for i in ids:
-            b = tokens[i]
-            if toks and toks[-1] == b:
-                groups[-1].append(i)
-            else:
-                toks.append(b)
-                groups.append([i])
-        # the byte strings in order (bisected by the trie walks), as a tuple: the garbage
-        # collector untracks a tuple of bytes after its first pass, while every full
-        # collection would walk a list's 151k references (touching every token's bytes
-        # object: megabytes of the CPU caches flushed, the next mask slower); token ids are
-        # kept in arrays for the same reason (a list of 151k id tuples cost ~4 ms per pass)
-        self.toks = tuple(toks)
-        # byte-order position -> first token id (duplicates are expanded at the end)
-        self.first_id = np.array([g[0] for g in groups], dtype=np.int64)
-        self.dups = {k: g[1:] for k, g in enumerate(groups) if len(g) > 1}
-        self._dup_keys = np.array(sorted(self.dups), dtype=np.int64)
-        self._columns = self._byte_columns()
-        self._all = None           # bitmap of every text token id (bitmap_of)
-
-    def first_byte_bounds(self) -> list[int]:
-        """``bounds[b]:bounds[b + 1]``: the byte-order positions of the tokens starting with ``b``."""
-        b = getattr(self, "_first_bounds", None)
-        if b is None:
-            b = self._first_bounds = [bisect_left(self.toks, bytes([x])) for x in range(256)] + [len(self.toks)]
-        return b
-
-    def byte_columns(self) -> tuple[np.ndarray, list[np.ndarray]]:
-        """The tokens ordered by decreasing length (``order``: byte-order positions) and,
-        per byte column ``j``, the ``j``-th bytes of the tokens longer than ``j`` in that
-        order (a prefix of it): a whole-vocabulary DFA run is one gather per column over
-        a shrinking prefix, with no padding."""
-        return self._columns
-
-    def _byte_columns(self) -> tuple[np.ndarray, list[np.ndarray]]:
-        lengths = np.fromiter((len(t) for t in self.toks), dtype=np.int64, count=len(self.toks))
-        order = np.argsort(-lengths, kind="stable")
-        width = int(lengths.max()) if len(lengths) else 0
-        flat = np.frombuffer(b"".join(self.toks[i].ljust(width, b"\0") for i in order.tolist()),
-                             dtype=np.uint8).reshape(len(order), width)
-        counts = np.searchsorted(-lengths[order], -np.arange(width), side="left")  # longer than j
-        return order, [np.ascontiguousarray(flat[:int(k), j]) for j, k in enumerate(counts)]
-
-    def bitmap_of(self, positions: np.ndarray) -> BitMap:
-        """Token ids of the given byte-order positions (distinct; duplicates included) as a
-        bitmap. A set of more than half the vocabulary is built as the complement of the
-        others (a bitmap from many unsorted ids costs several times more)."""
-        pos = np.asarray(positions, dtype=np.int64)
-        n = len(self.toks)
-        if 2 * len(pos) <= n:
-            return bitmap_from_array(self.ids_of(pos))
-        if self._all is None:
-            self._all = bitmap_from_array(self.ids_of(np.arange(n)))
-        keep = np.ones(n, dtype=bool)
-        keep[pos] = False
-        return self._all - bitmap_from_array(self.ids_of(np.flatnonzero(keep)))
-
-    def ids_of(self, positions: list[int]) -> np.ndarray:
-        """Token ids of the given byte-order positions (duplicates included)."""
-        pos = np.asarray(positions, dtype=np.int64)
-        out = self.first_id[pos]
-        if self.dups:
-            hit = pos[np.isin(pos, self._dup_keys)]
-            if len(hit):
-                extra = [i for p in hit.tolist() for i in self.dups[p]]
-                out = np.concatenate([out, np.asarray(extra, dtype=np.int64)])
-        return out
-
-
-_INDEX: "weakref.WeakKeyDictionary[Vocab, VocabIndex]" = weakref.WeakKeyDictionary()
-_INDEX_LOCK = threading.Lock()
-
-
-def vocab_index(vocab: Vocab) -> VocabIndex:
-    """The shared :class:`VocabIndex` of ``vocab`` (computed once per vocabulary object)."""
-    with _INDEX_LOCK:
-        idx = _INDEX.get(vocab)
-        if idx is None:
-            idx = _INDEX[vocab] = VocabIndex(vocab)
-        return idx
 
 
 def requirement(scanner: Scanner, cfg: int):

@@ -14,7 +14,8 @@ from bisect import bisect_left
 
 import numpy as np
 
-from ..compile.terminal import successor as _successor, vocab_index
+from ..compile.terminal import successor as _successor
+from ..compile.vocab_index import vocab_index
 
 
 class ReferenceOracle:

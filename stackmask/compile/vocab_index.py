@@ -1,0 +1,183 @@
+"""The vocabulary index: text tokens in byte order, duplicates grouped, byte columns.
+
+Built once per vocabulary and shared by every grammar (the terminal walk visits
+tokens in byte order, so tokens sharing a prefix share the scanner's work). It is
+kept per :class:`Vocab` object in process and, given a cache directory, on disk
+as plain data keyed by the vocabulary's fingerprint (``vocab-*.smv`` beside the
+artifacts), so a new process loads it instead of sorting the vocabulary again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import weakref
+from bisect import bisect_left
+from pathlib import Path
+
+import numpy as np
+from pyroaring import BitMap
+
+from ..plain import Codec
+from ..vocab import Vocab
+from ..wfa.weights import bitmap_from_array
+from . import artifact
+
+log = logging.getLogger("stackmask")
+
+#: version of the on-disk index layout (part of its key)
+INDEX_FORMAT = 1
+
+
+class VocabIndex:
+    """The vocabulary's text tokens sorted by bytes, duplicates grouped (one per vocabulary)."""
+
+    def __init__(self, vocab: Vocab):
+        ids = [int(i) for i in vocab.text_token_ids()]
+        self.fingerprint = vocab.fingerprint
+        tokens = vocab.tokens
+        ids.sort(key=lambda i: tokens[i])
+        toks: list[bytes] = []
+        groups: list[list[int]] = []
+        for i in ids:
+            b = tokens[i]
+            if toks and toks[-1] == b:
+                groups[-1].append(i)
+            else:
+                toks.append(b)
+                groups.append([i])
+        # the byte strings in order (bisected by the trie walks), as a tuple: the garbage
+        # collector untracks a tuple of bytes after its first pass, while every full
+        # collection would walk a list's 151k references (touching every token's bytes
+        # object: megabytes of the CPU caches flushed, the next mask slower); token ids are
+        # kept in arrays for the same reason (a list of 151k id tuples cost ~4 ms per pass)
+        self.toks = tuple(toks)
+        # byte-order position -> first token id (duplicates are expanded at the end)
+        self.first_id = np.array([g[0] for g in groups], dtype=np.int64)
+        self.dups = {k: g[1:] for k, g in enumerate(groups) if len(g) > 1}
+        self._dup_keys = np.array(sorted(self.dups), dtype=np.int64)
+        self._columns = self._byte_columns()
+        self._all = None           # bitmap of every text token id (bitmap_of)
+
+    def first_byte_bounds(self) -> list[int]:
+        """``bounds[b]:bounds[b + 1]``: the byte-order positions of the tokens starting with ``b``."""
+        b = getattr(self, "_first_bounds", None)
+        if b is None:
+            b = self._first_bounds = [bisect_left(self.toks, bytes([x])) for x in range(256)] + [len(self.toks)]
+        return b
+
+    def byte_columns(self) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The tokens ordered by decreasing length (``order``: byte-order positions) and,
+        per byte column ``j``, the ``j``-th bytes of the tokens longer than ``j`` in that
+        order (a prefix of it): a whole-vocabulary DFA run is one gather per column over
+        a shrinking prefix, with no padding."""
+        return self._columns
+
+    def _byte_columns(self) -> tuple[np.ndarray, list[np.ndarray]]:
+        lengths = np.fromiter((len(t) for t in self.toks), dtype=np.int64, count=len(self.toks))
+        order = np.argsort(-lengths, kind="stable")
+        width = int(lengths.max()) if len(lengths) else 0
+        flat = np.frombuffer(b"".join(self.toks[i].ljust(width, b"\0") for i in order.tolist()),
+                             dtype=np.uint8).reshape(len(order), width)
+        counts = np.searchsorted(-lengths[order], -np.arange(width), side="left")  # longer than j
+        return order, [np.ascontiguousarray(flat[:int(k), j]) for j, k in enumerate(counts)]
+
+    def bitmap_of(self, positions: np.ndarray) -> BitMap:
+        """Token ids of the given byte-order positions (distinct; duplicates included) as a
+        bitmap. A set of more than half the vocabulary is built as the complement of the
+        others (a bitmap from many unsorted ids costs several times more)."""
+        pos = np.asarray(positions, dtype=np.int64)
+        n = len(self.toks)
+        if 2 * len(pos) <= n:
+            return bitmap_from_array(self.ids_of(pos))
+        if self._all is None:
+            self._all = bitmap_from_array(self.ids_of(np.arange(n)))
+        keep = np.ones(n, dtype=bool)
+        keep[pos] = False
+        return self._all - bitmap_from_array(self.ids_of(np.flatnonzero(keep)))
+
+    def ids_of(self, positions: list[int]) -> np.ndarray:
+        """Token ids of the given byte-order positions (duplicates included)."""
+        pos = np.asarray(positions, dtype=np.int64)
+        out = self.first_id[pos]
+        if self.dups:
+            hit = pos[np.isin(pos, self._dup_keys)]
+            if len(hit):
+                extra = [i for p in hit.tolist() for i in self.dups[p]]
+                out = np.concatenate([out, np.asarray(extra, dtype=np.int64)])
+        return out
+
+    # -- plain data (the on-disk cache) ---------------------------------------------------
+    def to_data(self) -> dict:
+        """The index as plain data (:mod:`stackmask.plain`): arrays and byte blobs."""
+        lengths = np.fromiter((len(t) for t in self.toks), dtype=np.int64, count=len(self.toks))
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        keys = sorted(self.dups)
+        dup_off = np.zeros(len(keys) + 1, dtype=np.int64)
+        np.cumsum([len(self.dups[k]) for k in keys], out=dup_off[1:])
+        order, columns = self._columns
+        return {"fingerprint": self.fingerprint, "toks": b"".join(self.toks),
+                "offsets": offsets, "first_id": self.first_id,
+                "dup_keys": np.asarray(keys, dtype=np.int64), "dup_off": dup_off,
+                "dup_ids": np.asarray([i for k in keys for i in self.dups[k]], dtype=np.int64),
+                "order": order, "columns": tuple(c.tobytes() for c in columns)}
+
+    @classmethod
+    def from_data(cls, data: dict) -> "VocabIndex":
+        """The index of :meth:`to_data` (malformed data raises ``ValueError``)."""
+        self = cls.__new__(cls)
+        self.fingerprint = data["fingerprint"]
+        blob, off = data["toks"], data["offsets"].tolist()
+        if not off or off[0] != 0 or off[-1] != len(blob):
+            raise ValueError("malformed vocabulary index")
+        self.toks = tuple(blob[a:b] for a, b in zip(off, off[1:]))
+        self.first_id = np.array(data["first_id"], dtype=np.int64)
+        keys, doff, dids = data["dup_keys"].tolist(), data["dup_off"].tolist(), data["dup_ids"].tolist()
+        self.dups = {k: dids[a:b] for k, a, b in zip(keys, doff, doff[1:])}
+        self._dup_keys = np.array(keys, dtype=np.int64)
+        order = np.array(data["order"], dtype=np.int64)
+        columns = [np.frombuffer(c, dtype=np.uint8) for c in data["columns"]]
+        if len(self.first_id) != len(self.toks) or len(order) != len(self.toks) or any(
+                len(c) > len(order) for c in columns):
+            raise ValueError("malformed vocabulary index")
+        self._columns = (order, columns)
+        self._all = None
+        return self
+
+
+_INDEX: "weakref.WeakKeyDictionary[Vocab, VocabIndex]" = weakref.WeakKeyDictionary()
+_INDEX_LOCK = threading.Lock()
+_CODEC = Codec()
+
+
+def index_location(directory: Path, vocab: Vocab) -> tuple[Path, bytes]:
+    """``(path, key)`` of the on-disk index of ``vocab`` in the cache ``directory``."""
+    key = hashlib.sha256(f"stackmask-vocab-index:{INDEX_FORMAT}:{artifact.FORMAT_VERSION}\0"
+                         f"{vocab.fingerprint}".encode()).digest()
+    return directory / f"vocab-{key.hex()[:40]}.smv", key
+
+
+def vocab_index(vocab: Vocab, directory: Path | None = None) -> VocabIndex:
+    """The shared :class:`VocabIndex` of ``vocab``: computed once per vocabulary object;
+    with a cache ``directory``, loaded from it (or computed and saved to it)."""
+    with _INDEX_LOCK:
+        idx = _INDEX.get(vocab)
+        if idx is not None:
+            return idx
+        if directory is not None:
+            path, key = index_location(directory, vocab)
+            idx = artifact.load(path, key, lambda body: VocabIndex.from_data(_CODEC.loads(body)))
+            if idx is not None and idx.fingerprint != vocab.fingerprint:
+                idx = None
+        if idx is None:
+            log.debug("stackmask: indexing the vocabulary (%d tokens)", vocab.size)
+            idx = VocabIndex(vocab)
+            if directory is not None:
+                artifact.try_save(path, key, _CODEC.dumps(idx.to_data()))
+        _INDEX[vocab] = idx
+        return idx
+
+
+__all__ = ["VocabIndex", "vocab_index", "index_location"]
