@@ -97,10 +97,12 @@ def test_exploration_off_complete_or_out_of_time(tmp_path):
         only_file(tmp_path / "late").unlink()
 
 
-def test_exploration_reports_progress(capsys):
-    Constraint(JSON, small_vocab(), cache_dir=False, compile_budget_s=0, explore_sentences=3,
-               explore_budget_s=60)
-    err = capsys.readouterr().err
+def test_exploration_reports_progress(caplog):
+    import logging
+    with caplog.at_level(logging.INFO, logger="stackmask"):
+        Constraint(JSON, small_vocab(), cache_dir=False, compile_budget_s=0, explore_sentences=3,
+                   explore_budget_s=60)
+    err = "\n".join(r.getMessage() for r in caplog.records if r.name == "stackmask")
     assert "exploring up to 3 random sentences of the grammar per shape" in err
     assert f"explored {3 * len(explore_mod.SHAPES)} sentences" in err
 

@@ -40,8 +40,8 @@ mean the walk may read the whole stack). ``stats()`` reports both.
 from __future__ import annotations
 
 import hashlib
+import logging
 import marshal
-import sys
 import threading
 import time
 
@@ -56,6 +56,8 @@ from ..plain import Codec
 from ..wfa.automaton import topological_order
 from ..wfa.weights import EMPTY_ID, WeightTable
 from .terminal import TRUE
+
+log = logging.getLogger("stackmask")
 
 END = 0          # LR terminal index of end of input
 NO_LHS = -1
@@ -1227,10 +1229,11 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
         return False
 
     def report(msg):
+        # the first line after a second, then one every 5 s
         now = time.monotonic()
-        if progress and now - last[0] > 5:
+        if progress and now - last[0] > (1 if last[0] == t0 else 5):
             last[0] = now
-            print(f"stackmask: compiling ({now - t0:.0f} s): {msg}", file=sys.stderr, flush=True)
+            log.info("stackmask: compiling the mask automaton (%.0f s): %s", now - t0, msg)
 
     while todo:
         if guard is not None:
@@ -1253,10 +1256,9 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     dwa.budget_used_up = used_up[0] if used_up else None
     if progress and dwa.budget_exhausted:
         why = f" ({used_up[0]})" if used_up else ""
-        print(f"stackmask: compile budget used up{why}: {len(dwa.init)} lexer "
-              f"configurations and {sum(dwa.complete)} of {len(dwa.items)} automaton states "
-              f"compiled; the rest is compiled when a mask first needs it", file=sys.stderr,
-              flush=True)
+        log.warning("stackmask: compile budget used up%s: %d lexer configurations and %d of %d "
+                    "automaton states compiled; the rest is compiled when a mask first needs it",
+                    why, len(dwa.init), sum(dwa.complete), len(dwa.items))
     return dwa
 
 

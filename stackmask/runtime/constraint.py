@@ -11,6 +11,7 @@ the same LR state with the same lexer configuration merge into one node.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Iterable
 
@@ -30,6 +31,8 @@ from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from ..vocab import Vocab
 from .explore import explore
 from .masker import Masker
+
+log = logging.getLogger("stackmask")
 
 Head = tuple  # (Node, config id)
 
@@ -158,11 +161,9 @@ class Constraint:
     def _explore(self, sentences: int, budget_s: float, progress: bool) -> None:
         """After a compile its budget stopped: compile what random sentences of the
         grammar need (see :mod:`stackmask.runtime.explore`), then save the artifact."""
-        import sys
         if progress:
-            print(f"stackmask: exploring up to {sentences} random sentences of the grammar per "
-                  f"shape (typical, then deeply nested) "
-                  f"(at most {budget_s:g} s)", file=sys.stderr, flush=True)
+            log.info("stackmask: exploring up to %d random sentences of the grammar per shape "
+                     "(typical, then deeply nested) (at most %g s)", sentences, budget_s)
         stats = self.compiled.stats
         stats.update(explore(self, sentences, budget_s))
         hot = self._masker.hot_weights()      # the token sets the explored masks needed
@@ -171,10 +172,10 @@ class Constraint:
         for k in ("configs", "states", "complete_states", "edges", "defaults", "max_depth"):
             stats[k] = st[k]
         if progress:
-            print(f"stackmask: explored {stats['explore_sentences']} sentences "
-                  f"({stats['explore_masks']} masks, {stats['explore_expanded']} states "
-                  f"completed, {stats['explore_states']} automaton states added) in "
-                  f"{stats['explore_s']:.1f} s", file=sys.stderr, flush=True)
+            log.info("stackmask: explored %d sentences (%d masks, %d states completed, "
+                     "%d automaton states added) in %.1f s", stats["explore_sentences"],
+                     stats["explore_masks"], stats["explore_expanded"], stats["explore_states"],
+                     stats["explore_s"])
         if stats["explore_rejected"]:
             import warnings
             warnings.warn(f"stackmask: {stats['explore_rejected']} generated sentences were "
