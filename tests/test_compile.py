@@ -18,7 +18,10 @@ import pytest
 
 from stackmask import Constraint, Vocab
 from stackmask.compile import make_scanner
-from stackmask.compile.parser_dwa import NO_LHS, ParserDWA, _expand, add_config
+from stackmask.compile.build import add_config
+from stackmask.compile.parser_dwa import ParserDWA
+from stackmask.compile.templates import NO_LHS
+from stackmask.compile.templates import expand_emissions as _expand
 from stackmask.compile.tables import build_tables
 from stackmask.compile.terminal import TRUE, TerminalCompiler, group_rows, requirement
 from stackmask.compile.vocab_index import VocabIndex
@@ -357,8 +360,8 @@ def test_the_last_buffer_filled_is_let_go_when_a_text_ends():
 
 @pytest.mark.parametrize("name,amb", [("json", False), ("calc", False), ("sql", True)])
 def test_runs_above_a_state_equal_the_runs_on_the_whole_known_stack(name, amb, qwen_vocab):
-    """``_run_start`` / ``_run_above`` (the run on the states above ``s``, its waiting
-    items then reading ``s``) give exactly ``_run`` on the whole known stack: success, and
+    """``run_start`` / ``run_above`` (the run on the states above ``s``, its waiting
+    items then reading ``s``) give exactly ``run`` on the whole known stack: success, and
     otherwise the same waiting items, for the start items and goto-waiting items of the
     automaton's first states."""
     tables = build_tables(read_bench_grammar(name), ambiguous=amb)
@@ -366,6 +369,7 @@ def test_runs_above_a_state_equal_the_runs_on_the_whole_known_stack(name, amb, q
     terms = TerminalCompiler(sc, VocabIndex(qwen_vocab))
     dwa = ParserDWA(tables.lr, tables.normal_form.accepts_empty, WeightTable(qwen_vocab.size))
     add_config(dwa, terms, BOUNDARY_CONFIG, -1)
+    tpl = dwa.templates
     rng = random.Random(5)
     checked = {"start": 0, "goto": 0}
     q = 0
@@ -374,14 +378,14 @@ def test_runs_above_a_state_equal_the_runs_on_the_whole_known_stack(name, amb, q
             skip, lhs, seq, F = it
             if skip or (lhs == NO_LHS and not seq):
                 continue
-            states = sorted(dwa._relevant(it))
+            states = sorted(tpl.relevant(it))
             for s in rng.sample(states, min(6, len(states))):
                 if lhs == NO_LHS:
-                    fast, slow = dwa._run_start(s, seq, F), dwa._run((s,), seq, F)
+                    fast, slow = tpl.run_start(s, seq, F), tpl.run((s,), seq, F)
                     checked["start"] += 1
                 else:
                     g = tables.lr.goto[s][lhs]
-                    fast, slow = dwa._run_above(s, (g,), seq, F), dwa._run((s, g), seq, F)
+                    fast, slow = tpl.run_above(s, (g,), seq, F), tpl.run((s, g), seq, F)
                     checked["goto"] += 1
                 assert (fast is True) == (slow is True), (it, s)    # success
                 if fast is not True:
@@ -392,7 +396,7 @@ def test_runs_above_a_state_equal_the_runs_on_the_whole_known_stack(name, amb, q
 
 
 def test_expand_equals_the_product_of_alternatives_without_infeasible_pairs():
-    """_expand builds sequences lexeme by lexeme, dropping adjacent pairs outside
+    """expand_emissions builds sequences lexeme by lexeme, dropping adjacent pairs outside
     ``follows``: the same set as every combination of alternatives (IGNORE contributing
     nothing) filtered afterwards."""
     from itertools import product
@@ -505,7 +509,8 @@ def test_minimized_automaton_walks_like_the_compiled_one(name, partial, qwen_voc
     them), so walks compute the others from the items in both automata, interning
     states through the remapped index. Complete: there are states to merge and the
     result is minimal (nothing merges again)."""
-    from stackmask.compile.parser_dwa import _state_digest, build_parser_dwa, unpack_items
+    from stackmask.compile.build import build_parser_dwa
+    from stackmask.compile.parser_dwa import _state_digest, unpack_items
     from stackmask.compile.vocab_index import vocab_index
     tables = build_tables(read_bench_grammar(name))
     sc = make_scanner(tables)

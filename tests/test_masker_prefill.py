@@ -1,7 +1,7 @@
 """The masks get_mask computes ahead and from parts (runtime.masker): the masks of
 single-path walks computed at construction, the masks of several-head states united
 from their heads' masks, two heads walked as one from a pair start state
-(compile.parser_dwa.add_pairs), and the pre-written pool rows new masks are stored
+(compile.build.add_pairs), and the pre-written pool rows new masks are stored
 in. Each is compared with the union of its token sets or its heads' masks and with
 the reference oracle."""
 
@@ -16,7 +16,7 @@ import pytest
 from pyroaring import BitMap
 
 from stackmask import Constraint, Vocab
-from stackmask.compile import parser_dwa
+from stackmask.compile import build as dwa_build
 from stackmask.grammars import load as load_grammar
 from stackmask.runtime.constraint import State
 from stackmask.runtime.masker import Masker
@@ -61,7 +61,7 @@ def test_first_masks_of_a_fresh_constraint_equal_the_oracle(qwen_vocab, qwen_enc
     up to 25 of them, every 10th other step: the oracle takes ~0.2 s a mask), and every
     several-head mask met was computed from its parts. Compiled without head pairs
     (with them every two-head state of this corpus is walked as one: see below)."""
-    monkeypatch.setattr(parser_dwa, "head_pairs", lambda scanner, configs: set())
+    monkeypatch.setattr(dwa_build, "head_pairs", lambda scanner, configs: set())
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
     assert c.compile_stats()["head_pairs"] == 0
     m = c._masker
@@ -218,11 +218,11 @@ def test_pairs_past_their_state_limit_are_dropped(qwen_vocab, qwen_encoding, mon
     the automaton is the one compiled without pairs, and masks still equal the oracle."""
     full = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False).compile_stats()
     with monkeypatch.context() as mp:
-        mp.setattr(parser_dwa, "head_pairs", lambda scanner, configs: set())
+        mp.setattr(dwa_build, "head_pairs", lambda scanner, configs: set())
         none = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False).compile_stats()
     assert none["head_pairs"] == 0 and full["states"] > none["states"]
-    monkeypatch.setattr(parser_dwa, "PAIR_MIN_STATES", 0)
-    monkeypatch.setattr(parser_dwa, "PAIR_SHARE", 0.0)
+    monkeypatch.setattr(dwa_build, "PAIR_MIN_STATES", 0)
+    monkeypatch.setattr(dwa_build, "PAIR_SHARE", 0.0)
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
     st = c.compile_stats()
     assert st["head_pairs"] < full["head_pairs"]      # those needing new states are gone
@@ -412,11 +412,11 @@ def test_branching_walk_on_random_stack_graphs(name, qwen_vocab):
     m = c._masker
     dwa = m.dwa
     rng = random.Random(f"branching:{name}")
-    n_lr = len(dwa._shiftable)
+    n_lr = len(dwa.templates.shiftable)
     checked = 0
     for _ in range(12):
         pool = rng.sample(range(n_lr), 5)       # few states: groups of several links
-        level = [Node(dwa._start_state, [])]
+        level = [Node(dwa.templates.start_state, [])]
         nodes = list(level)
         for _ in range(8):
             level = [Node(rng.choice(pool), rng.sample(nodes, rng.randint(1, min(5, len(nodes)))))

@@ -256,7 +256,7 @@ def _memos(c: Constraint) -> dict:
                     ("constraint._requirements", c._requirements)):
         out[name] = g.cur
         out[name + "_old"] = g.old
-    out.update({f"dwa.{k}": getattr(dwa, k) for k in dwa._MEMOS})
+    out.update({f"templates.{k}": m for k, m in dwa.templates.memos().items()})
     out.update({f"weights.{k}": getattr(wt, k) for k in ("_and", "_or", "_sub", "_dense", "_dense_old")})
     return out
 

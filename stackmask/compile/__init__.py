@@ -20,7 +20,8 @@ from ..limits import CompileGuard, Limits
 from ..plain import Codec
 from ..wfa.weights import WeightTable
 from . import artifact
-from .parser_dwa import ParserDWA, add_config, build_parser_dwa
+from .build import add_config, build_parser_dwa
+from .parser_dwa import ParserDWA
 from .special import resolve_grammar, special_bindings, with_trigger
 from .tables import GrammarTables, build_tables, coerce_grammar
 from .terminal import TerminalCompiler, requirement

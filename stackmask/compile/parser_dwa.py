@@ -7,34 +7,20 @@ configuration; the edges carry the tokens decided *on that edge*
 ("accepted here", so a walk unions edge weights and stops when the state has
 nothing left to decide).
 
-Templates as symbolic LR runs
------------------------------
-The template of a terminal sequence ``t1 … tk`` (then possibly a lookahead
-check ``t``) is the LR parser run on a stack whose lower part is unknown.
-A *waiting item* ``(skip, lhs, terms, F)`` is such a run suspended until
-it reads the next stack entry: it first discards ``skip`` entries (popped by a
-reduction without being looked at — in a valid LR stack their identity is
-implied), then reads the exposed state ``p`` and continues with
-``goto[p][lhs]`` pushed on it (``lhs`` = -1 at the very start: the read state
-is the top). Between reads the run works on the known part ``A`` of the stack
-(pushed states and read states not yet popped): the stack effect
-``pop(read…)·push(A…)`` of the polycyclic monoid, cancelled as it goes. GLR
-conflicts branch the run; a run succeeds when it shifts its last terminal (or
-its lookahead check can be shifted, or for the END check: the stack accepts).
-
-A Parser DWA state is a set of waiting items, each with the tokens still
-undecided for it (weights are interned token sets, :class:`WeightTable`).
-Reading a stack state steps every item (memoized per (item, state): the
-symbolic run does not depend on tokens); tokens of items that succeeded are
-the edge's weight and are removed from every item still waiting (they are
-decided). This is weighted determinization in the (∪, ∩) semiring of token
-sets, with "subtract final weights from outgoing edges" built in.
+A Parser DWA state is a set of waiting items (:mod:`stackmask.compile.templates`),
+each with the tokens still undecided for it (weights are interned token sets,
+:class:`WeightTable`). Reading a stack state steps every item (memoized per
+(item, state): the symbolic run does not depend on tokens); tokens of items that
+succeeded are the edge's weight and are removed from every item still waiting
+(they are decided). This is weighted determinization in the (∪, ∩) semiring of
+token sets, with "subtract final weights from outgoing edges" built in.
 
 Symbols with no specific behaviour go through the ``DEFAULT`` edge (only
 items that discard the entry unread survive it). The normal form's bounded
 reduction chains make the automaton acyclic in practice; where it is not, the
 runtime walk still terminates because it reads a finite stack (cycles only
-mean the walk may read the whole stack). ``stats()`` reports both.
+mean the walk may read the whole stack). ``stats()`` reports both. Building
+it for a grammar and a vocabulary is :mod:`stackmask.compile.build`.
 """
 
 from __future__ import annotations
@@ -50,44 +36,15 @@ from pyroaring import BitMap
 
 from ..errors import LimitExceeded
 from ..glr.lalr import LRTables
-from ..lexer.scanner import IGNORE
-from ..memo import Memo
 from ..plain import Codec
 from ..wfa.automaton import topological_order
 from ..wfa.weights import EMPTY_ID, WeightTable
+from .templates import END, NO_LHS, SUCCESS, Templates, expand_emissions
 from .terminal import TRUE
 
 log = logging.getLogger("stackmask")
 
-END = 0          # LR terminal index of end of input
-NO_LHS = -1
-ALL = frozenset([-1])   # relevance marker: the item reads every stack state the same way
-_NONE: frozenset = frozenset()
-_SUCCESS = True          # a run's result: success, or the dict of its waiting items
-_NO_WAIT: dict = {}      # shared empty waiting items (results are never modified)
 STOP = (-1, EMPTY_ID)   # an edge that ends the walk (stored where the default edge must not apply)
-
-Item = tuple     # (skip, lhs, terms, F): F = check set as a bitmask of terminals (None: no check)
-
-
-def _bits(mask: int):
-    """The set bits of ``mask`` (terminal indexes), lowest first."""
-    while mask:
-        low = mask & -mask
-        yield low.bit_length() - 1
-        mask ^= low
-
-
-def _merge(parts: list) -> dict:
-    """One dict of the waiting items of ``parts`` (a part itself when there is one)."""
-    if not parts:
-        return _NO_WAIT
-    if len(parts) == 1:
-        return parts[0]
-    out = dict(parts[0])
-    for p in parts[1:]:
-        out.update(p)
-    return out
 
 
 class ParserDWA:
@@ -98,56 +55,11 @@ class ParserDWA:
     ``trans[q] is None`` for a state not expanded yet (:meth:`expand`).
     """
 
-    #: the symbolic-run memos (:class:`~stackmask.memo.Memo`; not saved in artifacts)
-    _MEMOS = ("_step_memo", "_run_memo", "_closure_memo", "_split_memo", "_check_rel",
-              "_expand_memo", "_pop_memo")
-
     def __init__(self, lr: LRTables, accepts_empty: bool, weights: WeightTable):
         self.weights = weights
         self.lr = lr                     # the tables it reads (from_data needs them again)
-        self._shift = lr.shift
-        self._reduce = lr.reduce
-        self._goto = lr.goto
-        self._rlen = lr.rule_len
-        self._rlhs = lr.rule_lhs
-        self._accept_state = lr.accept_state
-        self._start_state = lr.start_state
         self._accepts_empty = accepts_empty
-        n = lr.n_states
-        act: dict[int, set] = {}
-        for q in range(n):
-            for t in lr.shift[q]:
-                act.setdefault(t, set()).add(q)
-            for t in lr.reduce[q]:
-                act.setdefault(t, set()).add(q)
-        end = act.setdefault(END, set())
-        end.add(lr.accept_state)
-        if accepts_empty:
-            end.add(lr.start_state)
-        self._act = {t: frozenset(s) for t, s in act.items()}
-        gs: dict[int, list] = {}
-        for q in range(n):
-            for a in lr.goto[q]:
-                gs.setdefault(a, []).append(q)
-        self._goto_states = {a: frozenset(s) for a, s in gs.items()}
-        # per LR state, the terminals it can shift (END where it accepts) as a bitmask:
-        # check sets are bitmasks too, so items and memo keys are tuples of ints, which
-        # the garbage collector stops tracking (its full passes then do not grow with
-        # the automaton)
-        self._shiftable = tuple(
-            sum(1 << t for t in lr.shift[q])
-            | (1 << END if q == lr.accept_state or (q == lr.start_state and accepts_empty) else 0)
-            for q in range(n))
-        self._n_terminals = len(lr.terminals)
-        self.follows = terminal_follows(lr.shift, lr.reduce, self._n_terminals)   # for _expand
-        self._step_memo: dict = Memo()
-        self._run_memo: dict = Memo()
-        self._closure_memo: dict = Memo()
-        self._split_memo: dict = Memo()
-        self._check_rel: dict = Memo()
-        self._expand_memo: dict = Memo()     # emissions -> terminal sequences (start items)
-        self._pop_memo: dict = Memo()        # (pops, terms, F) -> waiting items of a run frame
-        self._nesting = 0                # current depth of _run_above
+        self.templates = Templates(lr, accepts_empty)    # the symbolic runs and their memos
         # the automaton
         self.items: list = []            # state -> tuple of (item, weight id); None once released
         self.trans: list = []            # state -> dict symbol -> (dst, wid)
@@ -193,245 +105,6 @@ class ParserDWA:
         self.special_weights = special_weights(self.weights, specials)
         self.special_check = sum(1 << t for t, _ in self.special_weights)
 
-    # -- templates: symbolic LR runs --------------------------------------------------------
-    def _run(self, A: tuple, terms: tuple, F):
-        """Run the LR parser on known stack part ``A`` (top last): shift ``terms``, then
-        (``F`` not None) check that some terminal of ``F`` can be shifted.
-
-        Returns ``_SUCCESS`` (True), or the waiting items: a dict (keys; values None, never
-        to be modified; no tuple around it, so memo entries hold no object the garbage
-        collector must keep tracking once it has seen the dict): merging a run's
-        waiting items into its caller's reuses their stored hashes (GLR branches can wait
-        with thousands of items, merged at every level).
-        Memoized on ``(A, terms, F)``; the reductions for one lookahead are memoized on
-        ``(A, terminal)`` (:meth:`_closure`), so items sharing a prefix or a suffix share
-        that work."""
-        memo = self._run_memo
-        key = (A, terms, F)
-        r = memo.get(key)
-        if r is not None:
-            return r
-        # Depth first over the shifted stacks, with an explicit stack of frames
-        # [key, waiting items, shifted stacks, next index, rest of terms]: a token can
-        # emit thousands of terminals (one recursion level each would overflow).
-        frames: list = []
-        cur = key
-        result = None          # the result of the frame that just finished
-        while True:
-            if cur is not None:
-                A1, terms1, _ = cur
-                if not terms1:
-                    result = memo[cur] = self._check(A1, F)
-                else:
-                    shifted, pops = self._closure(A1, terms1[0])
-                    # dicts of waiting items, merged once when the frame ends
-                    parts = [self._pop_waits(pops, terms1, F)] if pops else []
-                    frames.append([cur, parts, shifted, 0, terms1[1:]])
-                    result = None
-                cur = None
-            if not frames:
-                return result
-            fr = frames[-1]
-            fkey, parts, shifted, i, rest = fr
-            done = None
-            if result is not None:
-                if result is _SUCCESS:
-                    done = _SUCCESS
-                elif result:
-                    parts.append(result)
-                result = None
-            while done is None and i < len(shifted):
-                A2 = shifted[i]
-                i += 1
-                if not rest and F is None:
-                    done = _SUCCESS
-                    break
-                ck = (A2, rest, F)
-                r2 = memo.get(ck)
-                if r2 is None:
-                    fr[3] = i
-                    cur = ck
-                    break
-                if r2 is _SUCCESS:
-                    done = _SUCCESS
-                elif r2:
-                    parts.append(r2)
-            if cur is not None:
-                continue
-            if done is None:
-                done = _merge(parts)
-            memo[fkey] = done
-            frames.pop()
-            result = done
-
-    def _pop_waits(self, pops: tuple, terms: tuple, F) -> dict:
-        """The waiting items of reductions ``pops`` (``(entries to discard, lhs)``, from
-        :meth:`_closure`) taken before shifting ``terms``; memoized (many stacks pop
-        alike, and building each item rehashes ``terms``). Never to be modified."""
-        key = (pops, terms, F)
-        w = self._pop_memo.get(key)
-        if w is None:
-            w = self._pop_memo[key] = {(skip, lhs, terms, F): None for skip, lhs in pops}
-        return w
-
-    def _closure(self, A: tuple, t: int):
-        """Reductions on lookahead ``t`` from ``A``, then the shift of ``t``: the known
-        stacks after the shift, and the reductions that pop below ``A`` as
-        ``(entries to discard, lhs)``."""
-        key = (A, t)
-        r = self._closure_memo.get(key)
-        if r is not None:
-            return r
-        shift, reduce, goto = self._shift, self._reduce, self._goto
-        rlen, rlhs = self._rlen, self._rlhs
-        shifted: dict = {}
-        pops: dict = {}
-        work = [A]
-        seen = {A}
-        while work:
-            A1 = work.pop()
-            q = A1[-1]
-            q2 = shift[q].get(t)
-            if q2 is not None:
-                shifted[A1 + (q2,)] = None
-            for rule in reduce[q].get(t, ()):
-                n = rlen[rule]
-                if len(A1) > n:
-                    A2 = A1[:-n]
-                    g = goto[A2[-1]].get(rlhs[rule])
-                    if g is not None:
-                        A2 = A2 + (g,)
-                        if A2 not in seen:
-                            seen.add(A2)
-                            work.append(A2)
-                else:
-                    pops[(n - len(A1), rlhs[rule])] = None
-        r = self._closure_memo[key] = (tuple(shifted), tuple(pops))
-        return r
-
-    def _check(self, A: tuple, F: int):
-        """Whether some terminal of ``F`` can be shifted on ``A`` after reductions (on that
-        terminal); else the waiting items for reductions popping below ``A``."""
-        shift_ok = self._shiftable
-        reduce_split = self._split
-        goto, rlen, rlhs = self._goto, self._rlen, self._rlhs
-        waiting: dict = {}
-        work = [(A, F)]
-        seen = {(A, F)}
-        while work:
-            A1, F1 = work.pop()
-            q = A1[-1]
-            if F1 & shift_ok[q]:
-                return _SUCCESS
-            for rule, Fs in reduce_split(q, F1):
-                n = rlen[rule]
-                if len(A1) > n:
-                    A2 = A1[:-n]
-                    g = goto[A2[-1]].get(rlhs[rule])
-                    if g is not None:
-                        nxt = (A2 + (g,), Fs)
-                        if nxt not in seen:
-                            seen.add(nxt)
-                            work.append(nxt)
-                else:
-                    waiting[(n - len(A1), rlhs[rule], (), Fs)] = None
-        return waiting
-
-    def _split(self, q: int, F: int) -> tuple:
-        """The reductions at state ``q`` for check set ``F``: ``(rule, terminals of F
-        it is done for)`` (memoized; terminal sets as bitmasks)."""
-        key = (q, F)
-        r = self._split_memo.get(key)
-        if r is None:
-            by_rule: dict = {}
-            for t, rules in self._reduce[q].items():
-                if F >> t & 1:
-                    for rule in rules:
-                        by_rule[rule] = by_rule.get(rule, 0) | 1 << t
-            r = self._split_memo[key] = tuple(by_rule.items())
-        return r
-
-    def _step(self, item: Item, s: int):
-        """``item`` reading stack state ``s``: ``_SUCCESS`` or the waiting items (memoized)."""
-        key = (item, s)
-        r = self._step_memo.get(key)
-        if r is None:
-            skip, lhs, terms, F = item
-            if skip:
-                r = {(skip - 1, lhs, terms, F): None}
-            elif lhs == NO_LHS:
-                r = self._run((s,), terms, F) if not terms else self._run_start(s, terms, F)
-            else:
-                g = self._goto[s].get(lhs)
-                r = _NO_WAIT if g is None else self._run_above(s, (g,), terms, F)
-            self._step_memo[key] = r
-        return r
-
-    #: how deep _run_above may nest through waiting items read on the same state
-    MAX_NESTING = 32
-
-    def _run_above(self, s: int, B: tuple, terms: tuple, F):
-        """``_run((s,) + B, terms, F)``, computed as the run on ``B`` alone (``s`` unknown),
-        whose waiting items then read ``s``: the same result (a reduction popping ``B``
-        reads ``s`` exactly as the waiting item does), but the run's memo entry is shared
-        by every ``s`` below the same ``B`` (LR shifts and gotos from many states share
-        few targets)."""
-        if self._nesting >= self.MAX_NESTING:
-            # each waiting item read on s may come back here (a long token whose every
-            # terminal is reduced down to s): past a few levels, the iterative run
-            return self._run((s,) + B, terms, F)
-        waits = self._run(B, terms, F)
-        if waits is _SUCCESS:
-            return _SUCCESS
-        if not waits:
-            return _NO_WAIT
-        parts = []
-        step = self._step
-        self._nesting += 1
-        try:
-            for w in waits:
-                r = step(w, s)
-                if r is _SUCCESS:
-                    return _SUCCESS
-                if r:
-                    parts.append(r)
-        finally:
-            self._nesting -= 1
-        return _merge(parts)
-
-    def _run_start(self, s: int, terms: tuple, F):
-        """``_run((s,), terms, F)`` for non-empty ``terms``: the first terminal's closure
-        on ``(s,)``, then each shifted stack ``(s,) + B`` through :meth:`_run_above`."""
-        shifted, pops = self._closure((s,), terms[0])
-        rest = terms[1:]
-        parts = [self._pop_waits(pops, terms, F)] if pops else []
-        for A2 in shifted:
-            if not rest and F is None:
-                return _SUCCESS
-            r = self._run_above(s, A2[1:], rest, F)
-            if r is _SUCCESS:
-                return _SUCCESS
-            if r:
-                parts.append(r)
-        return _merge(parts)
-
-    def _relevant(self, item: Item) -> frozenset:
-        """Stack states on which ``item`` does more than die (``ALL``: every state)."""
-        skip, lhs, terms, F = item
-        if skip:
-            return ALL
-        if lhs != NO_LHS:
-            return self._goto_states.get(lhs, _NONE)
-        if terms:
-            return self._act.get(terms[0], _NONE)
-        r = self._check_rel.get(F)
-        if r is None:
-            acc: set = set()
-            for t in _bits(F):
-                acc.update(self._act.get(t, ()))
-            r = self._check_rel[F] = frozenset(acc)
-        return r
-
     # -- automaton construction ----------------------------------------------------------
     def _state(self, pairs: dict) -> int:
         """Intern a state from ``item -> weight id`` (empty weights dropped); -1 if empty."""
@@ -470,9 +143,9 @@ class ParserDWA:
         wt = self.weights
         by_item: dict = {}
         ACC = None                           # the tokens decided at once (no stack needed)
-        n_terms = self._n_terminals
+        tpl = self.templates
+        n_terms = tpl.n_terminals
         check_memo: dict = {}
-        expand = self._expand_memo
         for (ems, req), val in outcomes:
             extra = ()
             if req == TRUE:
@@ -484,15 +157,12 @@ class ParserDWA:
                     F = sum(1 << t for t in checks if 0 < t < n_terms) | (1 << END if can_end else 0)
                     if len(req) > 2 and self.special_check:
                         # a special token may come next: finish the pending lexeme, then shift one
-                        extra = _expand((req[2],) if req[2] else ())
+                        extra = expand_emissions((req[2],) if req[2] else ())
                     r = check_memo[req] = (F, extra)
                 F, extra = r
                 if not F and not extra:
                     continue
-            seqs = expand.get(ems)
-            if seqs is None:
-                seqs = expand[ems] = tuple(_expand(ems, self.max_sequences, self.follows))
-            for terms in seqs:
+            for terms in tpl.sequences(ems, self.max_sequences):
                 if not terms and F is None:
                     by_item.setdefault(ACC, []).append(val)
                     continue
@@ -585,11 +255,12 @@ class ParserDWA:
         if isinstance(items, bytes):          # from an artifact: decoded on first use
             items = self.items[q] = unpack_items(items)
         union = wt.union
+        relevant = self.templates.relevant
         for pair in items:
             it, w = pair
             skip, lhs = it[0], it[1]
             if skip:
-                # discards the entry unread: the same on every symbol (what _step gives,
+                # discards the entry unread: the same on every symbol (what step gives,
                 # built here: a state has tens of these, and their memo entries are
                 # never read again)
                 it2 = (skip - 1, lhs, it[2], it[3])
@@ -598,7 +269,7 @@ class ParserDWA:
             elif lhs != NO_LHS:
                 by_lhs.setdefault(lhs, []).append(pair)
             else:
-                groups.setdefault(self._relevant(it), []).append(pair)
+                groups.setdefault(relevant(it), []).append(pair)
         dd = self._state(d_next)
         self.default[q] = (dd, EMPTY_ID) if dd >= 0 else None
         g = self._groups[q] = (tuple(groups.items()), tuple(by_lhs.items()), d_next, {})
@@ -620,8 +291,8 @@ class ParserDWA:
         acc = EMPTY_ID
         waits: dict = {}
         for (_, _, terms, F), w in pairs:
-            ws = self._step((0, NO_LHS, terms, F), g)
-            if ws is _SUCCESS:
+            ws = self.templates.step((0, NO_LHS, terms, F), g)
+            if ws is SUCCESS:
                 acc = wt.union(acc, w)
             else:
                 for it2 in ws:
@@ -649,14 +320,14 @@ class ParserDWA:
         """Step each ``(item, weight)`` on stack state ``s``: the weights of items that
         succeed are added to ``acc`` (returned), those of waiting items to ``nxt``."""
         union = self.weights.union
-        step = self._step
-        memo = self._step_memo
+        step = self.templates.step
+        memo = self.templates.step_memo
         get = nxt.get
         for it, w in pairs:
             waits = memo.get((it, s))          # _step's memo, without the call on a hit
             if waits is None:
                 waits = step(it, s)
-            if waits is _SUCCESS:
+            if waits is SUCCESS:
                 acc = union(acc, w)
             else:
                 for it2 in waits:
@@ -676,7 +347,7 @@ class ParserDWA:
                 nxt = dict(d_next)
             acc = self._step_pairs(pairs, s, acc, nxt)
         if by_lhs:
-            gotos = self._goto[s]
+            gotos = self.templates.goto[s]
             for lhs, pairs in by_lhs:
                 g = gotos.get(lhs)
                 if g is None:
@@ -704,7 +375,7 @@ class ParserDWA:
             for rel, _ in index[0]:
                 syms.update(rel)
             for lhs, _ in index[1]:
-                syms.update(self._goto_states.get(lhs, _NONE))
+                syms.update(self.templates.goto_states.get(lhs, ()))
             edges: dict = {}
             for s in syms:
                 e = self._edge(q, s, index)
@@ -759,22 +430,14 @@ class ParserDWA:
 
     def memo_estimate(self) -> int:
         """Estimated bytes held by the symbolic-run memos (entries x MEMO_ENTRY_BYTES)."""
-        return (len(self._step_memo) + len(self._run_memo) + len(self._closure_memo)
-                + len(self._split_memo) + len(self._check_rel)
-                + len(self._expand_memo) + len(self._pop_memo)) * self.MEMO_ENTRY_BYTES
+        return self.templates.memo_entries() * self.MEMO_ENTRY_BYTES
 
     def _bound_memos(self) -> None:
         """The symbolic-run memos are caches: past ``memo_bytes`` (estimated) they are
         dropped together (recomputed on demand). O(1); bounds compile memory on large
         grammars and runtime memory when states are compiled on first use."""
         if self.memo_estimate() > self.memo_bytes:
-            self._step_memo.clear()
-            self._run_memo.clear()
-            self._closure_memo.clear()
-            self._split_memo.clear()
-            self._check_rel.clear()
-            self._expand_memo.clear()
-            self._pop_memo.clear()
+            self.templates.clear_memos()
 
     def index_by_digest(self) -> None:
         """Key the state index by digests of the item sets (:func:`_state_digest`) from
@@ -797,11 +460,7 @@ class ParserDWA:
                 self.items[q] = None
         self._digest_ids = True
         dropped = self.compact_weights()
-        self._step_memo.clear()
-        self._run_memo.clear()
-        self._closure_memo.clear()
-        self._expand_memo.clear()
-        self._pop_memo.clear()
+        self.templates.clear_memos(keep_checks=True)
         return dropped
 
     def compact_weights(self) -> int:
@@ -1119,56 +778,6 @@ def _digest_index(ids: dict) -> dict:
     return {_state_digest(k): q for k, q in ids.items()}
 
 
-def _expand(ems: tuple, limit: int | None = None, follows=None) -> list:
-    """Concrete terminal sequences of an emission sequence (alternatives multiply,
-    an IGNORE alternative contributes nothing); more than ``limit`` raise LimitExceeded.
-
-    The sequences are built lexeme by lexeme. With ``follows`` (terminal -> the terminals
-    that can come right after it, see :func:`terminal_follows`) a sequence with two
-    adjacent terminals that no stack can shift one after the other is dropped as soon as
-    it appears, so lexically ambiguous lexemes multiply only the sequences some parse
-    could still take."""
-    if all(len(em) == 1 for em in ems):         # no ambiguity: one sequence
-        seq = tuple(em[0] for em in ems if em[0] != IGNORE)
-        if follows is not None and any(b not in follows[a] for a, b in zip(seq, seq[1:])):
-            return []
-        return [seq]
-    seqs: dict = {(): None}
-    for k, em in enumerate(ems):
-        nxt: dict = {}
-        for seq in seqs:
-            for t in em:
-                if t == IGNORE:
-                    nxt[seq] = None
-                elif follows is None or not seq or t in follows[seq[-1]]:
-                    nxt[seq + (t,)] = None
-        if limit is not None and len(nxt) > limit:
-            raise LimitExceeded("max_token_sequences", len(nxt), limit,
-                                "one token lexes into too many terminal sequences",
-                                f"at least {len(nxt)} after {k + 1} of {len(ems)} lexemes, "
-                                f"{sum(len(o) > 1 for o in ems)} of them lexically ambiguous: "
-                                "each such lexeme inside one token can double the sequences the "
-                                "automaton must follow")
-        seqs = nxt
-        if not seqs:
-            break
-    return list(seqs)
-
-
-def terminal_follows(shift: list, reduce: list, n_terminals: int) -> tuple:
-    """Per terminal, the terminals that can be next in the input right after it: those
-    with an action (shift or reduce) in a state that shifting it leads to (``shift`` and
-    ``reduce``: the LR tables' per-state dicts). Every parse consults that state on the
-    next terminal, so a pair outside this relation never occurs in any sentence (a
-    superset: LALR lookaheads may allow more)."""
-    follows = [set() for _ in range(n_terminals)]
-    for row in shift:
-        for a, q2 in row.items():
-            follows[a].update(shift[q2])
-            follows[a].update(reduce[q2])
-    return tuple(frozenset(f) for f in follows)
-
-
 def _depth(dwa: ParserDWA) -> tuple:
     """(max number of stack entries a walk can read, acyclic?) over expanded states."""
     n = len(dwa.trans)
@@ -1188,169 +797,7 @@ def special_weights(weights: WeightTable, specials) -> tuple:
     return tuple((int(t), weights.intern(BitMap(sorted(ids)))) for t, ids in sorted((specials or {}).items()))
 
 
-def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, weights: WeightTable,
-                     configs=None, progress: bool = False, budget_s: float | None = None,
-                     guard=None, specials=None) -> ParserDWA:
-    """Compile the Parser DWA for every lexer configuration reachable at token boundaries
-    (or for ``configs``), expanding every reachable state breadth first. With ``budget_s``
-    compilation stops after that many seconds; what is left (configurations, states) is
-    compiled on first use, with the same results; the same happens, with a budget, when
-    the compile's memory growth passes half of the guard's ``max_compile_memory_bytes``
-    (instead of failing at the hard limit). ``guard`` (a
-    :class:`stackmask.limits.CompileGuard`) enforces the hard limits between steps."""
-    from ..lexer.scanner import BOUNDARY_CONFIG
-    from .terminal import TerminalCompiler
-    dwa = ParserDWA(lr, accepts_empty, weights)
-    if guard is not None:
-        dwa.max_states = guard.limits.max_automaton_states
-        dwa.max_sequences = guard.limits.max_token_sequences
-    terms = TerminalCompiler(scanner, index)
-    eos_w = dwa.eos_weight = weights.intern(BitMap(sorted(vocab.eos_token_ids)))
-    dwa.bind_specials(specials)
-    todo = [BOUNDARY_CONFIG] if configs is None else list(configs)
-    seen = set(todo)
-    t0 = time.monotonic()
-    last = [t0]
-    deadline = None if budget_s is None else t0 + budget_s
-    used_up: list = []        # why the soft budget stopped the compile
-
-    def stop() -> bool:
-        if used_up:
-            return True
-        if deadline is None:
-            return False
-        if time.monotonic() > deadline:
-            used_up.append(f"time: {budget_s:g} s")
-            return True
-        if guard is not None and guard.soft_memory_used_up():
-            used_up.append(f"memory: half of max_compile_memory_bytes, "
-                           f"{guard.max_rss / 2 ** 30 / 2:.1f} GiB grown")
-            return True
-        return False
-
-    def report(msg):
-        # the first line after a second, then one every 5 s
-        now = time.monotonic()
-        if progress and now - last[0] > (1 if last[0] == t0 else 5):
-            last[0] = now
-            log.info("stackmask: compiling the mask automaton (%.0f s): %s", now - t0, msg)
-
-    while todo:
-        if guard is not None:
-            guard.check()
-        if stop():
-            break
-        cfg = todo.pop()
-        _, ends = add_config(dwa, terms, cfg, eos_w)
-        report(f"{len(seen)} lexer configurations, {len(dwa.items)} automaton states")
-        if configs is None:
-            for c in ends:
-                if c not in seen:
-                    seen.add(c)
-                    todo.append(c)
-    complete = dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"), stop, guard)
-    if complete and not todo and configs is None:
-        # at most a quarter of the compile so far (0.5 s at least) on them
-        add_pairs(dwa, scanner, stop, guard, seconds=max(0.5, (time.monotonic() - t0) / 4))
-    dwa.budget_exhausted = bool(todo) or not complete
-    dwa.budget_used_up = used_up[0] if used_up else None
-    if progress and dwa.budget_exhausted:
-        why = f" ({used_up[0]})" if used_up else ""
-        log.warning("stackmask: compile budget used up%s: %d lexer configurations and %d of %d "
-                    "automaton states compiled; the rest is compiled when a mask first needs it",
-                    why, len(dwa.init), sum(dwa.complete), len(dwa.items))
-    return dwa
-
-
-def head_pairs(scanner, configs) -> set:
-    """The two-head situations a byte creates from ``configs``: a byte whose lexing both
-    emits a terminal (the new head's node is then usually right above the other's) or
-    an ignored terminal (the same node) and keeps a lexeme pending. Returns
-    ``(config of the emitting branch, config of the pending one, below)`` triples."""
-    out = set()
-    for cfg in configs:
-        for b in range(256):
-            outs = scanner.step(cfg, b)
-            if len(outs) < 2:
-                continue
-            pending = [c for em, c in outs if em is None]
-            for em, c in outs:
-                if em is None:
-                    continue
-                below = em != (IGNORE,)
-                if below and len(em) != 1:
-                    continue                  # several terminals: the nodes are further apart
-                for c2 in pending:
-                    if c2 != c:
-                        out.add((c, c2, below))
-    return out
-
-
-#: states one pair start may add to a complete automaton (and this share of its size):
-#: the union of two heads' walks can multiply states (C: 17.6k -> 234k with every pair)
-PAIR_MIN_STATES = 300
-PAIR_SHARE = 1 / 50
-
-
-def add_pairs(dwa: ParserDWA, scanner, stop=None, guard=None, seconds: float | None = None) -> int:
-    """Start states for the two-head situations of a completely compiled automaton
-    (:func:`head_pairs`, :meth:`ParserDWA.add_pair`), each compiled completely at once;
-    a pair whose walks would add more than ``max(PAIR_MIN_STATES, PAIR_SHARE x states)``
-    states, or that is cut by ``seconds`` (all pairs together), is dropped with the
-    states it added (its heads are walked one by one, as without it). Returns how many
-    were kept."""
-    limit = max(PAIR_MIN_STATES, int(len(dwa.items) * PAIR_SHARE))
-    deadline = None if seconds is None else time.monotonic() + seconds
-    kept = 0
-    for c_top, c_low, below in sorted(head_pairs(scanner, list(dwa.init))):
-        mark = len(dwa.items)
-        if dwa.add_pair(c_top, c_low, below) is None:
-            continue
-
-        def cut(mark=mark) -> bool:
-            return len(dwa.items) - mark > limit or (stop is not None and stop()) or (
-                deadline is not None and time.monotonic() > deadline)
-
-        if dwa.expand_all(stop=cut, guard=guard, start=mark):
-            kept += 1
-        else:
-            dwa.drop_pair(pair_key(c_top, c_low, below), mark)
-        if deadline is not None and time.monotonic() > deadline:
-            break
-    return kept
-
-
 def pair_key(c_top: int, c_low: int, below: bool) -> tuple:
     """Key of a pair start (:meth:`ParserDWA.add_pair`): ``(c_top, c_low, 1)`` for heads
     on nodes one above the other, the sorted configurations and 0 for one stack."""
     return (c_top, c_low, 1) if below else (min(c_top, c_low), max(c_top, c_low), 0)
-
-
-def add_config(dwa: ParserDWA, terms, cfg: int, eos_w: int) -> tuple:
-    """Add lexer configuration ``cfg``: its token outcomes (and EOS) become start items.
-    Returns ``(start entry, configurations its tokens end in)``."""
-    from .terminal import final_outcomes
-    groups, ends = terms.outcomes(cfg)
-    # outcome -> positions (vocabulary tokens) and outcome -> weight ids (EOS, special tokens)
-    outcomes = list(groups.items())
-    if eos_w != EMPTY_ID:
-        outcomes.extend((key, eos_w) for key in final_outcomes(terms.scanner, cfg))
-    for key, ncfg, wid in special_outcomes(terms.scanner, cfg, dwa.special_weights or ()):
-        outcomes.append((key, wid))
-        ends.add(ncfg)
-    return dwa.add_config(cfg, outcomes, terms.index.bitmap_of), ends
-
-
-def special_outcomes(scanner, cfg: int, specials) -> list:
-    """``(outcome, end configuration, weight id)`` of committing each bound special token in
-    ``cfg``: the pending lexeme's emission (finished as at the end of the text), then the
-    special terminal; the result is a clean boundary (requirement TRUE)."""
-    out = []
-    for tid, wid in specials:
-        r = scanner.special(cfg, tid)
-        if r is None:
-            continue
-        em, ncfg = r
-        ems = ((em,) if em and em != (IGNORE,) else ()) + ((tid,),)
-        out.append(((ems, TRUE), ncfg, wid))
-    return out
