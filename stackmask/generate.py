@@ -40,7 +40,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .glr.grammar import Grammar
+from .grammar import Grammar
 from .lexer.dfa import DFA, compile_lexer, compile_terminal
 
 __all__ = ["SentenceGenerator", "mutate"]

@@ -94,7 +94,7 @@ def validate(grammar, ambiguous: bool = False) -> ValidationReport:
     Returns a :class:`ValidationReport` (``report.ok``, ``report.problems``,
     ``report.raise_for_problems()``); never raises for a bad grammar (a ``grammar`` of
     another type is a ``TypeError``)."""
-    from .glr.grammar import Grammar
+    from .grammar import Grammar
     from .glr.lalr import check_deterministic
     from .glr.normal_form import normalize
     from .lexer.dfa import compile_terminal

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stackmask.errors import GrammarError
-from stackmask.glr.grammar import Grammar
+from stackmask.grammar import Grammar
 from stackmask.lexer import DFA, MAX_NFA_STATES, compile_lexer, compile_terminal, terminal_dfas
 
 from conftest import GRAMMAR_DIR  # honours $STACKMASK_BENCH like every other bench test
@@ -528,7 +528,7 @@ def test_rejected(regex, what):
 
 
 def test_rejected_in_lexer_names_terminal():
-    from stackmask.glr.grammar import TerminalDef
+    from stackmask.grammar import TerminalDef
 
     terms = [TerminalDef("OK", "a+"), TerminalDef("BAD", r"(?<=x)y")]
     with pytest.raises(GrammarError) as ei:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..glr.grammar import Grammar
+from ..grammar import Grammar
 from ..lexer.scanner import Scanner
 from ..limits import CompileGuard, Limits
 from ..wfa.weights import WeightTable

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..errors import GrammarError
-from ..glr.grammar import FreeText, Grammar, LexerMode, Rule, TerminalDef
+from ..grammar import FreeText, Grammar, LexerMode, Rule, TerminalDef
 
 __all__ = ["resolve_grammar", "with_trigger", "special_bindings"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import GrammarError
-from ..glr.grammar import Grammar
+from ..grammar import Grammar
 from ..glr.lalr import LRTables, build_lalr, check_deterministic
 from ..glr.normal_form import NormalForm, normalize
 from ..lexer.dfa import DFA, compile_modal_lexer

@@ -103,7 +103,7 @@ from functools import cached_property
 from urllib.parse import unquote, urldefrag, urljoin
 
 from ..errors import GrammarError
-from ..glr.grammar import Grammar, Rule, TerminalDef
+from ..grammar import Grammar, Rule, TerminalDef
 from . import ecma_regex as R
 from .ecma_regex import ANY, ANYSTAR, EPS, NONE, PatternError, TooComplex, alt, ch, lit, rep, seq
 

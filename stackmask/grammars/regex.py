@@ -48,7 +48,7 @@ import re._constants as C
 import re._parser as sre_parse
 
 from ..errors import GrammarError
-from ..glr.grammar import Grammar, Rule, TerminalDef
+from ..grammar import Grammar, Rule, TerminalDef
 from ..lexer.regex import _combine_flags, codepoint_set, walk_parse_tree
 
 __all__ = ["regex_to_grammar"]

@@ -29,7 +29,7 @@ Configurations are interned to small ints; ``BOUNDARY_CONFIG`` (0) is the
 configuration at the start of the text.
 
 **Lexer modes** (flex start conditions, see
-:class:`stackmask.glr.grammar.LexerMode`): the DFA is the disjoint union of
+:class:`stackmask.grammar.LexerMode`): the DFA is the disjoint union of
 one combined automaton per mode, so a pending lexeme's state says its mode.
 A boundary in mode ``m`` is ``d = -1 - m`` (``BOUNDARY`` is mode 0's);
 emitting a terminal switches to the mode its lexer mode names for it.
@@ -47,7 +47,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from ..errors import GrammarError
-from ..glr.grammar import TerminalDef
+from ..grammar import TerminalDef
 from ..memo import Generations, Memo
 from .dfa import DFA
 

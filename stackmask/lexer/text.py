@@ -1,4 +1,4 @@
-"""Free-text terminals (:class:`stackmask.glr.grammar.FreeText`) as byte DFAs.
+"""Free-text terminals (:class:`stackmask.grammar.FreeText`) as byte DFAs.
 
 "Any text in which no tag occurs" is a complement, which a Python regex
 cannot express, so these terminals are built directly: the Aho-Corasick
@@ -23,7 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import GrammarError
-from ..glr.grammar import FreeText
+from ..grammar import FreeText
 from .dfa import DFA, compile_terminal, minimize, trim
 
 __all__ = ["free_text_dfa"]

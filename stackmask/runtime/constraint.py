@@ -22,7 +22,7 @@ from ..compile.special import special_bindings
 from ..compile.terminal import TRUE, requirement
 from ..compile.tables import GrammarTables
 from ..errors import TokenRejected
-from ..glr.grammar import Grammar
+from ..grammar import Grammar
 from ..limits import Limits
 from ..memo import Generations
 from ..glr.gss import AMBIGUOUS, GLR, Node
