@@ -41,7 +41,9 @@ from typing import Sequence
 import numpy as np
 
 from .grammar import Grammar
-from .lexer.dfa import DFA, compile_lexer, compile_terminal
+from .lexer.combined import compile_lexer
+from .lexer.dfa import DFA
+from .lexer.regex import compile_terminal
 
 __all__ = ["SentenceGenerator", "mutate"]
 

@@ -12,7 +12,8 @@ from ..errors import GrammarError
 from ..grammar import Grammar
 from ..glr.lalr import LRTables, build_lalr, check_deterministic
 from ..glr.normal_form import NormalForm, normalize
-from ..lexer.dfa import DFA, compile_modal_lexer
+from ..lexer.combined import compile_modal_lexer
+from ..lexer.dfa import DFA
 
 
 @dataclass(frozen=True, eq=False)

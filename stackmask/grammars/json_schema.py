@@ -1663,7 +1663,7 @@ class _Converter:
         """Make sure the string terminal fits the lexer's size limits
         (MAX_NFA_STATES, MAX_DFA_STATES); else report and drop the length
         limits (then the pattern)."""
-        from ..lexer.dfa import compile_terminal
+        from ..lexer.regex import compile_terminal
         try:
             compile_terminal(self.string_regex(ast))      # cached: the lexer reuses it
             return ast

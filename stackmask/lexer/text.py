@@ -24,7 +24,8 @@ import numpy as np
 
 from ..errors import GrammarError
 from ..grammar import FreeText
-from .dfa import DFA, compile_terminal, minimize, trim
+from .dfa import DFA, minimize, trim
+from .regex import compile_terminal
 
 __all__ = ["free_text_dfa"]
 
@@ -80,7 +81,7 @@ def free_text_dfa(spec: FreeText, name: str = "") -> DFA:
     until = None if spec.until is None else spec.exclude.index(spec.until)
     ac, match = _aho_corasick(pats)
     utf = compile_terminal(r"(?s:.)+")
-    ut = utf._table()
+    ut = utf.rows()
     uacc = [bool(a) for a in utf.accepts]
     ids = {(0, 0): 0}
     pairs = [(0, 0)]
