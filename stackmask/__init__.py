@@ -14,7 +14,7 @@ from .grammar import FreeText, LexerMode, Rule, TerminalDef
 from .grammars import Grammar, grammar_from_json_schema, grammar_from_regex
 from .limits import Limits
 from .validate import Problem, ValidationReport, validate
-from .runtime.constraint import Constraint, State
+from .runtime import Constraint, State
 from .vocab import Vocab
 
 __version__ = "0.1.0"

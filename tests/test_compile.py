@@ -22,7 +22,7 @@ from stackmask.compile.parser_dwa import NO_LHS, ParserDWA, _expand, add_config
 from stackmask.compile.tables import build_tables
 from stackmask.compile.terminal import TRUE, TerminalCompiler, VocabIndex, group_rows, requirement
 from stackmask.lexer.scanner import BOUNDARY_CONFIG, IGNORE
-from stackmask.runtime.constraint import mask_to_ids
+from stackmask.runtime import mask_to_ids
 from stackmask.wfa.weights import WeightTable
 
 from conftest import read_bench_grammar
@@ -91,7 +91,7 @@ def _dfa_run_reference(sc, tok: bytes, s: int) -> int:
     """The lexer DFA from state ``s`` over ``tok``, byte by byte: the last state, GONE
     where a byte leads nowhere, KILLED where a byte enters an accepting state."""
     from stackmask.compile.terminal import GONE, KILLED
-    trans, accepting = sc.dfa.trans, sc._accepting
+    trans, accepting = sc.dfa.trans, sc.accepting
     for b in tok:
         s = int(trans[s][b])
         if s < 0:

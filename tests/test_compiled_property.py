@@ -38,7 +38,7 @@ from hypothesis import HealthCheck, given, note, settings, strategies as st
 from stackmask import Constraint, TokenRejected, Vocab
 from stackmask.generate import SentenceGenerator
 from stackmask.grammar import Grammar
-from stackmask.runtime.constraint import mask_to_ids
+from stackmask.runtime import mask_to_ids
 
 # name -> (grammar, ambiguous)
 GRAMMARS: dict[str, tuple[str, bool]] = {

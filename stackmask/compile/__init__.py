@@ -16,10 +16,10 @@ from ..lexer.scanner import Scanner
 from ..limits import CompileGuard, Limits
 from ..wfa.weights import WeightTable
 from . import artifact
-from .parser_dwa import ParserDWA, add_config, build_parser_dwa
+from .parser_dwa import ParserDWA, add_config, build_parser_dwa, pair_key
 from .special import resolve_grammar, special_bindings, with_trigger
 from .tables import GrammarTables, build_tables, coerce_grammar
-from .terminal import TerminalCompiler, requirement, vocab_index
+from .terminal import TRUE, TerminalCompiler, requirement, successor, vocab_index
 
 
 @dataclass(eq=False)

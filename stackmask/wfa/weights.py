@@ -539,6 +539,11 @@ class WeightTable:
         self._dense.clear()
         self._dense_old.clear()
 
+    @property
+    def cache_bytes(self) -> int | None:
+        """The bound of :meth:`set_cache_bytes` (None: memos unbounded)."""
+        return self._cache_bytes
+
     def stats(self) -> dict:
         sizes = [len(self._get(i)) for i in range(len(self._sets))]
         return {
