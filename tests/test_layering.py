@@ -34,8 +34,9 @@ PACKAGE = "stackmask"
 #: Bottom first: (layer name, module prefixes). A module belongs to the layer of
 #: the longest prefix naming it (a prefix names the module itself or a package).
 LAYERS = (
-    # plain support every layer may use: the error hierarchy, resource limits, bounded memos
-    ("support", ("stackmask.errors", "stackmask.limits", "stackmask.memo")),
+    # plain support every layer may use: the error hierarchy, resource limits, bounded
+    # memos, the plain-data codec of artifacts
+    ("support", ("stackmask.errors", "stackmask.limits", "stackmask.memo", "stackmask.plain")),
     # the grammar model: plain data (rules, terminals, modes) and the Lark front end
     ("grammar", ("stackmask.grammar",)),
     # regex -> byte NFA/DFA toolkit -> terminal DFAs -> combined lexer; the scanner
