@@ -50,9 +50,8 @@ def run(name: str, vocab: Vocab, enc, programs: int, mask_steps: int, seed: int)
     build = time.perf_counter() - t0
     # peak Python allocation of a second, traced build (tracemalloc slows it down,
     # so it is not the timed one; the lexer DFA cache is cleared first)
-    from stackmask.lexer import dfa as _dfa
-    _dfa._LEXER_CACHE.clear()
-    _dfa._compile_regex.cache_clear()
+    from stackmask.lexer.combined import clear_caches
+    clear_caches()
     tracemalloc.start()
     Constraint(text, vocab, ambiguous=name in AMBIGUOUS)
     _, peak = tracemalloc.get_traced_memory()

@@ -209,7 +209,7 @@ class Stackmask(Engine):
 
     def __init__(self, vocab, whitespace="bounded", mode="eager", budget_s=None):
         import stackmask
-        from stackmask.compile.vocab_index import vocab_index
+        from stackmask.compile.token_index import vocab_index
         from stackmask.grammars.json_schema import convert_schema
         self.sm = stackmask
         self.convert = convert_schema

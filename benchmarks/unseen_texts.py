@@ -1,7 +1,7 @@
 """Cold masks after a cache load on texts unlike the ones the construction explored.
 
 A construction stopped by its compile budget explores random sentences of the grammar
-(``stackmask.runtime.explore``: derivation depth 12, 20-200 terminals) and caches what
+(``stackmask.compile.explore``: derivation depth 12, 20-200 terminals) and caches what
 their masks compiled. The benchmark traces come from the same generator (other seeds).
 This measures texts of another shape: ``--programs`` programs per grammar generated with
 ``--depth``/``--min-terminals``/``--max-terminals`` (seed ``--seed``), tokenized with

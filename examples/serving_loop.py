@@ -39,7 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 import stackmask
-from stackmask.runtime.constraint import mask_to_ids
+from stackmask.runtime import mask_to_ids
 
 PATTERN = r'\{"name": "[a-z]{1,8}", "age": (0|[1-9][0-9]?)\}'
 

@@ -10,16 +10,18 @@
 """
 
 from .errors import GrammarError, LimitExceeded, StackmaskError, TokenRejected
-from .glr.grammar import FreeText, Grammar, LexerMode, Rule, TerminalDef
+from .grammar import FreeText, LexerMode, Rule, TerminalDef
+from .grammars import Grammar, grammar_from_json_schema, grammar_from_regex
 from .limits import Limits
 from .validate import Problem, ValidationReport, validate
-from .runtime.constraint import Constraint, State
+from .runtime import Constraint, State
 from .vocab import Vocab
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Constraint", "State", "Vocab", "Grammar", "Rule", "TerminalDef", "FreeText", "LexerMode",
+    "grammar_from_json_schema", "grammar_from_regex",
     "GrammarError", "TokenRejected", "StackmaskError", "LimitExceeded", "Limits",
     "validate", "ValidationReport", "Problem",
     "__version__",

@@ -40,8 +40,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .glr.grammar import Grammar
-from .lexer.dfa import DFA, compile_lexer, compile_terminal
+from .grammar import Grammar
+from .lexer.combined import compile_lexer
+from .lexer.dfa import DFA
+from .lexer.regex import compile_terminal
 
 __all__ = ["SentenceGenerator", "mutate"]
 

@@ -94,10 +94,10 @@ def validate(grammar, ambiguous: bool = False) -> ValidationReport:
     Returns a :class:`ValidationReport` (``report.ok``, ``report.problems``,
     ``report.raise_for_problems()``); never raises for a bad grammar (a ``grammar`` of
     another type is a ``TypeError``)."""
-    from .glr.grammar import Grammar
+    from .grammar import Grammar
     from .glr.lalr import check_deterministic
     from .glr.normal_form import normalize
-    from .lexer.dfa import compile_terminal
+    from .lexer.regex import compile_terminal
 
     if isinstance(grammar, str):
         try:

@@ -390,7 +390,7 @@ class Vocab:
         ``vocab_size`` defaults to ``max(len(tokenizer), highest id + 1)``;
         pass the model's logits width when it is larger.
         """
-        tok, default_eos = _load_tokenizer(path_or_tokenizer)
+        tok, default_eos = load_tokenizer(path_or_tokenizer)
         backend = getattr(tok, "backend_tokenizer", None)
         if backend is None:
             if _is_tokenizers_tokenizer(tok):
@@ -513,8 +513,9 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def _load_tokenizer(obj: Any) -> tuple[Any, list[int]]:
-    """Returns (tokenizer object, extra default EOS ids found next to it on disk)."""
+def load_tokenizer(obj: Any) -> tuple[Any, list[int]]:
+    """``(tokenizer object, extra default EOS ids found next to it on disk)`` for a
+    transformers tokenizer or a path to one (a directory or tokenizer.json)."""
     if not isinstance(obj, (str, os.PathLike)):
         return obj, []
     path = Path(obj)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from stackmask import (Constraint, GrammarError, LimitExceeded, Limits, StackmaskError,
                        TokenRejected, Vocab, validate)
-from stackmask.runtime.constraint import mask_to_ids
+from stackmask.runtime import mask_to_ids
 
 # small enough that no fuzz case can hang or thrash, large enough for real grammars
 FUZZ_LIMITS = Limits(max_compile_seconds=30, max_compile_memory_bytes=2 << 30,

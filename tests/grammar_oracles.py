@@ -4,7 +4,7 @@ completion) and a compact way to write small grammars."""
 
 from __future__ import annotations
 
-from stackmask.glr.grammar import Grammar, Rule, TerminalDef
+from stackmask.grammar import Grammar, Rule, TerminalDef
 from stackmask.glr.normal_form import nullable_symbols
 
 

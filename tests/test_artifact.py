@@ -329,7 +329,7 @@ def test_unwritable_cache_warns_and_still_compiles(tmp_path):
 
 def _compile_and_hang_while_writing(cache_dir: str) -> None:
     import time as _time
-    from stackmask.compile.vocab_index import vocab_index
+    from stackmask.compile.token_index import vocab_index
     vocab_index(small_vocab(), Path(cache_dir))     # the vocabulary's index is written first
     real_fsync = os.fsync
 
@@ -552,3 +552,17 @@ def test_save_after_a_load_keeps_the_artifacts_states_as_they_were(tmp_path):
         assert np.array_equal(a, b)
     for s in states_along(again, more):
         assert np.array_equal(again.get_mask(s), again.reference_mask(s))
+
+
+def test_a_user_facing_grammar_object_is_stored_and_loaded(tmp_path):
+    """``stackmask.Grammar`` (the front ends' class) compiles to tables of the grammar
+    model, which an artifact stores: the second construction loads it."""
+    import stackmask
+    v = small_vocab()
+    g = stackmask.Grammar.from_lark(JSON)
+    first = Constraint(g, v, cache_dir=tmp_path)
+    assert not first.loaded_from_cache and only_file(tmp_path)
+    again = Constraint(stackmask.Grammar.from_lark(JSON), v, cache_dir=tmp_path)
+    assert again.loaded_from_cache
+    for a, b in zip(masks_along(first, DOC), masks_along(again, DOC)):
+        assert np.array_equal(a, b)

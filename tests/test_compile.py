@@ -24,9 +24,9 @@ from stackmask.compile.templates import NO_LHS
 from stackmask.compile.templates import expand_emissions as _expand
 from stackmask.compile.tables import build_tables
 from stackmask.compile.terminal import TRUE, TerminalCompiler, group_rows, requirement
-from stackmask.compile.vocab_index import VocabIndex
+from stackmask.compile.token_index import VocabIndex
 from stackmask.lexer.scanner import BOUNDARY_CONFIG, IGNORE
-from stackmask.runtime.constraint import mask_to_ids
+from stackmask.runtime import mask_to_ids
 from stackmask.wfa.weights import WeightTable
 
 from conftest import read_bench_grammar
@@ -95,7 +95,7 @@ def _dfa_run_reference(sc, tok: bytes, s: int) -> int:
     """The lexer DFA from state ``s`` over ``tok``, byte by byte: the last state, GONE
     where a byte leads nowhere, KILLED where a byte enters an accepting state."""
     from stackmask.compile.terminal import GONE, KILLED
-    trans, accepting = sc.dfa.trans, sc._accepting
+    trans, accepting = sc.dfa.trans, sc.accepting
     for b in tok:
         s = int(trans[s][b])
         if s < 0:
@@ -511,7 +511,7 @@ def test_minimized_automaton_walks_like_the_compiled_one(name, partial, qwen_voc
     result is minimal (nothing merges again)."""
     from stackmask.compile.build import build_parser_dwa
     from stackmask.compile.parser_dwa import _state_digest, unpack_items
-    from stackmask.compile.vocab_index import vocab_index
+    from stackmask.compile.token_index import vocab_index
     tables = build_tables(read_bench_grammar(name))
     sc = make_scanner(tables)
     dwa = build_parser_dwa(sc, tables.lr, tables.normal_form.accepts_empty,

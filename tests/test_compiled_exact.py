@@ -27,8 +27,8 @@ import pytest
 
 from stackmask import Constraint, TokenRejected
 from stackmask.generate import SentenceGenerator
-from stackmask.glr.grammar import Grammar
-from stackmask.runtime.constraint import mask_to_ids
+from stackmask.grammar import Grammar
+from stackmask.runtime import mask_to_ids
 
 from conftest import BENCH_GRAMMARS, bench_constraint, read_bench_grammar
 

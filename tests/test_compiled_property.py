@@ -37,8 +37,8 @@ from hypothesis import HealthCheck, given, note, settings, strategies as st
 
 from stackmask import Constraint, TokenRejected, Vocab
 from stackmask.generate import SentenceGenerator
-from stackmask.glr.grammar import Grammar
-from stackmask.runtime.constraint import mask_to_ids
+from stackmask.grammar import Grammar
+from stackmask.runtime import mask_to_ids
 
 # name -> (grammar, ambiguous)
 GRAMMARS: dict[str, tuple[str, bool]] = {

@@ -38,7 +38,7 @@ def teacher_force(c: Constraint, ids: list[int], check_steps: set[int]) -> None:
 
 
 def programs(name, n, seed, max_terminals):
-    from stackmask.glr.grammar import Grammar
+    from stackmask.grammar import Grammar
     gen = SentenceGenerator(Grammar.from_lark(read_bench_grammar(name)), max_depth=10, seed=seed,
                             max_terminals=max_terminals)
     rng = random.Random(seed)
@@ -58,7 +58,7 @@ def test_teacher_forced_generated_programs(name, qwen_vocab, qwen_encoding):
 @pytest.mark.parametrize("name", BENCH_GRAMMARS)
 def test_mutations_rejected_no_earlier_than_first_invalid_byte(name, qwen_vocab, qwen_encoding):
     c = constraint_for(name, qwen_vocab)
-    from stackmask.glr.grammar import Grammar
+    from stackmask.grammar import Grammar
     gen = SentenceGenerator(Grammar.from_lark(read_bench_grammar(name)), max_depth=10, seed=9,
                             max_terminals=60)
     rng = random.Random(17)

@@ -14,7 +14,7 @@ import stackmask
 from stackmask import Constraint, TokenRejected, Vocab
 from stackmask.grammars import load
 from stackmask.runtime import decoding
-from stackmask.runtime.constraint import mask_to_ids
+from stackmask.runtime import mask_to_ids
 
 from conftest import run_in_threads
 

@@ -1,4 +1,4 @@
-"""Sentence-guided exploration after a budget-stopped compile (stackmask.runtime.explore):
+"""Sentence-guided exploration after a budget-stopped compile (stackmask.compile.explore):
 what it compiles is saved and reloaded, it changes no mask, and it can be turned off."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from stackmask import Constraint
-from stackmask.runtime import explore as explore_mod
+from stackmask.compile import explore as explore_mod
 
 from conftest import read_bench_grammar
 from test_artifact import JSON, only_file, small_vocab

@@ -27,7 +27,7 @@ import pytest
 lark = pytest.importorskip("lark")
 from lark.lexer import Lexer, Token  # noqa: E402
 
-from stackmask.glr.grammar import Grammar  # noqa: E402
+from stackmask.grammar import Grammar  # noqa: E402
 from stackmask.generate import SentenceGenerator, mutate  # noqa: E402
 
 from conftest import GRAMMAR_DIR  # noqa: E402  (honours $STACKMASK_BENCH)
@@ -269,7 +269,7 @@ def test_determinism(name):
 def test_determinism_across_hash_seeds():
     """No dependence on set iteration order (PYTHONHASHSEED)."""
     code = (
-        "from stackmask.glr.grammar import Grammar\n"
+        "from stackmask.grammar import Grammar\n"
         "from stackmask.generate import SentenceGenerator\n"
         f"g = Grammar.from_lark(open({str(GRAMMAR_DIR / 'go.lark')!r}).read())\n"
         "gen = SentenceGenerator(g, seed=5, max_terminals=60)\n"

@@ -16,7 +16,7 @@ from lark.lexer import Lexer, Token
 
 from stackmask.compile.tables import build_tables
 from stackmask.generate import SentenceGenerator
-from stackmask.glr.grammar import Grammar
+from stackmask.grammar import Grammar
 from stackmask.glr.gss import GLR
 
 from conftest import AMBIGUOUS_BENCH, BENCH_GRAMMARS, read_bench_grammar

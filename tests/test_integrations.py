@@ -17,7 +17,7 @@ transformers = pytest.importorskip("transformers")
 import stackmask  # noqa: E402
 from stackmask import TokenRejected  # noqa: E402
 from stackmask.integrations.torch import apply_token_bitmask_inplace, bitmask_to_bool  # noqa: E402
-from stackmask.runtime.constraint import ids_to_mask, mask_to_ids  # noqa: E402
+from stackmask.runtime import ids_to_mask, mask_to_ids  # noqa: E402
 
 NEG = float("-inf")
 

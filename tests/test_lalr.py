@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stackmask.errors import GrammarError
-from stackmask.glr.grammar import END, Grammar
+from stackmask.grammar import END, Grammar
 from stackmask.glr.lalr import LRTables, build_lalr, check_deterministic, lalr_conflicts
 from stackmask.glr.normal_form import normalize, nullable_symbols
 

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stackmask.errors import GrammarError
-from stackmask.glr.grammar import Grammar
+from stackmask.grammar import Grammar
 from stackmask.lexer import DFA, MAX_NFA_STATES, compile_lexer, compile_terminal, terminal_dfas
 
 from conftest import GRAMMAR_DIR  # honours $STACKMASK_BENCH like every other bench test
@@ -528,7 +528,7 @@ def test_rejected(regex, what):
 
 
 def test_rejected_in_lexer_names_terminal():
-    from stackmask.glr.grammar import TerminalDef
+    from stackmask.grammar import TerminalDef
 
     terms = [TerminalDef("OK", "a+"), TerminalDef("BAD", r"(?<=x)y")]
     with pytest.raises(GrammarError) as ei:
@@ -645,14 +645,15 @@ def test_minimize_random_tables(tbl, rounds):
 @pytest.mark.parametrize("rounds", [0, 12])
 def test_minimize_long_chains(monkeypatch, rounds):
     import stackmask.lexer.dfa as D
+    from stackmask.lexer.regex import _build_terminal
 
     monkeypatch.setattr(D, "_MOORE_ROUNDS", rounds)
-    d = D._build_terminal("a{3000}", "CHAIN")
+    d = _build_terminal("a{3000}", "CHAIN")
     assert d.n_states == 3001 and matches(d, b"a" * 3000) and not matches(d, b"a" * 2999)
-    d = D._build_terminal("(?:ab|cd){0,300}x", "CHAIN")
+    d = _build_terminal("(?:ab|cd){0,300}x", "CHAIN")
     assert d.n_states == 3 * 300 + 2  # 301 pair boundaries, 2 x 300 mid-pair states, final
     assert matches(d, b"abcd" * 150 + b"x") and not matches(d, b"ab" * 301 + b"x")
-    d = D._build_terminal(r'"(?:[^"\\]|\\.){0,50}"', "STR")
+    d = _build_terminal(r'"(?:[^"\\]|\\.){0,50}"', "STR")
     assert _python_moore_blocks(d) == d.n_states
     assert matches(d, ('"' + "é" * 50 + '"').encode()) and not matches(d, ('"' + "é" * 51 + '"').encode())
 

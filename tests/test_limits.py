@@ -202,10 +202,10 @@ def test_readme_lists_every_limit_and_error():
     ('start: ' + '(' * 3000 + '"a"' + ')' * 3000 + '\n', "syntax", None),
 ])
 def test_validate_reports_without_compiling(text, kind, name, monkeypatch):
-    from stackmask.lexer import dfa
+    from stackmask.lexer import combined
     import stackmask.compile as compile_pkg
     boom = lambda *a, **k: pytest.fail("validate built the lexer product or a mask automaton")  # noqa: E731
-    monkeypatch.setattr(dfa, "product", boom)
+    monkeypatch.setattr(combined, "product", boom)
     monkeypatch.setattr(compile_pkg, "build_parser_dwa", boom)
     r = stackmask.validate(text)
     assert not r.ok and not r

@@ -18,7 +18,7 @@ from pyroaring import BitMap
 from stackmask import Constraint, Vocab
 from stackmask.compile import build as dwa_build
 from stackmask.grammars import load as load_grammar
-from stackmask.runtime.constraint import State
+from stackmask.runtime import State
 from stackmask.runtime.masker import Masker
 from stackmask.wfa.weights import mask_from_bitmap
 
@@ -376,7 +376,7 @@ def test_walks_below_branching_nodes_are_memoized_exactly(name, qwen_vocab, qwen
                 for _ in range(2):
                     assert np.array_equal(c.get_mask(s), c.reference_mask(s)), (name, text)
                 for node in _branching_nodes(s):
-                    for q, r in (node._walk_memo or {}).items():
+                    for q, r in (node.walk_memo or {}).items():
                         assert r == _walk_all(dwa, q, node)[0], (name, text)
                 s = c.commit(s, tok)
         assert asked
@@ -385,7 +385,7 @@ def test_walks_below_branching_nodes_are_memoized_exactly(name, qwen_vocab, qwen
             assert r == ref
             assert branches(q, node) is r                       # from the memo
             for q2, n2 in pairs:                                # parts below memoized
-                memo = n2._walk_memo
+                memo = n2.walk_memo
                 assert memo is not None and q2 in memo, (name, q2, n2)
         # each node's links grouped once (kept on the node), every link in its state's group
         assert grouped and len({id(links) for links, _ in grouped}) == len(grouped)
@@ -448,8 +448,8 @@ def test_start_mask_is_pinned_and_asked_again_states_skip_the_walk(qwen_vocab, q
     it was given changes neither."""
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
     start = c.start()
-    assert start._src is not None and start._src.readonly
-    assert not any(start._src.obj is m.obj for m in _memo(c).values())
+    assert start.mask_src is not None and start.mask_src.readonly
+    assert not any(start.mask_src.obj is m.obj for m in _memo(c).values())
     ref0 = c.reference_mask(start)
     given = c.get_mask(start)
     given[:] = -1                               # the caller's copy, not the pin
@@ -459,7 +459,7 @@ def test_start_mask_is_pinned_and_asked_again_states_skip_the_walk(qwen_vocab, q
     refs = [c.reference_mask(s) for s in states]
     for s, ref in zip(states, refs):
         assert np.array_equal(c.get_mask(s), ref)
-        assert s._key is not None or s is start
+        assert s.mask_key is not None or s is start
     m = c._masker
     m._memo, m._memo_old = {}, {}                # memo dropped: keys recomputed as unions
     misses = m.misses
@@ -472,5 +472,5 @@ def test_start_mask_is_pinned_and_asked_again_states_skip_the_walk(qwen_vocab, q
 
 def test_lazy_constraint_does_not_pin_before_its_first_mask(qwen_vocab):
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False, compile="lazy")
-    assert c.start()._src is None and c._masker.prefilled == 0
+    assert c.start().mask_src is None and c._masker.prefilled == 0
     assert np.array_equal(c.get_mask(c.start()), c.reference_mask(c.start()))

@@ -16,7 +16,7 @@ import pytest
 from stackmask import Constraint, TokenRejected, Vocab
 from stackmask.glr import gss
 from stackmask.grammars import load as load_grammar
-from stackmask.runtime.constraint import mask_to_ids
+from stackmask.runtime import mask_to_ids
 
 from conftest import run_in_threads
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stackmask.errors import GrammarError
-from stackmask.glr.grammar import Grammar
+from stackmask.grammar import Grammar
 from stackmask.glr.normal_form import (MAX_NULLABLE, NormalForm, check_normal_form, normalize,
                                        nullable_symbols)
 

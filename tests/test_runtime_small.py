@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import stackmask
 from stackmask import Constraint, GrammarError, TokenRejected, Vocab
-from stackmask.runtime.constraint import ids_to_mask, mask_to_ids
+from stackmask.runtime import ids_to_mask, mask_to_ids
 
 
 def byte_vocab(extra=(), eos=True):

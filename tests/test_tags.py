@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from stackmask import Constraint, Grammar, GrammarError, TokenRejected, Vocab
-from stackmask.glr.grammar import FreeText, LexerMode, Rule, TerminalDef
+from stackmask.grammar import FreeText, LexerMode, Rule, TerminalDef
 from stackmask.grammars.tags import needs_glr, tag_dispatch, tool_calling
 from stackmask.lexer.text import free_text_dfa
-from stackmask.runtime.constraint import mask_to_ids
+from stackmask.runtime import mask_to_ids
 
 
 @pytest.fixture(autouse=True, scope="module")

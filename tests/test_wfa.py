@@ -1,13 +1,6 @@
-"""Tests for stackmask.wfa: monoid laws, weight interning / dense masks, WFA -> DWA algorithms.
-
-Every automaton algorithm is checked against a brute-force path enumeration on random small
-WFAs (few states, symbols 0..3 plus the ANY wildcard, token universe 0..40).
-"""
+"""Tests for stackmask.wfa: weight interning, dense masks, the compiler's graph utilities."""
 
 from __future__ import annotations
-
-import itertools
-import pickle
 
 import numpy as np
 import pytest
@@ -16,265 +9,50 @@ from hypothesis import strategies as st
 from pyroaring import BitMap, FrozenBitMap
 
 from stackmask.wfa import (
-    ANY,
-    DEAD,
-    DEFAULT,
-    DWA,
     EMPTY_ID,
-    IDENTITY,
     UNIVERSE_ID,
-    WFA,
-    ZERO,
-    CyclicAutomatonError,
-    DeterminizationLimitError,
-    StackEffect,
     WeightTable,
-    apply,
-    bitmap_from_mask,
-    compose,
-    determinize,
-    is_acyclic,
     mask_from_bitmap,
-    max_depth,
-    minimize,
-    pop,
-    prune_accepted,
-    push,
-)
-
-N_TOK = 41                      # token universe 0..40
-SYMS = (0, 1, 2, 3)
-WORD_ALPHABET = (0, 1, 2, 3, 4)  # 4 never has an explicit edge: exercises ANY / DEFAULT
-ALL_WORDS = [w for n in range(5) for w in itertools.product(WORD_ALPHABET, repeat=n)]
-
-SETTINGS = settings(max_examples=100, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-# ------------------------------------------------------------------------------------------
-# strategies
-# ------------------------------------------------------------------------------------------
-UNIVERSE = frozenset(range(N_TOK))
-token_sets = st.one_of(
-    st.just(UNIVERSE),
-    st.builds(lambda a, b: frozenset(range(min(a, b), max(a, b) + 1)),
-              st.integers(0, N_TOK - 1), st.integers(0, N_TOK - 1)),
-    st.frozensets(st.integers(0, N_TOK - 1), max_size=25),
-    st.frozensets(st.integers(0, N_TOK - 1), max_size=12).map(lambda s: UNIVERSE - s),  # large sets
-    st.frozensets(st.integers(0, N_TOK - 1), max_size=30).map(lambda s: UNIVERSE - s),
-    st.frozensets(st.integers(0, 7), max_size=8),      # small overlapping sets
+    topological_order,
 )
 
 
-effects = st.one_of(
-    st.just(ZERO),
-    st.builds(StackEffect, st.lists(st.integers(0, 2), max_size=3), st.lists(st.integers(0, 2), max_size=3)),
-)
+def bitmap_from_mask(mask: np.ndarray, n_bits: int | None = None) -> BitMap:
+    """The token set of a dense packed mask (inverse of :func:`mask_from_bitmap`).
 
-
-@st.composite
-def wfas(draw, acyclic=True, max_states=5):
-    """Random small WFA; acyclic ones only have edges from a lower to a higher state id."""
-    n = draw(st.integers(1, max_states))
-    a = WFA(N_TOK)
-    for _ in range(n):
-        a.add_state()
-    initial = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=2))
-    if draw(st.integers(0, 3)):
-        initial[0] = 0                                  # usually start at the top
-    for q in initial:
-        a.set_initial(q, draw(token_sets))
-    for q in draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=n + 1)):
-        a.set_final(q, draw(token_sets))
-    if acyclic and n == 1:
-        return a
-    for _ in range(draw(st.integers(1, 3 * n + 2))):
-        if acyclic:
-            src = draw(st.integers(0, n - 2))
-            dst = draw(st.integers(src + 1, n - 1))
-        else:
-            src, dst = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))
-        sym = draw(st.sampled_from(SYMS + (ANY,)))
-        a.add_transition(src, sym, dst, draw(token_sets))
-    return a
-
-
-@st.composite
-def dwas(draw, max_states=6):
-    """Random acyclic DWA built directly (not via determinize): arbitrary finals (also the
-    universe), DEFAULT edges, dead edges, explicit edges equal to DEFAULT, unreachable states."""
-    n = draw(st.integers(1, max_states))
-    W = WeightTable(N_TOK)
-    d = DWA(W)
-    for _ in range(n):
-        d.add_state(W.intern(draw(st.one_of(st.just(frozenset()), token_sets))))
-    for src in range(n - 1):
-        if draw(st.booleans()):
-            d.set_default(src, draw(st.integers(src + 1, n - 1)), W.intern(draw(token_sets)))
-        for sym in draw(st.lists(st.sampled_from(SYMS), max_size=4, unique=True)):
-            kind = draw(st.integers(0, 5))
-            if kind == 0:
-                d.set_edge(src, sym, DEAD, EMPTY_ID)
-            elif kind == 1 and DEFAULT in d.edges[src]:
-                d.set_edge(src, sym, *d.edges[src][DEFAULT])
-            else:
-                d.set_edge(src, sym, draw(st.integers(src + 1, n - 1)), W.intern(draw(token_sets)))
-    return d
-
-
-def reference_run(d: DWA, word) -> BitMap:
-    """Straightforward reading of the DWA semantics, on plain Python sets."""
-    W = d.weights
-    s = d.start
-    running = set(range(N_TOK))
-    acc = set(W.get(d.final[s]))
-    for sym in word:
-        e = d.edges[s].get(sym, d.edges[s].get(DEFAULT))
-        if e is None:
-            break
-        s, w = e
-        running &= set(W.get(w))
-        if not running:
-            break
-        acc |= running & set(W.get(d.final[s]))
-    return BitMap(acc)
-
-
-def brute_weight(a: WFA, word) -> BitMap:
-    """Independent reference: enumerate every path explicitly (accept-here semantics)."""
-    W = a.weights
-    result = BitMap()
-
-    def rec(q, i, acc: BitMap):
-        if not acc:
-            return
-        f = a.final.get(q)
-        if f is not None:
-            result.update(acc & W.get(f))
-        if i == len(word):
-            return
-        for sym in (word[i], ANY):
-            for dst, w in a.trans[q].get(sym, ()):
-                rec(dst, i + 1, acc & W.get(w))
-
-    for q, w in a.initial.items():
-        rec(q, 0, BitMap(W.get(w)))
-    return result
-
-
-def assert_same_runs(a: WFA, d: DWA, words=ALL_WORDS):
-    for word in words:
-        expect = brute_weight(a, word)
-        got = d.run(word)
-        assert got == expect, (word, got, expect)
-
-
-def signatures(d: DWA):
-    """Per-state (final, normalized edges) — two equal ones are mergeable states."""
-    sigs = []
-    for s in range(d.n_states):
-        sigs.append((d.final[s], tuple(sorted(d.edges[s].items()))))
-    return sigs
+    Bits at positions ``>= n_bits`` (padding of the last word) are ignored when ``n_bits`` is
+    given.
+    """
+    words = np.ascontiguousarray(mask, dtype=np.int32).astype("<i4", copy=False)
+    bits = np.unpackbits(words.view(np.uint8), bitorder="little")
+    if n_bits is not None:
+        bits = bits[: int(n_bits)]
+    return BitMap(np.flatnonzero(bits).tolist())
 
 
 # ------------------------------------------------------------------------------------------
-# monoid
+# graph utilities
 # ------------------------------------------------------------------------------------------
-def test_monoid_relations():
-    assert push(3) * pop(3) == IDENTITY
-    assert push(3) * pop(4) is ZERO
-    assert pop(3) * push(3) == StackEffect((3,), (3,))      # not the identity
-    assert pop(1) * pop(2) == StackEffect((1, 2), ())
-    assert push(1) * push(2) * pop(2) * pop(1) == IDENTITY
-    assert push(1) * push(2) * pop(1) is ZERO
-    assert pop(5) * push(1) * push(2) * pop(2) * pop(1) * pop(7) * push(9) == StackEffect((5, 7), (9,))
-    assert ZERO * pop(1) is ZERO and pop(1) * ZERO is ZERO
-    assert hash(StackEffect((1,), (2,))) == hash(StackEffect([1], [2]))
-    assert len({StackEffect((1,), (2,)), StackEffect((1,), (2,)), IDENTITY}) == 2
-    with pytest.raises(AttributeError):
-        IDENTITY.pops = (1,)
-    assert pickle.loads(pickle.dumps(ZERO)) is ZERO
-    assert pickle.loads(pickle.dumps(StackEffect((1, 2), (3,)))) == StackEffect((1, 2), (3,))
-    assert repr(IDENTITY) == "IDENTITY" and repr(ZERO) == "ZERO"
-
-
-def test_apply_concrete():
-    # stacks are top first
-    assert apply(pop(5), (5, 4, 0)) == (4, 0)
-    assert apply(pop(5), (4, 0)) is None
-    assert apply(pop(5), ()) is None
-    assert apply(StackEffect((), (1, 2)), (0,)) == (2, 1, 0)       # push 1 then 2: 2 on top
-    assert apply(StackEffect((3, 2), (7,)), (3, 2, 1, 0)) == (7, 1, 0)
-    assert apply(ZERO, (1, 2)) is None
-
-
-@given(effects, effects, effects)
-@settings(max_examples=300, deadline=None)
-def test_monoid_associative(a, b, c):
-    assert compose(compose(a, b), c) == compose(a, compose(b, c))
-
-
-@given(effects)
+@given(st.integers(1, 8).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=20))))
 @settings(max_examples=200, deadline=None)
-def test_monoid_identity_and_zero(a):
-    assert compose(IDENTITY, a) == a and compose(a, IDENTITY) == a
-    assert compose(ZERO, a) is ZERO and compose(a, ZERO) is ZERO
-
-
-@given(st.lists(st.tuples(st.booleans(), st.integers(0, 2)), max_size=8))
-@settings(max_examples=300, deadline=None)
-def test_generator_products_normal_form(gens):
-    """A product of generators equals the reference: naive rewriting of the word."""
-    prod = IDENTITY
-    for is_push, s in gens:
-        prod = prod * (push(s) if is_push else pop(s))
-    # naive: repeatedly rewrite adjacent push(s)pop(t)
-    word = list(gens)
-    zero = False
-    changed = True
-    while changed and not zero:
-        changed = False
-        for i in range(len(word) - 1):
-            (p1, s1), (p2, s2) = word[i], word[i + 1]
-            if p1 and not p2:
-                if s1 != s2:
-                    zero = True
-                else:
-                    del word[i:i + 2]
-                changed = True
-                break
-    if zero:
-        assert prod is ZERO
+def test_topological_order_orders_every_edge_or_finds_the_cycle(case):
+    n, edges = case
+    succ = {q: [b for a, b in edges if a == q] for q in range(n)}
+    order = topological_order(range(n), succ)
+    # a cycle exists iff repeatedly removing states without successors leaves some
+    left = set(range(n))
+    while True:
+        sinks = {q for q in left if not any(b in left for b in succ[q])}
+        if not sinks:
+            break
+        left -= sinks
+    if left:
+        assert order is None
     else:
-        # normal form: all pops before all pushes
-        assert all(not p for p, _ in word[: len(prod.pops)])
-        assert prod == StackEffect([s for p, s in word if not p], [s for p, s in word if p])
-
-
-@given(effects, effects, st.lists(st.integers(0, 2), max_size=6))
-@settings(max_examples=400, deadline=None)
-def test_compose_agrees_with_apply(a, b, stack):
-    stack = tuple(stack)
-    ab = compose(a, b)
-    mid = apply(a, stack)
-    seq = None if mid is None else apply(b, mid)
-    assert apply(ab, stack) == seq
-
-
-@given(effects, effects)
-@settings(max_examples=300, deadline=None)
-def test_compose_zero_iff_never_applicable(a, b):
-    """ZERO exactly when no concrete stack survives a then b (stacks over ids 0..2, depth ≤ 6)."""
-    ab = compose(a, b)
-    if ab is ZERO:
-        for n in range(7):
-            for stack in itertools.product(range(3), repeat=n):
-                mid = apply(a, stack)
-                assert mid is None or apply(b, mid) is None
-    else:
-        # the stack made of exactly ab's pops works
-        mid = apply(a, ab.pops)
-        assert mid is not None and apply(b, mid) is not None
+        assert sorted(order) == list(range(n))
+        pos = {q: i for i, q in enumerate(order)}
+        assert all(pos[a] < pos[b] for a, b in edges)
 
 
 # ------------------------------------------------------------------------------------------
@@ -422,254 +200,6 @@ def test_dense_large_and_padding():
     assert bitmap_from_mask(m2, n) == bm
     with pytest.raises(ValueError):
         mask_from_bitmap(BitMap([n]), n)
-
-
-# ------------------------------------------------------------------------------------------
-# WFA semantics
-# ------------------------------------------------------------------------------------------
-def test_wfa_accept_here_semantics():
-    a = WFA(N_TOK)
-    q0 = a.add_state(initial=range(0, 30), final=[0, 1])
-    q1 = a.add_state(final=range(0, 41))
-    a.add_transition(q0, 1, q1, range(10, 41))
-    assert a.weight([]) == BitMap([0, 1])
-    assert a.weight([1]) == BitMap([0, 1]) | BitMap(range(10, 30))
-    assert a.weight([1, 2, 3]) == a.weight([1])        # the rest of the word is not read
-    assert a.weight([2]) == BitMap([0, 1])              # no edge: only what was accepted before
-    d = determinize(a)
-    for w in ([], [1], [1, 2, 3], [2]):
-        assert d.run(w) == a.weight(w)
-
-
-@given(wfas())
-@SETTINGS
-def test_wfa_weight_matches_brute_force(a):
-    for word in ALL_WORDS:
-        assert a.weight(word) == brute_weight(a, word)
-
-
-# ------------------------------------------------------------------------------------------
-# determinize / minimize / prune_accepted
-# ------------------------------------------------------------------------------------------
-@given(wfas(), st.booleans())
-@SETTINGS
-def test_determinize_matches_wfa(a, prune):
-    d = determinize(a, prune=prune)
-    assert d.is_acyclic() and is_acyclic(d)
-    assert max_depth(d) <= max(a.n_states - 1, 0)
-    assert_same_runs(a, d)
-    # longer words: reading stops by itself
-    for word in [(0, 1, 2, 3, 0, 1), (4, 4, 4, 4, 4, 4, 4), (3, 2, 1, 0, 4, 3)]:
-        assert d.run(word) == brute_weight(a, word)
-
-
-@given(wfas(acyclic=False, max_states=4))
-@SETTINGS
-def test_determinize_cyclic_wfa(a):
-    d = determinize(a, max_states=10_000)
-    for word in ALL_WORDS[:200] + [(0, 0, 0, 0, 0, 0), (1, 2, 1, 2, 1, 2, 1)]:
-        assert d.run(word) == brute_weight(a, word)
-
-
-@given(wfas(), st.booleans())
-@SETTINGS
-def test_minimize_preserves_and_is_minimal(a, prune):
-    d = determinize(a, prune=prune)
-    m = minimize(d)
-    assert m.n_states <= d.n_states
-    assert m.history[-1]["states_before"] == d.n_states
-    assert m.history[-1]["states_after"] == m.n_states
-    assert_same_runs(a, m)
-    # no two structurally equivalent states remain
-    sigs = signatures(m)
-    assert len(set(sigs)) == len(sigs)
-    # every state is reachable and useful (can still accept something)
-    assert len(m.reachable()) == m.n_states
-    # idempotent
-    m2 = minimize(m)
-    assert m2.edges == m.edges and m2.final == m.final and m2.start == m.start
-    assert max_depth(m) <= max_depth(d)
-
-
-@given(wfas())
-@SETTINGS
-def test_prune_accepted_preserves(a):
-    d = determinize(a)
-    p = prune_accepted(d)
-    assert_same_runs(a, p)
-    # pruned edges carry no token accepted at their source
-    W = d.weights
-    for s, edges in enumerate(p.edges):
-        for sym, (dst, w) in edges.items():
-            assert not (W.get(w) & W.get(p.final[s]))
-    mp = minimize(p)
-    assert_same_runs(a, mp)
-    assert mp.n_states <= minimize(d).n_states
-
-
-@given(wfas(), st.booleans())
-@SETTINGS
-def test_run_dense_and_run_id(a, prune):
-    d = minimize(determinize(a, prune=prune))
-    W = d.weights
-    for word in ALL_WORDS[::11]:
-        expect = d.run(word)
-        np.testing.assert_array_equal(d.run_dense(word, N_TOK), mask_from_bitmap(expect, N_TOK))
-        np.testing.assert_array_equal(d.run_dense(word, 64), mask_from_bitmap(expect, 64))
-        assert W.get(d.run_id(word)) == expect
-    out = d.run_dense([], N_TOK)
-    out[:] = 0                                         # the result is the caller's to modify
-    assert W.dense(d.final[d.start], N_TOK) is not out
-
-
-@given(dwas())
-@SETTINGS
-def test_random_dwa_run_minimize_prune(d):
-    """Hand-built DWAs (finals not contained in the running weight, DEFAULT/dead edges)."""
-    W = d.weights
-    m = minimize(d)
-    p = prune_accepted(d)
-    pm = minimize(p)
-    for word in ALL_WORDS:
-        expect = reference_run(d, word)
-        assert d.run(word) == expect, word
-        assert m.run(word) == expect, word
-        assert p.run(word) == expect, word
-        assert pm.run(word) == expect, word
-    for word in ALL_WORDS[::7]:
-        expect = reference_run(d, word)
-        np.testing.assert_array_equal(d.run_dense(word, N_TOK), mask_from_bitmap(expect, N_TOK))
-        np.testing.assert_array_equal(pm.run_dense(word, N_TOK), mask_from_bitmap(expect, N_TOK))
-        assert W.get(d.run_id(word)) == expect
-        assert W.get(pm.run_id(word)) == expect
-    sigs = signatures(m)
-    assert len(set(sigs)) == len(sigs)
-    assert len(m.reachable()) == m.n_states
-    m2 = minimize(m)
-    assert m2.edges == m.edges and m2.final == m.final
-    assert m.n_states <= len(d.reachable())
-    if m.n_states > 1:
-        assert max_depth(m) <= max_depth(d)
-
-
-# ------------------------------------------------------------------------------------------
-# DEFAULT / dead edges, limits, cycles
-# ------------------------------------------------------------------------------------------
-def test_default_and_dead_edges():
-    W = WeightTable(N_TOK)
-    d = DWA(W)
-    s0 = d.add_state(W.intern([0]))
-    s1 = d.add_state(W.intern(range(0, 41)))
-    s2 = d.add_state(W.intern([5, 6]))
-    d.set_default(s0, s1, W.intern(range(0, 20)))
-    d.set_edge(s0, 7, s2, W.intern([5, 30]))
-    d.set_edge(s0, 8, DEAD, EMPTY_ID)
-    assert d.run([]) == BitMap([0])
-    assert d.run([3]) == BitMap(range(0, 20))          # any symbol without an edge: DEFAULT
-    assert d.run([7]) == BitMap([0, 5])
-    assert d.run([8]) == BitMap([0])                    # dead edge: DEFAULT is not taken
-    assert d.run([3, 3, 3]) == BitMap(range(0, 20))
-    m = minimize(d)
-    p = prune_accepted(d)
-    for w in ([], [3], [7], [8], [9, 1], [7, 7]):
-        assert m.run(w) == d.run(w) == p.run(w)
-        np.testing.assert_array_equal(m.run_dense(w), mask_from_bitmap(d.run(w), N_TOK))
-    # an explicit edge identical to DEFAULT is redundant: minimize drops it
-    d.set_edge(s0, 9, s1, W.intern(range(0, 20)))
-    assert minimize(d).n_edges == m.n_edges
-    st_ = d.stats()
-    assert st_["n_default_edges"] == 1 and st_["n_dead_edges"] == 1 and st_["max_depth"] == 1
-
-
-def test_prune_makes_dead_edge_under_default():
-    """An explicit edge emptied by pruning must not fall through to DEFAULT."""
-    W = WeightTable(N_TOK)
-    d = DWA(W)
-    s0 = d.add_state(W.intern([1, 2]))
-    s1 = d.add_state(W.intern(range(41)))
-    s2 = d.add_state(W.intern([30]))
-    d.set_default(s0, s2, W.intern([30, 31]))
-    d.set_edge(s0, 0, s1, W.intern([1, 2]))             # ⊆ final(s0): becomes ∅
-    p = prune_accepted(d)
-    assert p.edges[s0][0] == (DEAD, EMPTY_ID)
-    for w in ([], [0], [1], [0, 0]):
-        assert p.run(w) == d.run(w)
-
-
-def test_determinize_any_becomes_default():
-    a = WFA(N_TOK)
-    q0 = a.add_state(initial=True)
-    q1 = a.add_state(final=range(0, 10))
-    q2 = a.add_state(final=range(5, 41))
-    a.add_transition(q0, ANY, q1)
-    a.add_transition(q0, 2, q2, range(0, 8))
-    d = determinize(a)
-    assert DEFAULT in d.edges[d.start] and 2 in d.edges[d.start]
-    assert d.run([0]) == BitMap(range(10)) == d.run([1234])
-    assert d.run([2]) == BitMap(range(10))              # both paths: {0..9} ∪ {5..7}
-    assert_same_runs(a, d)
-
-
-def test_determinize_limit_raises():
-    # a chain where every level doubles the number of distinct subset maps
-    k = 8
-    a = WFA(2 ** k)
-    qs = [a.add_state() for _ in range(2 * k + 1)]
-    a.set_initial(qs[0])
-    for i in range(k):
-        for b in (0, 1):
-            a.add_transition(qs[2 * i], b, qs[2 * i + 2], [j for j in range(2 ** k) if (j >> i) & 1 == b])
-        a.set_final(qs[2 * i + 2])
-    d = determinize(a)
-    assert d.n_states == 2 ** (k + 1) - 1
-    with pytest.raises(DeterminizationLimitError, match="more than 100 DWA states"):
-        determinize(a, max_states=100)
-
-
-def test_cyclic_dwa_rejected():
-    W = WeightTable(N_TOK)
-    d = DWA(W)
-    s0 = d.add_state(W.intern([1]))
-    s1 = d.add_state(W.intern([2]))
-    d.set_edge(s0, 0, s1, UNIVERSE_ID)
-    d.set_edge(s1, 0, s0, UNIVERSE_ID)
-    assert not d.is_acyclic()
-    assert d.run([0, 0, 0]) == BitMap([1, 2])
-    with pytest.raises(CyclicAutomatonError):
-        minimize(d)
-    with pytest.raises(CyclicAutomatonError):
-        max_depth(d)
-    assert d.stats()["acyclic"] is False and d.stats()["max_depth"] is None
-
-
-def test_minimize_removes_useless_states():
-    W = WeightTable(N_TOK)
-    d = DWA(W)
-    s0 = d.add_state(W.intern([1]))
-    s1 = d.add_state(EMPTY_ID)                          # accepts nothing, nothing below
-    s2 = d.add_state(W.intern([3]))
-    s3 = d.add_state(W.intern([3]))                     # equivalent to s2
-    d.set_edge(s0, 0, s1, UNIVERSE_ID)
-    d.set_edge(s0, 1, s2, UNIVERSE_ID)
-    d.set_edge(s0, 2, s3, UNIVERSE_ID)
-    m = minimize(d)
-    assert m.n_states == 2 and m.n_edges == 2
-    for w in ([], [0], [1], [2], [3]):
-        assert m.run(w) == d.run(w)
-    empty = DWA(W)
-    empty.add_state(EMPTY_ID)
-    assert minimize(empty).n_states == 1 and minimize(empty).run([0]) == BitMap()
-
-
-def test_dwa_pickles():
-    a = WFA(N_TOK)
-    q0 = a.add_state(initial=True, final=[1])
-    q1 = a.add_state(final=[2, 3])
-    a.add_transition(q0, 0, q1, [2, 9])
-    d = minimize(determinize(a))
-    d2 = pickle.loads(pickle.dumps(d))
-    assert d2.edges == d.edges and d2.final == d.final
-    assert d2.run([0]) == d.run([0]) == BitMap([1, 2])
 
 
 @given(st.integers(1, 300_000), st.lists(st.tuples(st.floats(0, 1), st.integers(1, 70_000)), max_size=30),

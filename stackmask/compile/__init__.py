@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..glr.grammar import FreeText, Grammar, LexerMode, Rule, TerminalDef
 from ..glr.lalr import Conflict, LRTables
 from ..glr.normal_form import NormalForm
+from ..grammar import FreeText, Grammar, LexerMode, Rule, TerminalDef
 from ..lexer.dfa import DFA
 from ..lexer.scanner import Scanner
 from ..limits import CompileGuard, Limits
@@ -21,11 +21,11 @@ from ..plain import Codec
 from ..wfa.weights import WeightTable
 from . import artifact
 from .build import add_config, build_parser_dwa
-from .parser_dwa import ParserDWA
+from .parser_dwa import ParserDWA, pair_key
 from .special import resolve_grammar, special_bindings, with_trigger
 from .tables import GrammarTables, build_tables, coerce_grammar
-from .terminal import TerminalCompiler, requirement
-from .vocab_index import vocab_index as _vocab_index
+from .terminal import TRUE, TerminalCompiler, requirement, successor
+from .token_index import vocab_index
 
 
 @dataclass(eq=False)
@@ -158,7 +158,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     guard.check()
     weights = WeightTable(vocab.size)
     if mode == "lazy":
-        _vocab_index(vocab, index_dir)      # loaded now (from disk when cached), not in a mask
+        vocab_index(vocab, index_dir)      # loaded now (from disk when cached), not in a mask
         dwa = ParserDWA(tables.lr, tables.normal_form.accepts_empty, weights)
         dwa.index_by_digest()
         dwa.budget_exhausted = True          # nothing is compiled ahead
@@ -167,7 +167,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
                         stats={"mode": "lazy", "tables_s": t1 - t0, "compile_s": t1 - t0})
         return comp, scanner, False
     dwa = build_parser_dwa(scanner, tables.lr, tables.normal_form.accepts_empty,
-                           _vocab_index(vocab, index_dir), vocab, weights, progress=progress,
+                           vocab_index(vocab, index_dir), vocab, weights, progress=progress,
                            budget_s=budget_s, guard=guard, specials=special_bindings(tables))
     merged = dwa.minimize()
     stats = dwa.stats()
@@ -206,7 +206,7 @@ def save_progress(comp: Compiled, scanner: Scanner, path, key: bytes,
     dwa = comp.dwa
     configs = scanner.export_configs()
     reqs = requirements_of(scanner, len(configs), comp.requirements)
-    with dwa._lock:
+    with dwa.lock:
         data = Compiled(comp.tables, configs, dwa, dict(comp.stats), reqs).to_data()
     loaded = dwa.loaded_from_artifact
     snap = Compiled.from_data(data)
@@ -251,11 +251,11 @@ class LazyConfigs:
 
     def __call__(self, cfg: int) -> tuple:
         dwa = self.dwa
-        with dwa._lock:
+        with dwa.lock:
             e = dwa.init.get(cfg)
             if e is None:
                 if self._terms is None:
-                    self._terms = TerminalCompiler(self.scanner, _vocab_index(self.vocab),
+                    self._terms = TerminalCompiler(self.scanner, vocab_index(self.vocab),
                                                    cache_bytes=self.cache_bytes)
                 if dwa.eos_weight is None:
                     dwa.eos_weight = dwa.weights.intern(sorted(self.vocab.eos_token_ids))
@@ -266,4 +266,6 @@ class LazyConfigs:
 
 
 __all__ = ["Compiled", "compile_constraint", "prepare_grammar", "LazyConfigs", "grammar_text",
-           "artifact_location", "save_progress"]
+           "artifact_location", "save_progress", "encode_artifact", "decode_artifact",
+           "GrammarTables", "TRUE", "requirement", "special_bindings", "successor", "pair_key",
+           "vocab_index"]

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import zstandard
 
-# 9: a budget-stopped compile is explored (stackmask.runtime.explore) before it is saved;
+# 9: a budget-stopped compile is explored (stackmask.compile.explore) before it is saved;
 #    the layout is 8's, but an 8 artifact of SQL/Java/Go would keep its slow first uses
 # 10: token sets and automaton states are indexed by SHA-256 digests (were BLAKE2b)
 # 11: plain data (stackmask.plain) instead of a pickle

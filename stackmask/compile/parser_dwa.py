@@ -76,7 +76,7 @@ class ParserDWA:
         self.hot_weights: tuple = ()
         self.special_weights: tuple | None = None   # ((parser terminal, weight id of its token ids), ...)
         self.special_check: int = 0      # bitmask of the special-token terminals (viability check)
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()    # held while the automaton changes (edges on use)
         self.max_states: int | None = None       # Limits.max_automaton_states
         self.max_sequences: int | None = None    # Limits.max_token_sequences
         self.memo_bytes: int = self.COMPILE_MEMO_BYTES
@@ -184,7 +184,7 @@ class ParserDWA:
         acc = pairs.pop(ACC, EMPTY_ID)
         if acc != EMPTY_ID:
             pairs = {it: wt.difference(w, acc) for it, w in pairs.items()}
-        with self._lock:
+        with self.lock:
             entry = (self._state(pairs), acc)
             self.init[cfg] = entry
             self._bound_memos()
@@ -224,14 +224,14 @@ class ParserDWA:
                 pairs[it] = wt.union(pairs.get(it, EMPTY_ID), w2)
         if acc != EMPTY_ID:
             pairs = {it: wt.difference(w, acc) for it, w in pairs.items()}
-        with self._lock:
+        with self.lock:
             e = self.pair_init[key] = (self._state(pairs), acc)
         return e
 
     def drop_pair(self, key: tuple, mark: int) -> None:
         """Forget the pair start ``key`` (:func:`pair_key`) and the states from ``mark``
         on (all added after the automaton was complete, so no older state leads to them)."""
-        with self._lock:
+        with self.lock:
             self.pair_init.pop(key, None)
             for lst in (self.items, self.trans, self.default, self.complete, self._groups):
                 del lst[mark:]
@@ -303,7 +303,7 @@ class ParserDWA:
     def edge(self, q: int, s: int):
         """The edge of state ``q`` on stack state ``s`` (computed on first use; thread-safe).
         Returns ``(dst or -1, weight id)`` or None (the walk stops)."""
-        with self._lock:
+        with self.lock:
             t = self.trans[q]
             e = t.get(s)
             if e is not None or (self.complete[q] and s in t):
@@ -367,7 +367,7 @@ class ParserDWA:
 
     def expand(self, q: int) -> None:
         """Compute every edge of state ``q`` (idempotent; thread-safe)."""
-        with self._lock:
+        with self.lock:
             if self.complete[q]:
                 return
             index = self._index(q)
@@ -411,7 +411,7 @@ class ParserDWA:
         walked it on some stack states, not others yet), in id order, until
         ``time.perf_counter()`` passes ``deadline`` (checked between states).
         Returns ``(states expanded, whether none is left)``."""
-        with self._lock:
+        with self.lock:
             todo = [q for q, t in enumerate(self.trans) if t and not self.complete[q]]
         n = 0
         for q in todo:
@@ -478,7 +478,7 @@ class ParserDWA:
         sets, all referenced when it was written, at their ids: the item sets of its
         states are then neither decoded nor rewritten (those of states added since
         are), so saving after use costs what was added, not the whole automaton."""
-        with self._lock:
+        with self.lock:
             kept_w, kept_q = self._loaded or (0, 0)
             used = set(range(kept_w))
             used.add(EMPTY_ID)
@@ -582,7 +582,7 @@ class ParserDWA:
 
         State ids change: for an automaton no runtime walks yet (after its compile, or a
         snapshot about to be saved)."""
-        with self._lock:
+        with self.lock:
             n = len(self.trans)
             order = topological_order(range(n), [self.successors(q) for q in range(n)])
             if order is None:
@@ -700,7 +700,7 @@ class ParserDWA:
     def copy(self) -> "ParserDWA":
         """An independent copy, through :meth:`to_data` encoded as plain data (what an
         artifact stores, and how a snapshot is taken)."""
-        with self._lock:
+        with self.lock:
             data = _ITEMS.dumps(self.to_data())
         return ParserDWA.from_data(self.lr, self._accepts_empty, _ITEMS.loads(data))
 

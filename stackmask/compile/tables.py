@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import GrammarError
-from ..glr.grammar import Grammar
+from ..grammar import Grammar
 from ..glr.lalr import LRTables, build_lalr, check_deterministic
 from ..glr.normal_form import NormalForm, normalize
-from ..lexer.dfa import DFA, compile_modal_lexer
+from ..lexer.combined import compile_modal_lexer
+from ..lexer.dfa import DFA
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,8 +31,10 @@ class GrammarTables:
 
 
 def coerce_grammar(grammar: "Grammar | str") -> Grammar:
+    """The grammar model of ``grammar`` (Lark text, or a grammar of any Grammar class: the
+    tables hold the model class itself, which artifacts store)."""
     if isinstance(grammar, Grammar):
-        return grammar
+        return Grammar.of(grammar)
     if isinstance(grammar, str):
         return Grammar.from_lark(grammar)
     raise TypeError(f"grammar must be Lark text or stackmask.Grammar, not {type(grammar).__name__}")

@@ -35,7 +35,7 @@ from bisect import bisect_left
 import numpy as np
 
 from ..lexer.scanner import IGNORE, Scanner
-from .vocab_index import VocabIndex
+from .token_index import VocabIndex
 
 TRUE = "T"          # requirement: always viable
 
@@ -105,7 +105,7 @@ class TerminalCompiler:
         # absorbing states: n (dead: no lexeme) and n + 1 (entered an accepting state)
         trans = np.asarray(scanner.dfa.trans, dtype=np.int64)
         n = len(trans)
-        acc = np.array(scanner._accepting, dtype=bool)
+        acc = np.array(scanner.accepting, dtype=bool)
         run = np.where(trans < 0, n, np.where(acc[np.maximum(trans, 0)], n + 1, trans))
         run = np.concatenate([run, np.full((1, 256), n), np.full((1, 256), n + 1)])
         self._run_table = run.astype(np.int32).ravel()
@@ -142,7 +142,7 @@ class TerminalCompiler:
         base = self._walk(d)
         acc: dict = {}
         ends: set = set()
-        intern = sc._intern
+        intern = sc.intern
         config = sc.config
 
         def add(branches, pos, extra):
@@ -197,7 +197,7 @@ class TerminalCompiler:
         w = self._walks.get(d)
         if w is None:
             sc = self.scanner
-            run = self._dfa_run(d if d >= 0 else sc._starts[-1 - d])
+            run = self._dfa_run(d if d >= 0 else sc.mode_starts[-1 - d])
             acc: dict = {}
             plain = np.flatnonzero(run >= 0)
             if len(plain):
@@ -211,8 +211,8 @@ class TerminalCompiler:
                     cut = np.flatnonzero(np.diff(ends[order])) + 1
                     parts = np.split(plain[order], cut)
                 for sel in parts:
-                    acc[(((), sc._intern(int(run[sel[0]]), frozenset())),)] = [sel]
-            cfg = sc._intern(d, frozenset())
+                    acc[(((), sc.intern(int(run[sel[0]]), frozenset())),)] = [sel]
+            cfg = sc.intern(d, frozenset())
             lexed = np.flatnonzero(run == KILLED)
             for k, v in trie_walk(sc, cfg, self.index, self._subtrees, lexed).items():
                 acc.setdefault(k, []).extend(v)

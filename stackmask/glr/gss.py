@@ -23,18 +23,20 @@ _NO_MASK = (None, None)
 class Node:
     """One GSS node: an LR state with links to the nodes below it."""
 
-    __slots__ = ("state", "links", "below", "_shiftable", "_mask_memo", "_walk_memo",
-                 "_link_groups", "__weakref__")
+    #: ``mask_memo``, ``walk_memo`` and ``link_groups`` belong to the masker
+    #: (:mod:`stackmask.runtime.masker`), which keeps its memos on the nodes it walks.
+    __slots__ = ("state", "links", "below", "_shiftable", "mask_memo", "walk_memo",
+                 "link_groups", "__weakref__")
 
     def __init__(self, state: int, links: list):
         self.state = state
         self.links = links            # list[Node]; never changed after its step
         self.below = links[0] if len(links) == 1 else None   # the only link, if one
         self._shiftable = None        # memo: terminal -> bool
-        self._mask_memo = _NO_MASK    # memo of the masker: (lexer config, weights met)
-        self._walk_memo = None        # memo of the masker: automaton state -> weights met
+        self.mask_memo = _NO_MASK    # memo of the masker: (lexer config, weights met)
+        self.walk_memo = None        # memo of the masker: automaton state -> weights met
                                       # walking this node's links (several links only)
-        # _link_groups (memo of the masker: links grouped by state) is set on first use
+        # link_groups (memo of the masker: links grouped by state) is set on first use
 
     def __repr__(self) -> str:
         return f"Node({self.state}, {len(self.links)} links)"

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import GrammarError
-from .grammar import END, Grammar, Rule
+from ..grammar import END, Grammar, Rule
 
 __all__ = ["Conflict", "LRTables", "build_lalr", "check_deterministic", "lalr_conflicts"]
 

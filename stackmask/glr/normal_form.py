@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Callable, Hashable, Iterable, Sequence
 
 from ..errors import GrammarError
-from .grammar import Grammar, Rule
+from ..grammar import Grammar, Rule
 
 MAX_NULLABLE = 4          # nullable symbols per rule before the rule is split
 LEFT_GROWTH_CAP = 2.0     # (d): max growth factor of a left-recursive component

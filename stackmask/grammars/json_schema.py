@@ -103,7 +103,7 @@ from functools import cached_property
 from urllib.parse import unquote, urldefrag, urljoin
 
 from ..errors import GrammarError
-from ..glr.grammar import Grammar, Rule, TerminalDef
+from ..grammar import Grammar, Rule, TerminalDef
 from . import ecma_regex as R
 from .ecma_regex import ANY, ANYSTAR, EPS, NONE, PatternError, TooComplex, alt, ch, lit, rep, seq
 
@@ -1663,7 +1663,7 @@ class _Converter:
         """Make sure the string terminal fits the lexer's size limits
         (MAX_NFA_STATES, MAX_DFA_STATES); else report and drop the length
         limits (then the pattern)."""
-        from ..lexer.dfa import compile_terminal
+        from ..lexer.regex import compile_terminal
         try:
             compile_terminal(self.string_regex(ast))      # cached: the lexer reuses it
             return ast

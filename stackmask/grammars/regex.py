@@ -48,8 +48,8 @@ import re._constants as C
 import re._parser as sre_parse
 
 from ..errors import GrammarError
-from ..glr.grammar import Grammar, Rule, TerminalDef
-from ..lexer.regex import _combine_flags, codepoint_set, walk_parse_tree
+from ..grammar import Grammar, Rule, TerminalDef
+from ..lexer.regex import codepoint_set, combine_flags, walk_parse_tree
 
 __all__ = ["regex_to_grammar"]
 
@@ -160,7 +160,7 @@ def _to_ast(items, flags: int, name: str, keep_reluctant: bool):
             seq.append(("set", ivs) if ivs else NONE)
         elif op is C.SUBPATTERN:
             _group, add, delete, sub = av
-            seq.append(_to_ast(sub, _combine_flags(flags, add, delete), name, keep_reluctant))
+            seq.append(_to_ast(sub, combine_flags(flags, add, delete), name, keep_reluctant))
         elif op is C.BRANCH:
             seq.append(_alt([_to_ast(b, flags, name, keep_reluctant) for b in av[1]]))
         elif op is C.MAX_REPEAT or op is C.MIN_REPEAT:

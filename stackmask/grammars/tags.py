@@ -48,7 +48,7 @@ import re
 from typing import Iterable, Mapping
 
 from ..errors import GrammarError
-from ..glr.grammar import FreeText, Grammar, LexerMode, Rule, TerminalDef
+from ..grammar import FreeText, Grammar, LexerMode, Rule, TerminalDef
 
 __all__ = ["tag_dispatch", "tool_calling", "tool_call_schema", "needs_glr"]
 

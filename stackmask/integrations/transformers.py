@@ -21,7 +21,7 @@ import torch
 from transformers import LogitsProcessor
 
 from ..errors import TokenRejected
-from ..runtime.constraint import State
+from ..runtime import State
 from ..runtime.decoding import fill_masks
 from .torch import apply_token_bitmask_inplace
 

@@ -48,8 +48,9 @@ terminals accepting there, minimized w.r.t. the accepts sets) and
 :func:`terminal_dfas` (per-terminal DFAs, cached).
 """
 
-from .dfa import DFA, MAX_DFA_STATES, compile_lexer, compile_terminal, terminal_dfas
-from .regex import MAX_NFA_STATES
+from .combined import compile_lexer, compile_modal_lexer, terminal_dfas
+from .dfa import DFA, MAX_DFA_STATES, MAX_NFA_STATES
+from .regex import compile_terminal
 
-__all__ = ["DFA", "compile_terminal", "compile_lexer", "terminal_dfas", "MAX_NFA_STATES",
-           "MAX_DFA_STATES"]
+__all__ = ["DFA", "compile_terminal", "compile_lexer", "compile_modal_lexer", "terminal_dfas",
+           "MAX_NFA_STATES", "MAX_DFA_STATES"]

@@ -1,33 +1,78 @@
-"""Byte DFAs: determinization, trimming, minimization, product.
+"""The byte automaton toolkit of the lexer: NFA, DFA, determinization, trimming,
+minimization, product.
 
 Internally automata are handled over *byte equivalence classes*: the 256
 byte values are partitioned into classes that no transition distinguishes, so
 subset construction and minimization work on ``(n_states, n_classes)`` tables;
-the public :class:`DFA` always has a full ``(n_states, 256)`` table.
+the public :class:`DFA` always has a full ``(n_states, 256)`` table. This module
+knows no regex syntax and no grammar: :mod:`.regex` builds NFAs and terminal DFAs
+with it, :mod:`.text` free-text DFAs, :mod:`.combined` the lexer automaton.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 
 from ..errors import GrammarError
-from .regex import ByteNFA, regex_to_nfa
 
 #: Maximum number of DFA states of one terminal (during subset construction)
 #: and of the combined lexer automaton (during the product construction).
 MAX_DFA_STATES = 100_000
 
+#: Maximum number of NFA states one terminal may need (after expanding bounded
+#: repetition ``{m,n}``). Larger terminals are rejected with GrammarError.
+MAX_NFA_STATES = 100_000
 
-class _TooManyStates(Exception):
-    pass
 
-__all__ = ["DFA", "compile_terminal", "compile_lexer", "compile_modal_lexer", "terminal_dfas",
-           "determinize", "minimize", "trim", "product"]
+class TooManyStates(Exception):
+    """Raised by :func:`determinize` past its ``max_states`` subsets."""
+
+
+__all__ = ["ByteNFA", "DFA", "TooManyStates", "MAX_DFA_STATES", "MAX_NFA_STATES", "determinize",
+           "minimize", "trim", "expand_classes", "product"]
+
+
+# --------------------------------------------------------------------------
+# NFA
+# --------------------------------------------------------------------------
+
+class ByteNFA:
+    """An NFA over bytes with epsilon moves and a single final state.
+
+    ``eps[s]`` lists epsilon successors, ``edges[s]`` lists ``(lo, hi, t)``
+    byte-range moves. ``reluctant`` records that the pattern contained a
+    reluctant quantifier (shortest-match semantics apply to the terminal)."""
+
+    __slots__ = ("eps", "edges", "start", "final", "reluctant", "name", "label", "limit")
+
+    def __init__(self, name: str = "", limit: int = MAX_NFA_STATES, label: str | None = None):
+        self.eps: list[list[int]] = []
+        self.edges: list[list[tuple[int, int, int]]] = []
+        self.start = 0
+        self.final = 0
+        self.reluctant = False
+        self.name = name
+        self.label = label if label is not None else name
+        self.limit = limit
+
+    @property
+    def n_states(self) -> int:
+        return len(self.eps)
+
+    def new(self) -> int:
+        n = len(self.eps)
+        if n >= self.limit:
+            raise GrammarError(
+                f"terminal {self.label!r} is too large: its automaton needs more than "
+                f"{self.limit} NFA states (MAX_NFA_STATES; large bounded repetitions such as "
+                f"x{{m,n}} are expanded)", name=self.name)
+        self.eps.append([])
+        self.edges.append([])
+        return n
 
 
 # --------------------------------------------------------------------------
@@ -64,7 +109,7 @@ class DFA:
         object.__setattr__(self, "trans", trans)
         object.__setattr__(self, "live_out", live)
 
-    def _table(self) -> list[list[int]]:
+    def rows(self) -> list[list[int]]:
         """``trans`` as nested Python lists (built on first use; fast scalar access)."""
         rows = self.__dict__.get("_rows")
         if rows is None:
@@ -80,13 +125,13 @@ class DFA:
         """One transition; ``-1`` stays ``-1``."""
         if state < 0:
             return -1
-        return self._table()[state][byte]
+        return self.rows()[state][byte]
 
     def run(self, data: bytes, state: int = 0) -> int:
         """The state after reading ``data`` from ``state``; -1 if dead."""
         if state < 0:
             return -1
-        rows = self._table()
+        rows = self.rows()
         for b in data:
             state = rows[state][b]
             if state < 0:
@@ -121,7 +166,7 @@ def _byte_classes(boundaries: set[int]) -> np.ndarray:
 
 
 def determinize(nfa: ByteNFA, max_states: int = MAX_DFA_STATES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Subset construction over byte classes (raises ``_TooManyStates`` past
+    """Subset construction over byte classes (raises ``TooManyStates`` past
     ``max_states`` subsets).
 
     Returns ``(trans, byte_class, accepting)``: ``trans`` int32
@@ -199,7 +244,7 @@ def determinize(nfa: ByteNFA, max_states: int = MAX_DFA_STATES) -> tuple[np.ndar
             if d is None:
                 d = len(subsets)
                 if d >= max_states:
-                    raise _TooManyStates(d)
+                    raise TooManyStates(d)
                 ids[key] = d
                 subsets.append(key)
             target_memo[targets] = d
@@ -420,83 +465,9 @@ def minimize(trans: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndar
     return q2, rep[old]
 
 
-def _expand(trans_cls: np.ndarray, b2c: np.ndarray) -> np.ndarray:
+def expand_classes(trans_cls: np.ndarray, b2c: np.ndarray) -> np.ndarray:
+    """A ``(n_states, n_classes)`` table as the full ``(n_states, 256)`` one."""
     return np.ascontiguousarray(trans_cls[:, b2c], dtype=np.int32)
-
-
-# --------------------------------------------------------------------------
-# compiling terminals
-# --------------------------------------------------------------------------
-
-def _label(name: str, regex: str) -> str:
-    return name or regex
-
-
-@lru_cache(maxsize=4096)
-def _compile_regex(regex: str) -> DFA:
-    """Minimized DFA for ``regex`` (errors are raised uncached, with no name)."""
-    return _build_terminal(regex, "")
-
-
-def _build_terminal(regex: str, name: str) -> DFA:
-    label = _label(name, regex)
-    nfa = regex_to_nfa(regex, name)
-    try:
-        trans, b2c, accepting = determinize(nfa)
-    except _TooManyStates:
-        raise GrammarError(f"terminal {label!r} is too large: its DFA needs more than "
-                           f"{MAX_DFA_STATES} states (MAX_DFA_STATES)", name=name) from None
-    if accepting[0]:
-        raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
-    if nfa.reluctant:
-        # shortest-match rule: no transition leaves an accepting state
-        trans[accepting] = -1
-    t, old = trim(trans, accepting)
-    if t.shape[0] == 0:
-        raise GrammarError(f"terminal {label!r} matches no string at all", name=name)
-    acc = accepting[old]
-    t, old2 = minimize(t, acc.astype(np.int64))
-    acc = acc[old2]
-    full = _expand(t, b2c)
-    accepts = tuple(frozenset((0,)) if a else frozenset() for a in acc.tolist())
-    return DFA(trans=full, accepts=accepts, n_states=full.shape[0])
-
-
-def compile_terminal(regex: str, name: str = "") -> DFA:
-    """Minimized DFA over UTF-8 bytes of one terminal; accepting states have
-    ``accepts == {0}``. Results are cached by regex. Raises GrammarError (with
-    ``name``) for unsupported or invalid patterns and for patterns matching
-    the empty string or nothing at all."""
-    try:
-        return _compile_regex(regex)
-    except GrammarError:
-        if not name:
-            raise
-    # errors are not cached: build again so that the error names the terminal
-    return _build_terminal(regex, name)
-
-
-def _regex_of(t) -> tuple[str, str]:
-    if isinstance(t, str):
-        return t, ""
-    return t.regex, getattr(t, "name", "")
-
-
-def _terminal_dfa(t) -> DFA:
-    text = getattr(t, "text", None)
-    if text is not None:
-        from .text import free_text_dfa   # text.py imports this module
-        return free_text_dfa(text, getattr(t, "name", ""))
-    if getattr(t, "token", None) is not None:
-        raise GrammarError(f"special-token terminal {t.name!r} is not lexed from bytes", name=t.name)
-    return compile_terminal(*_regex_of(t))
-
-
-def terminal_dfas(terminals: Sequence) -> list[DFA]:
-    """Per-terminal minimized DFAs, in the order of ``terminals`` (TerminalDef
-    objects, or plain regex strings). Cached per regex (per FreeText spec for
-    free-text terminals)."""
-    return [_terminal_dfa(t) for t in terminals]
 
 
 def product(dfas: Sequence[DFA]) -> DFA:
@@ -569,53 +540,6 @@ def product(dfas: Sequence[DFA]) -> DFA:
     label_ids: dict[frozenset, int] = {}
     labels = np.array([label_ids.setdefault(a, len(label_ids)) for a in acc_sets], dtype=np.int64)
     t, old = minimize(trans, labels)
-    full = _expand(t, b2c)
+    full = expand_classes(t, b2c)
     accepts = tuple(acc_sets[o] for o in old.tolist())
     return DFA(trans=full, accepts=accepts, n_states=full.shape[0])
-
-
-_LEXER_CACHE: dict[tuple[str, ...], DFA] = {}
-
-
-def compile_lexer(terminals: Sequence) -> DFA:
-    """Combined DFA of all terminals: ``accepts[s]`` = the positions ``i`` in
-    ``terminals`` whose own DFA accepts the bytes read; minimized with respect
-    to the accepts sets. Cached by the tuple of regexes."""
-    key = tuple((_regex_of(t)[0], getattr(t, "text", None)) for t in terminals)
-    d = _LEXER_CACHE.get(key)
-    if d is None:
-        d = product(terminal_dfas(terminals))
-        if len(_LEXER_CACHE) > 64:
-            _LEXER_CACHE.clear()
-        _LEXER_CACHE[key] = d
-    return d
-
-
-def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]]) -> tuple[DFA, tuple[int, ...]]:
-    """Lexer automaton with modes: ``modes[m]`` lists the positions in
-    ``terminals`` lexed in mode ``m``. The result is the disjoint union of
-    each mode's combined DFA (``accepts`` holds positions in ``terminals``)
-    and the start state of every mode (mode 0 starts at state 0)."""
-    if not modes:
-        return compile_lexer(terminals), (0,)
-    parts = []
-    for idx in modes:
-        sub = compile_lexer([terminals[i] for i in idx])
-        parts.append((sub, list(idx)))
-    if len(parts) == 1 and parts[0][1] == list(range(len(terminals))):
-        return parts[0][0], (0,)
-    rows = []
-    accepts: list = []
-    starts = []
-    off = 0
-    for sub, idx in parts:
-        starts.append(off)
-        t = sub.trans
-        rows.append(np.where(t >= 0, t + off, -1))
-        accepts.extend(frozenset(idx[i] for i in a) for a in sub.accepts)
-        off += sub.n_states
-    if off > MAX_DFA_STATES:
-        raise GrammarError(f"the combined lexer automaton needs more than {MAX_DFA_STATES} "
-                           f"states (MAX_DFA_STATES)")
-    trans = np.concatenate(rows).astype(np.int32)
-    return DFA(trans=trans, accepts=tuple(accepts), n_states=off), tuple(starts)

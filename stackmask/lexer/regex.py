@@ -30,13 +30,14 @@ from functools import lru_cache
 import re._constants as C
 import re._parser as sre_parse
 
+import numpy as np
+
 from ..errors import GrammarError
+from .dfa import (DFA, MAX_DFA_STATES, MAX_NFA_STATES, ByteNFA, TooManyStates, determinize,
+                  expand_classes, minimize, trim)
 
-__all__ = ["ByteNFA", "regex_to_nfa", "MAX_NFA_STATES", "codepoint_set", "utf8_sequences"]
-
-#: Maximum number of NFA states one terminal may need (after expanding bounded
-#: repetition ``{m,n}``). Larger terminals are rejected with GrammarError.
-MAX_NFA_STATES = 100_000
+__all__ = ["regex_to_nfa", "compile_terminal", "codepoint_set", "utf8_sequences",
+           "normalize_intervals", "complement_intervals", "combine_flags", "walk_parse_tree"]
 
 MAX_CP = 0x10FFFF
 SURR_LO, SURR_HI = 0xD800, 0xDFFF
@@ -253,8 +254,6 @@ def _charset_template(ivs: Intervals):
     if ivs[-1][1] <= 0x7F:
         return 2, tuple((0, lo, hi, 1) for lo, hi in ivs)
     # byte-range sequences with shared suffixes, then determinize + minimize
-    from .dfa import determinize, minimize, trim  # local import: dfa imports this module
-
     nfa = ByteNFA("", limit=1 << 30)
     entry, exit_ = nfa.new(), nfa.new()
     suffix: dict[tuple, int] = {(): exit_}
@@ -299,45 +298,6 @@ def _charset_template(ivs: Intervals):
     return len(full), tuple(edges)
 
 
-# --------------------------------------------------------------------------
-# NFA
-# --------------------------------------------------------------------------
-
-class ByteNFA:
-    """An NFA over bytes with epsilon moves and a single final state.
-
-    ``eps[s]`` lists epsilon successors, ``edges[s]`` lists ``(lo, hi, t)``
-    byte-range moves. ``reluctant`` records that the pattern contained a
-    reluctant quantifier (shortest-match semantics apply to the terminal)."""
-
-    __slots__ = ("eps", "edges", "start", "final", "reluctant", "name", "label", "limit")
-
-    def __init__(self, name: str = "", limit: int = MAX_NFA_STATES, label: str | None = None):
-        self.eps: list[list[int]] = []
-        self.edges: list[list[tuple[int, int, int]]] = []
-        self.start = 0
-        self.final = 0
-        self.reluctant = False
-        self.name = name
-        self.label = label if label is not None else name
-        self.limit = limit
-
-    @property
-    def n_states(self) -> int:
-        return len(self.eps)
-
-    def new(self) -> int:
-        n = len(self.eps)
-        if n >= self.limit:
-            raise GrammarError(
-                f"terminal {self.label!r} is too large: its automaton needs more than "
-                f"{self.limit} NFA states (MAX_NFA_STATES; large bounded repetitions such as "
-                f"x{{m,n}} are expanded)", name=self.name)
-        self.eps.append([])
-        self.edges.append([])
-        return n
-
-
 _UNSUPPORTED = {
     C.GROUPREF: "backreferences (\\1, (?P=name))",
     C.GROUPREF_EXISTS: "conditional groups (?(id)yes|no)",
@@ -347,8 +307,8 @@ _UNSUPPORTED = {
 }
 
 
-def _combine_flags(flags: int, add: int, delete: int) -> int:
-    # same rule as re._compiler._combine_flags
+def combine_flags(flags: int, add: int, delete: int) -> int:
+    """Flags inside a ``(?add-delete:...)`` group (the rule of ``re._compiler._combine_flags``)."""
     if add & sre_parse.TYPE_FLAGS:
         flags &= ~sre_parse.TYPE_FLAGS
     return (flags | add) & ~delete
@@ -382,7 +342,7 @@ class _Builder:
                 except ValueError as e:
                     self.fail(str(e))
             elif op is C.SUBPATTERN:
-                total += self.size(av[3], _combine_flags(flags, av[1], av[2]))
+                total += self.size(av[3], combine_flags(flags, av[1], av[2]))
             elif op is C.BRANCH:
                 total += 1 + sum(self.size(br, flags) for br in av[1])
             elif op is C.MAX_REPEAT or op is C.MIN_REPEAT:
@@ -410,7 +370,7 @@ class _Builder:
             return self.charset(ivs, cur)
         if op is C.SUBPATTERN:
             _group, add, delete, sub = av
-            return self.seq(sub, cur, _combine_flags(flags, add, delete))
+            return self.seq(sub, cur, combine_flags(flags, add, delete))
         if op is C.BRANCH:
             _, branches = av
             join = nfa.new()
@@ -513,3 +473,60 @@ def regex_to_nfa(regex: str, name: str = "", limit: int = MAX_NFA_STATES) -> Byt
     except RecursionError:
         raise GrammarError(f"terminal {label!r}: regex nested too deeply", name=name) from None
     return nfa
+
+
+# --------------------------------------------------------------------------
+# compiling terminals
+# --------------------------------------------------------------------------
+
+def _label(name: str, regex: str) -> str:
+    return name or regex
+
+
+@lru_cache(maxsize=4096)
+def _compile_regex(regex: str) -> DFA:
+    """Minimized DFA for ``regex`` (errors are raised uncached, with no name)."""
+    return _build_terminal(regex, "")
+
+
+def _build_terminal(regex: str, name: str) -> DFA:
+    label = _label(name, regex)
+    nfa = regex_to_nfa(regex, name)
+    try:
+        trans, b2c, accepting = determinize(nfa)
+    except TooManyStates:
+        raise GrammarError(f"terminal {label!r} is too large: its DFA needs more than "
+                           f"{MAX_DFA_STATES} states (MAX_DFA_STATES)", name=name) from None
+    if accepting[0]:
+        raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
+    if nfa.reluctant:
+        # shortest-match rule: no transition leaves an accepting state
+        trans[accepting] = -1
+    t, old = trim(trans, accepting)
+    if t.shape[0] == 0:
+        raise GrammarError(f"terminal {label!r} matches no string at all", name=name)
+    acc = accepting[old]
+    t, old2 = minimize(t, acc.astype(np.int64))
+    acc = acc[old2]
+    full = expand_classes(t, b2c)
+    accepts = tuple(frozenset((0,)) if a else frozenset() for a in acc.tolist())
+    return DFA(trans=full, accepts=accepts, n_states=full.shape[0])
+
+
+def compile_terminal(regex: str, name: str = "") -> DFA:
+    """Minimized DFA over UTF-8 bytes of one terminal; accepting states have
+    ``accepts == {0}``. Results are cached by regex. Raises GrammarError (with
+    ``name``) for unsupported or invalid patterns and for patterns matching
+    the empty string or nothing at all."""
+    try:
+        return _compile_regex(regex)
+    except GrammarError:
+        if not name:
+            raise
+    # errors are not cached: build again so that the error names the terminal
+    return _build_terminal(regex, name)
+
+
+def clear_cache() -> None:
+    """Forget the terminal DFAs :func:`compile_terminal` cached."""
+    _compile_regex.cache_clear()

@@ -29,7 +29,7 @@ Configurations are interned to small ints; ``BOUNDARY_CONFIG`` (0) is the
 configuration at the start of the text.
 
 **Lexer modes** (flex start conditions, see
-:class:`stackmask.glr.grammar.LexerMode`): the DFA is the disjoint union of
+:class:`stackmask.grammar.LexerMode`): the DFA is the disjoint union of
 one combined automaton per mode, so a pending lexeme's state says its mode.
 A boundary in mode ``m`` is ``d = -1 - m`` (``BOUNDARY`` is mode 0's);
 emitting a terminal switches to the mode its lexer mode names for it.
@@ -47,7 +47,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from ..errors import GrammarError
-from ..glr.grammar import TerminalDef
+from ..grammar import TerminalDef
 from ..memo import Generations, Memo
 from .dfa import DFA
 
@@ -75,9 +75,10 @@ class Scanner:
         ignore = frozenset(ignore)
         self._trans = dfa.trans.tolist()                 # list of lists: fastest per-byte lookup
         self._live_out = [bool(x) for x in np.asarray(dfa.live_out)]
-        self._starts = tuple(int(x) for x in starts)
+        #: the DFA start state of every lexer mode (mode 0 first)
+        self.mode_starts = tuple(int(x) for x in starts)
         switch = dict(switch or {})
-        state_mode = (np.searchsorted(np.asarray(self._starts), np.arange(dfa.n_states), side="right")
+        state_mode = (np.searchsorted(np.asarray(self.mode_starts), np.arange(dfa.n_states), side="right")
                       - 1).tolist()
         winners: list[Emission] = []
         next_b: list[int] = []      # per DFA state: the boundary after emitting its winners
@@ -95,7 +96,8 @@ class Scanner:
         self._special_switch = {(m, terminal_ids[n]): t for (m, n), t in switch.items()
                                 if n in terminal_ids}
         self._special_memo: dict = Memo()
-        self._accepting = [bool(w) for w in winners]
+        #: per DFA state: whether some terminal is emitted when the lexeme ends there
+        self.accepting = [bool(w) for w in winners]
         self._configs: list[tuple[int, frozenset[int]]] = [(BOUNDARY, frozenset())]
         self._config_ids: dict[tuple[int, frozenset[int]], int] = {self._configs[0]: 0}
         self._steps = Generations()      # (cid << 8) | byte -> step outcomes
@@ -151,7 +153,9 @@ class Scanner:
     def config(self, cid: int) -> tuple[int, frozenset[int]]:
         return self._configs[cid]
 
-    def _intern(self, d: int, shadows: frozenset[int]) -> int:
+    def intern(self, d: int, shadows: frozenset[int]) -> int:
+        """The id of configuration ``(d, shadows)`` (DFA state or boundary, shadow set),
+        given on first use (thread-safe)."""
         key = (d, shadows)
         cid = self._config_ids.get(key)
         if cid is None:
@@ -200,24 +204,24 @@ class Scanner:
     def _step(self, cid: int, byte: int) -> tuple:
         trans = self._trans
         d, shadows = self._configs[cid]
-        nd = trans[self._starts[-1 - d] if d < 0 else d][byte]
+        nd = trans[self.mode_starts[-1 - d] if d < 0 else d][byte]
         if nd < 0:
             return ()
         ns = set()
         for s in shadows:
             t = trans[s][byte]
             if t >= 0:
-                if self._accepting[t]:
+                if self.accepting[t]:
                     return ()          # a longer match of an emitted lexeme completed
                 ns.add(t)
         ns = frozenset(ns)
         w = self.winners[nd]
         if not w:
-            return ((None, self._intern(nd, ns)),)
+            return ((None, self.intern(nd, ns)),)
         nb = self._next_boundary[nd]
         if self._live_out[nd]:
-            return ((w, self._intern(nb, ns | {nd})), (None, self._intern(nd, ns)))
-        return ((w, self._intern(nb, ns)),)
+            return ((w, self.intern(nb, ns | {nd})), (None, self.intern(nd, ns)))
+        return ((w, self.intern(nb, ns)),)
 
     # -- end of text and lookahead -------------------------------------------
     def final_emission(self, cid: int) -> Emission | None:
@@ -247,7 +251,7 @@ class Scanner:
             if r is not None:
                 em, m = r
                 m2 = self._special_switch.get((m, term), m)
-                r = (em, self._intern(-1 - m2, frozenset()))
+                r = (em, self.intern(-1 - m2, frozenset()))
             self._special_memo[key] = r
         return r
 
@@ -265,14 +269,14 @@ class Scanner:
 
     def _finishable(self, cid: int) -> frozenset:
         d, shadows = self._configs[cid]
-        d = self._starts[-1 - d] if d < 0 else d
+        d = self.mode_starts[-1 - d] if d < 0 else d
         reach = self._reach
         if not shadows:
             return reach[d]
         # Explore (state, shadows) pairs until the shadows die; from there on
         # the precomputed per-state reachability answers.
         trans = self._trans
-        accepting = self._accepting
+        accepting = self.accepting
         live_out = self._live_out
         winners = self.winners
         result: set = set()

@@ -1,4 +1,4 @@
-"""Free-text terminals (:class:`stackmask.glr.grammar.FreeText`) as byte DFAs.
+"""Free-text terminals (:class:`stackmask.grammar.FreeText`) as byte DFAs.
 
 "Any text in which no tag occurs" is a complement, which a Python regex
 cannot express, so these terminals are built directly: the Aho-Corasick
@@ -23,8 +23,9 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import GrammarError
-from ..glr.grammar import FreeText
-from .dfa import DFA, compile_terminal, minimize, trim
+from ..grammar import FreeText
+from .dfa import DFA, minimize, trim
+from .regex import compile_terminal
 
 __all__ = ["free_text_dfa"]
 
@@ -80,7 +81,7 @@ def free_text_dfa(spec: FreeText, name: str = "") -> DFA:
     until = None if spec.until is None else spec.exclude.index(spec.until)
     ac, match = _aho_corasick(pats)
     utf = compile_terminal(r"(?s:.)+")
-    ut = utf._table()
+    ut = utf.rows()
     uacc = [bool(a) for a in utf.accepts]
     ids = {(0, 0): 0}
     pairs = [(0, 0)]

@@ -85,7 +85,7 @@ class Stackmask(Engine):
     def __init__(self, vocab, *, cache_dir=None, compile_mode: str = "eager",
                  compile_budget_s: float | None = 120.0):
         import stackmask
-        from stackmask.compile.vocab_index import vocab_index
+        from stackmask.compile.token_index import vocab_index
         super().__init__()
         self.sm = stackmask
         self.vocab = vocab

@@ -111,8 +111,8 @@ def load_vocab(spec: str, eos_id: int | None = None) -> tuple[Any, Callable[[str
         enc = tiktoken.Encoding(path.stem, pat_str=qwen2_5_encoding()._pat_str,
                                 mergeable_ranks=ranks, special_tokens={})
         return vocab, lambda s: enc.encode(s, disallowed_special=())
-    from ..vocab import _load_tokenizer
-    tok, _ = _load_tokenizer(path)
+    from ..vocab import load_tokenizer
+    tok, _ = load_tokenizer(path)
     vocab = Vocab.from_pretrained(tok, eos_token_ids=None if eos_id is None else [eos_id])
     if not vocab.eos_token_ids:
         raise WorkloadError(f"{path}: the tokenizer names no EOS token; give --eos-id")

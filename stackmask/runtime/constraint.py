@@ -13,43 +13,27 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Iterable
-
 import numpy as np
 
-from ..compile import (Compiled, LazyConfigs, artifact_location, compile_constraint,
-                       prepare_grammar, save_progress)
-from ..compile.special import special_bindings
-from ..compile.terminal import TRUE, requirement
-from ..compile.tables import GrammarTables
+from ..compile import (TRUE, Compiled, GrammarTables, LazyConfigs, artifact_location,
+                       compile_constraint, prepare_grammar, requirement, save_progress,
+                       special_bindings)
+from ..compile.explore import explore
 from ..errors import TokenRejected
-from ..glr.grammar import Grammar
+from ..grammar import Grammar
 from ..limits import Limits
 from ..memo import Generations
 from ..glr.gss import AMBIGUOUS, GLR, Node
 from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from ..vocab import Vocab
-from .explore import explore
 from .masker import Masker
+from .state import State, ids_to_mask, mask_to_ids
+
+__all__ = ["Constraint", "State", "ids_to_mask", "mask_to_ids"]
 
 log = logging.getLogger("stackmask")
 
 Head = tuple  # (Node, config id)
-
-
-class State:
-    """An immutable decoding state. Keep old states to fork or roll back."""
-
-    __slots__ = ("heads", "finished", "_key", "_src", "__weakref__")
-
-    def __init__(self, heads: tuple, finished: bool = False):
-        self.heads = heads
-        self.finished = finished
-        self._key = None        # the token sets of its mask, set by the masker's first walk
-        self._src = None        # its mask, kept on it (the start state only: Masker.pin)
-
-    def __repr__(self) -> str:
-        return f"<stackmask.State heads={len(self.heads)}{' finished' if self.finished else ''}>"
 
 
 class Constraint:
@@ -78,7 +62,7 @@ class Constraint:
     completes the automaton states those masks reached; then the same with deeply nested
     sentences in the time left (at most ``explore_budget_s``
     seconds in all, by default three quarters of ``compile_budget_s``: 90 s;
-    :mod:`stackmask.runtime.explore`), so the states programs actually visit are
+    :mod:`stackmask.compile.explore`), so the states programs actually visit are
     compiled too, and caches the result. ``explore_sentences=0`` turns this off.
     ``compile_stats()`` reports it (``explore_*``).
     ``mask_cache_bytes`` bounds the memo of dense masks (two generations); ``memo_cache_bytes``
@@ -160,7 +144,7 @@ class Constraint:
 
     def _explore(self, sentences: int, budget_s: float, progress: bool) -> None:
         """After a compile its budget stopped: compile what random sentences of the
-        grammar need (see :mod:`stackmask.runtime.explore`), then save the artifact."""
+        grammar need (see :mod:`stackmask.compile.explore`), then save the artifact."""
         if progress:
             log.info("stackmask: exploring up to %d random sentences of the grammar per shape "
                      "(typical, then deeply nested) (at most %g s)", sentences, budget_s)
@@ -197,7 +181,7 @@ class Constraint:
     def commit(self, state: State, token_id: int) -> State:
         """The state after ``token_id``; raises :class:`TokenRejected` (and
         leaves ``state`` usable) if the token cannot continue the text."""
-        token_id = self._check_id(token_id)
+        token_id = self.check_token_id(token_id)
         if token_id in self._eos:
             if self.is_accepting(state):
                 self._masker.release_out()
@@ -366,11 +350,11 @@ class Constraint:
         dense, ops = dwa.weights.cache_estimate()
         m = self._masker
         steps, finish = self.scanner.memo_estimate()
-        return {"masks": m._memo_bytes, "lexer_steps": steps, "lexer_finishable": finish,
+        return {"masks": m.memo_bytes, "lexer_steps": steps, "lexer_finishable": finish,
                 "requirements": len(self._requirements) * self.REQ_ENTRY_BYTES,
                 "token_paths": len(self._token_paths) * self.PATHS_ENTRY_BYTES,
                 "automaton_runs": dwa.memo_estimate(), "token_set_ops": ops, "dense_token_sets": dense,
-                "terminal_outcomes": m._ensure_config.cache_estimate()}
+                "terminal_outcomes": m.config_cache_estimate()}
 
     def reference_mask(self, state: State, out: np.ndarray | None = None) -> np.ndarray:
         """The reference oracle: every token committed on the state and its
@@ -385,7 +369,9 @@ class Constraint:
         return mask_to_ids(self.get_mask(state), self.vocab.size)
 
     # -- machinery ------------------------------------------------------------
-    def _check_id(self, token_id) -> int:
+    def check_token_id(self, token_id) -> int:
+        """``token_id`` as an int; ``ValueError`` for a non-integer or an id outside
+        ``[0, vocab_size)``."""
         if isinstance(token_id, (bool, np.bool_)) or not isinstance(token_id, (int, np.integer)):
             raise ValueError(f"token id must be an int, not {type(token_id).__name__}")
         token_id = int(token_id)
@@ -532,22 +518,4 @@ def _merge_heads(heads: list) -> list:
             for m in n.links:
                 links[id(m)] = m
         out.append((Node(st, list(links.values())), cfg))
-    return out
-
-
-def mask_to_ids(mask: np.ndarray, size: int) -> np.ndarray:
-    bits = np.unpackbits(np.ascontiguousarray(mask).view(np.uint8), bitorder="little")[:size]
-    return np.flatnonzero(bits)
-
-
-def ids_to_mask(ids: Iterable[int], size: int, out: np.ndarray | None = None) -> np.ndarray:
-    words = (size + 31) // 32
-    bits = np.zeros(words * 32, dtype=np.uint8)
-    idx = np.fromiter(ids, dtype=np.int64)
-    if idx.size:
-        bits[idx] = 1
-    packed = np.packbits(bits, bitorder="little").view("<i4")
-    if out is None:
-        return packed.astype(np.int32)
-    out[...] = packed
     return out

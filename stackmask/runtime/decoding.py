@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from ..errors import TokenRejected
-from .constraint import State, mask_to_ids
+from .state import State, mask_to_ids
 
 __all__ = ["validate_tokens", "commit_tokens", "fill_masks", "forced_bytes", "forced_tokens"]
 
@@ -45,7 +45,7 @@ def validate_tokens(c, state: State, tokens: Iterable[int]) -> int:
     ``tokens`` (or a non-integer) raises ``ValueError``, as
     :meth:`Constraint.commit` does, also after a rejected token.
     """
-    tokens = [c._check_id(t) for t in tokens]   # every id, not only those before a rejection
+    tokens = [c.check_token_id(t) for t in tokens]   # every id, not only those before a rejection
     n = 0
     commit = c.commit
     for t in tokens:

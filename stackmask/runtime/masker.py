@@ -41,7 +41,7 @@ from collections import Counter
 import numpy as np
 from pyroaring import BitMap
 
-from ..compile.parser_dwa import pair_key
+from ..compile import pair_key
 from ..wfa.weights import EMPTY_ID, mask_from_bitmap
 
 
@@ -184,7 +184,7 @@ class Masker:
         wt = self.dwa.weights
         size = self.n_words * 4
         room = self.PREWARM_BYTES
-        cap = getattr(wt, "_cache_bytes", None)
+        cap = wt.cache_bytes
         if cap is not None:
             room = min(room, cap // 2 - size)
         n_sets = len(wt)
@@ -282,7 +282,7 @@ class Masker:
         depth-first post-order with an explicit stack (a ladder can be deeper than
         Python's recursion limit); the GSS is acyclic (links go back in the input), so
         a part is complete when its frame is popped the second time."""
-        memo = node._walk_memo
+        memo = node.walk_memo
         if memo is not None:
             r = memo.get(q)
             if r is not None:
@@ -306,9 +306,9 @@ class Masker:
                 q1, n1 = key
                 outs = set()
                 kids = []
-                groups = getattr(n1, "_link_groups", None)    # unset until first read
+                groups = getattr(n1, "link_groups", None)    # unset until first read
                 if groups is None:
-                    groups = n1._link_groups = _link_groups(n1.links)
+                    groups = n1.link_groups = _link_groups(n1.links)
                 for s, nodes in groups:      # the links read alike while their states are
                     e = trans[q1].get(s)     # equal (a dense GSS: ~50 links, ~2 states)
                     if e is None:
@@ -326,7 +326,7 @@ class Masker:
                             below = nd.below
                             if below is None:    # the root, or several links
                                 if nd.links:
-                                    m = nd._walk_memo
+                                    m = nd.walk_memo
                                     r = None if m is None else m.get(q3)
                                     if r is not None:
                                         outs |= r
@@ -351,14 +351,14 @@ class Masker:
                     continue
             r = done[key] = frozenset(outs)
             n1 = key[1]
-            m = n1._walk_memo
+            m = n1.walk_memo
             if m is None or len(m) >= limit:
-                m = n1._walk_memo = {}
+                m = n1.walk_memo = {}
             m[key[0]] = r
         return done[(q, node)]
 
     def mask(self, state, out=None) -> np.ndarray:
-        src = state._src
+        src = state.mask_src
         if src is not None:
             # a pinned mask (the start state's): written through a view made for this
             # call, not kept (keeping it is left to the text's second mask: the first is
@@ -369,9 +369,9 @@ class Masker:
             return out
         if state.finished:
             src = self._eos_mask
-        elif state._key is not None:
+        elif state.mask_key is not None:
             # asked before (a state whose mask is asked again): no walk
-            key = state._key
+            key = state.mask_key
             src = self._memo.get(key)
             if src is None:
                 src = self._lookup_old(key)
@@ -385,7 +385,7 @@ class Masker:
                 # the walk of a head depends only on (GSS node, config): memoized on the
                 # node as (config, weights met), for the last config asked (one attribute,
                 # so threads sharing nodes read a consistent pair)
-                k = top._mask_memo
+                k = top.mask_memo
                 if k[0] == cfg:
                     k = k[1]
                 else:
@@ -413,9 +413,9 @@ class Masker:
                             break
                         node = below
                     k = frozenset(outs)
-                    top._mask_memo = (cfg, k)
+                    top.mask_memo = (cfg, k)
                 key = k if key is None else key | k
-            state._key = key
+            state.mask_key = key
             src = self._memo.get(key)
             if src is None:
                 src = self._lookup_old(key, heads)
@@ -441,7 +441,7 @@ class Masker:
         in the CPU caches), the mask is then one attribute read and one copy."""
         a = self.mask(state)
         a.flags.writeable = False
-        state._src = a.data
+        state.mask_src = a.data
 
     def _paired(self, heads: tuple) -> tuple:
         """Two heads on GSS nodes one right above the other, or on one node (or on
@@ -473,7 +473,7 @@ class Masker:
         if len(heads) > 1:
             parts = []
             for top, cfg in heads:
-                k = top._mask_memo            # just set by mask() (unless another thread
+                k = top.mask_memo            # just set by mask() (unless another thread
                 if k[0] != cfg:               # asked the node for another config since)
                     return self._union(key)
                 parts.append(k[1])
@@ -522,8 +522,13 @@ class Masker:
         self._memo[key] = m
         self._memo_cur_bytes += m.nbytes
 
+    def config_cache_estimate(self) -> int:
+        """Bytes held by what compiling lexer configurations on first use cached."""
+        return self._ensure_config.cache_estimate()
+
     @property
-    def _memo_bytes(self) -> int:
+    def memo_bytes(self) -> int:
+        """Bytes held by the memo of dense masks (both generations)."""
         return self._memo_cur_bytes + self._memo_old_bytes
 
     def _union(self, key: frozenset, bases=(), weights=None) -> memoryview:

@@ -14,8 +14,8 @@ from bisect import bisect_left
 
 import numpy as np
 
-from ..compile.terminal import successor as _successor
-from ..compile.vocab_index import vocab_index
+from ..compile import successor as _successor, vocab_index
+from .state import ids_to_mask
 
 
 class ReferenceOracle:
@@ -92,7 +92,6 @@ class ReferenceOracle:
         return out
 
     def mask(self, state, out=None) -> np.ndarray:
-        from .constraint import ids_to_mask
         ids = self.allowed(state)
         if state.finished or self.c.is_accepting(state):
             ids.extend(int(e) for e in self.eos)

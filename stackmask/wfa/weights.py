@@ -23,7 +23,6 @@ __all__ = [
     "UNIVERSE_ID",
     "as_frozen",
     "bitmap_from_array",
-    "bitmap_from_mask",
     "mask_from_bitmap",
     "n_words",
 ]
@@ -235,19 +234,6 @@ def _containers(data: bytes):
         else:
             yield key, _ARRAY, mv[pos:pos + 2 * card]
             pos += 2 * card
-
-
-def bitmap_from_mask(mask: np.ndarray, n_bits: int | None = None) -> BitMap:
-    """The token set of a dense packed mask (inverse of :func:`mask_from_bitmap`).
-
-    Bits at positions ``>= n_bits`` (padding of the last word) are ignored when ``n_bits`` is
-    given.
-    """
-    words = np.ascontiguousarray(mask, dtype=np.int32).astype("<i4", copy=False)
-    bits = np.unpackbits(words.view(np.uint8), bitorder="little")
-    if n_bits is not None:
-        bits = bits[: int(n_bits)]
-    return bitmap_from_array(np.flatnonzero(bits))
 
 
 def _digest(serialized: bytes) -> bytes:
@@ -553,6 +539,11 @@ class WeightTable:
     def clear_dense(self) -> None:
         self._dense.clear()
         self._dense_old.clear()
+
+    @property
+    def cache_bytes(self) -> int | None:
+        """The bound of :meth:`set_cache_bytes` (None: memos unbounded)."""
+        return self._cache_bytes
 
     def stats(self) -> dict:
         sizes = [len(self._get(i)) for i in range(len(self._sets))]

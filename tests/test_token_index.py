@@ -7,9 +7,9 @@ import pytest
 
 from stackmask import Vocab
 from stackmask.compile import artifact
-from stackmask.compile import vocab_index as vi
+from stackmask.compile import token_index as vi
 from stackmask.compile.artifact import StaleArtifactWarning
-from stackmask.compile.vocab_index import VocabIndex, index_location, vocab_index
+from stackmask.compile.token_index import VocabIndex, index_location, vocab_index
 from stackmask.plain import Codec
 
 

@@ -1,10 +1,16 @@
-"""Plain-data grammar: terminals (as Python regexes), rules and the ignore set.
+"""The grammar model: terminals (as Python regexes), rules, lexer modes, the ignore set.
 
-This is the single representation every later stage reads: the lexer compiles
-``TerminalDef.regex`` to a byte DFA, the normal form and the LR analysis read
-``rules``. Lark is only used here, as the front end: it expands EBNF
-(``?``, ``*``, ``+``, ``[...]``), ``%import`` and ``%ignore``, inlines terminal
-references into regexes and drops rules unreachable from the start symbol.
+Plain data every later stage reads: the lexer compiles ``TerminalDef.regex`` to a byte
+DFA, the normal form and the LR analysis read ``rules``. Lark is the one front end built
+in (:meth:`Grammar.from_lark`): it expands EBNF (``?``, ``*``, ``+``, ``[...]``),
+``%import`` and ``%ignore``, inlines terminal references into regexes and drops rules
+unreachable from the start symbol. This module is the bottom layer: it imports nothing
+of stackmask but :mod:`stackmask.errors`.
+
+The other front ends (JSON Schema, regex, tags) sit above the compiler and build this
+model; ``stackmask.Grammar`` (:mod:`stackmask.grammars`) is a subclass of
+:class:`Grammar` that only adds their constructors, so the model never imports them.
+Everything below the front ends checks ``isinstance`` against this class.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from ..errors import GrammarError
+from .errors import GrammarError
 
 END = "$END"
 
@@ -109,12 +115,15 @@ class Rule:
         return f"{self.origin} -> {' '.join(self.expansion) or '<empty>'}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Grammar:
     """A context-free grammar over regex terminals.
 
-    Build one with :meth:`from_lark`; :class:`stackmask.Constraint` also
-    accepts Lark text directly.
+    Build one with :meth:`from_lark` (or ``stackmask.Grammar.from_json_schema`` /
+    ``from_regex``); :class:`stackmask.Constraint` also accepts Lark text directly.
+    Two grammars are equal when their fields are, whatever their class (this one or
+    ``stackmask.Grammar``); the constructors return instances of the class they are
+    called on.
     """
 
     terminals: tuple[TerminalDef, ...]
@@ -129,12 +138,13 @@ class Grammar:
         if len(names) != len(self.terminals):
             raise GrammarError("duplicate terminal names")
         object.__setattr__(self, "_terminal_names", names)
+        origins = {r.origin for r in self.rules}
         for r in self.rules:
             for s in r.expansion:
-                if s not in names and not any(q.origin == s for q in self.rules):
+                if s not in names and s not in origins:
                     raise GrammarError(f"rule {r.source or r.origin!r} uses undefined symbol {s!r}",
                                        name=r.source or r.origin)
-        if not any(r.origin == self.start for r in self.rules):
+        if self.start not in origins:
             raise GrammarError(f"start symbol {self.start!r} has no rules", name=self.start)
         for n in self.ignore:
             if n not in names:
@@ -155,6 +165,17 @@ class Grammar:
                 if target not in mode_names:
                     raise GrammarError(f"lexer mode {m.name!r} switches to undefined mode {target!r}",
                                        name=target)
+
+    def _fields(self) -> tuple:
+        return (self.terminals, self.rules, self.start, self.ignore, self.modes)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Grammar):
+            return NotImplemented
+        return self is other or self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
 
     # -- queries -----------------------------------------------------------
     def is_terminal(self, symbol: str) -> bool:
@@ -276,22 +297,18 @@ class Grammar:
                 raise GrammarError(f"special_tokens names undefined terminal {n!r}", name=n)
         terms = tuple(TerminalDef(name=t.name, regex="", token=_token_spec(t.name, special_tokens[t.name], True))
                       if t.name in special_tokens else t for t in self.terminals)
-        return Grammar(terminals=terms, rules=self.rules, start=self.start, ignore=self.ignore,
-                       modes=self.modes)
+        return type(self)(terminals=terms, rules=self.rules, start=self.start, ignore=self.ignore,
+                          modes=self.modes)
 
     @classmethod
-    def from_json_schema(cls, schema, **options) -> "Grammar":
-        """Grammar of the JSON documents valid under ``schema`` (a dict or
-        JSON text). See :mod:`stackmask.grammars.json_schema` for options."""
-        from ..grammars.json_schema import schema_to_grammar
-        return schema_to_grammar(schema, **options)
-
-    @classmethod
-    def from_regex(cls, pattern: str, **options) -> "Grammar":
-        """Grammar whose sentences are the full matches of ``pattern``
-        (Python ``re`` syntax). See :mod:`stackmask.grammars.regex`."""
-        from ..grammars.regex import regex_to_grammar
-        return regex_to_grammar(pattern, **options)
+    def of(cls, grammar: "Grammar") -> "Grammar":
+        """``grammar`` as an instance of ``cls`` (itself when it is one already)."""
+        if type(grammar) is cls:
+            return grammar
+        if not isinstance(grammar, Grammar):
+            raise TypeError(f"expected a stackmask.Grammar, not {type(grammar).__name__}")
+        return cls(terminals=grammar.terminals, rules=grammar.rules, start=grammar.start,
+                   ignore=grammar.ignore, modes=grammar.modes)
 
     @classmethod
     def build(cls, terminals: Iterable[TerminalDef], rules: Iterable[Rule], start: str,

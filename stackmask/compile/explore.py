@@ -15,7 +15,9 @@ traces after a cache load, this took the slowest masks from milliseconds to
 under 0.5 ms, e.g. Go's p99.9 5.2 ms -> 0.4 ms, for 7-30 s). The constraint then
 saves the automaton (see :class:`stackmask.Constraint`, ``explore_sentences``).
 
-It changes no mask: the states it compiles are the ones a later mask would
+It drives the constraint it is given through its public operations (``start``,
+``commit_bytes``, ``get_mask``) and its compiled automaton; it imports nothing of the
+runtime. It changes no mask: the states it compiles are the ones a later mask would
 compile on first use, and they are checked like those by the exactness tests.
 The sentences come from the grammar alone (no corpus, no tokenizer), with a
 fixed seed, so the same inputs give the same artifact.

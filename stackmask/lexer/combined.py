@@ -1,0 +1,95 @@
+"""A grammar's lexer automaton: every lexed terminal's DFA (regex or free text), combined.
+
+:func:`compile_lexer` is the product of the terminals' DFAs (``accepts[s]`` = the
+positions of the terminals accepting there), :func:`compile_modal_lexer` the disjoint
+union of one such product per lexer mode.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import GrammarError
+from .dfa import DFA, MAX_DFA_STATES, product
+from .regex import clear_cache as _clear_terminals, compile_terminal
+from .text import free_text_dfa
+
+__all__ = ["terminal_dfas", "compile_lexer", "compile_modal_lexer", "clear_caches"]
+
+
+def _regex_of(t) -> tuple[str, str]:
+    if isinstance(t, str):
+        return t, ""
+    return t.regex, getattr(t, "name", "")
+
+
+def _terminal_dfa(t) -> DFA:
+    text = getattr(t, "text", None)
+    if text is not None:
+        return free_text_dfa(text, getattr(t, "name", ""))
+    if getattr(t, "token", None) is not None:
+        raise GrammarError(f"special-token terminal {t.name!r} is not lexed from bytes", name=t.name)
+    return compile_terminal(*_regex_of(t))
+
+
+def terminal_dfas(terminals: Sequence) -> list[DFA]:
+    """Per-terminal minimized DFAs, in the order of ``terminals`` (TerminalDef
+    objects, or plain regex strings). Cached per regex (per FreeText spec for
+    free-text terminals)."""
+    return [_terminal_dfa(t) for t in terminals]
+
+
+_LEXER_CACHE: dict[tuple[str, ...], DFA] = {}
+
+
+def compile_lexer(terminals: Sequence) -> DFA:
+    """Combined DFA of all terminals: ``accepts[s]`` = the positions ``i`` in
+    ``terminals`` whose own DFA accepts the bytes read; minimized with respect
+    to the accepts sets. Cached by the tuple of regexes."""
+    key = tuple((_regex_of(t)[0], getattr(t, "text", None)) for t in terminals)
+    d = _LEXER_CACHE.get(key)
+    if d is None:
+        d = product(terminal_dfas(terminals))
+        if len(_LEXER_CACHE) > 64:
+            _LEXER_CACHE.clear()
+        _LEXER_CACHE[key] = d
+    return d
+
+
+def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]]) -> tuple[DFA, tuple[int, ...]]:
+    """Lexer automaton with modes: ``modes[m]`` lists the positions in
+    ``terminals`` lexed in mode ``m``. The result is the disjoint union of
+    each mode's combined DFA (``accepts`` holds positions in ``terminals``)
+    and the start state of every mode (mode 0 starts at state 0)."""
+    if not modes:
+        return compile_lexer(terminals), (0,)
+    parts = []
+    for idx in modes:
+        sub = compile_lexer([terminals[i] for i in idx])
+        parts.append((sub, list(idx)))
+    if len(parts) == 1 and parts[0][1] == list(range(len(terminals))):
+        return parts[0][0], (0,)
+    rows = []
+    accepts: list = []
+    starts = []
+    off = 0
+    for sub, idx in parts:
+        starts.append(off)
+        t = sub.trans
+        rows.append(np.where(t >= 0, t + off, -1))
+        accepts.extend(frozenset(idx[i] for i in a) for a in sub.accepts)
+        off += sub.n_states
+    if off > MAX_DFA_STATES:
+        raise GrammarError(f"the combined lexer automaton needs more than {MAX_DFA_STATES} "
+                           f"states (MAX_DFA_STATES)")
+    trans = np.concatenate(rows).astype(np.int32)
+    return DFA(trans=trans, accepts=tuple(accepts), n_states=off), tuple(starts)
+
+
+def clear_caches() -> None:
+    """Forget every compiled terminal and lexer automaton (benchmarks measuring cold builds)."""
+    _LEXER_CACHE.clear()
+    _clear_terminals()
+    free_text_dfa.cache_clear()
