@@ -31,7 +31,8 @@ Outcomes: ``ok``, ``refused`` (construction raised; first line of the message ke
 started for the next schema; a timeout after construction keeps the ttfm and counts the
 schema's instances as not decided), ``crash`` (the worker died). Peak RSS per schema is the
 worker's VmHWM (reset before each schema through ``/proc/self/clear_refs``, else the
-process's ``ru_maxrss``): the vocabulary and the engine's tables are in it.
+process's ``ru_maxrss``): the vocabulary, the engine's tables and whatever earlier schemas left
+in the worker are in it (``rss_start_kb``: the RSS when the schema began).
 
 Engines at their default settings, except where noted: ``stackmask``:
 ``Constraint(Grammar.from_json_schema(schema), vocab)`` with the artifact cache disabled (each
@@ -286,7 +287,7 @@ def run_job(eng, job: dict, buf, send) -> dict:
     """One schema in the worker: construction, ttfm, replays. ``send`` reports the ttfm early
     (so a timeout during the replays keeps it)."""
     reset_ok = _reset_peak()
-    rec = dict(name=job["name"])
+    rec = dict(name=job["name"], rss_start_kb=_status_kb("self", "VmRSS"))
     eng.notes.clear()
     t0 = time.perf_counter()
     try:
@@ -497,6 +498,7 @@ def summarize(recs: list, timeout: float) -> dict:
         mask={f"p{q:g}": percentile(masks, q) for q in PCTS} | {"max": max(masks, default=math.nan),
                                                                 "n": len(masks)},
         peak_rss_mb=max(rss, default=0) / 1024 if rss else math.nan,
+        rss_start_mb=max((r.get("rss_start_kb") or 0 for r in recs), default=0) / 1024,
         valid=n_valid, valid_ok=sum(sum(r.get("valid", ())) for r in ok),
         valid_ok_key_order=sum(sum(r.get("valid_alt", ())) for r in ok),
         invalid=n_invalid, invalid_rej=sum(sum(r.get("invalid", ())) for r in ok),
@@ -549,6 +551,9 @@ def notes(summaries: dict) -> str:
             extra.append(f"{s['run_errors']} schemas constructed but their instances did not finish")
         if s["mask_missing"]:
             extra.append(f"{s['mask_missing']} valid-instance tokens absent from their mask")
+        if s["rss_start_mb"]:
+            extra.append(f"worker RSS at the start of a schema up to {s['rss_start_mb']:.0f} MB "
+                         "(the vocabulary, the engine, and what earlier schemas left)")
         if s["glr_fallback"]:
             extra.append(f"{s['glr_fallback']} schemas needed the GLR fallback (schema_constraint)")
         if extra:

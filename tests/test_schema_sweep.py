@@ -57,6 +57,8 @@ def test_summary_and_table():
     assert "> 60 s" in row and "2/3 (66.7%) +1 in key order" in row and "2/3 (66.7%) |" in row
     assert "900 MB" in row
     assert "cannot be enforced" in sw.notes({"eng": s})
+    recs[0]["rss_start_kb"] = 150 * 1024
+    assert "up to 150 MB" in sw.notes({"eng": sw.summarize(recs, 60.0)})
 
 
 def test_reformat_keeps_strings_and_numbers():
@@ -143,7 +145,7 @@ def test_sweep_stackmask_end_to_end():
     assert ab["invalid"] == [True, True]
     # masks before each token and before EOS of the accepted instances; the rejected one stops early
     assert len(b["masks_s"]) == 4 and all(0 < m < 1 for m in b["masks_s"])
-    assert 0 < b["ttfm_s"] < 120 and b["peak_rss_kb"] > 50 * 1024
+    assert 0 < b["ttfm_s"] < 120 and b["peak_rss_kb"] >= b["rss_start_kb"] > 50 * 1024
     assert b["mask_missing"] == 0 and ab["mask_missing"] >= 1
     s = sw.summarize(res["schemas"], 120)
     assert (s["valid_ok"], s["valid"], s["invalid_rej"], s["invalid"]) == (3, 4, 4, 4)

@@ -335,8 +335,10 @@ def dumps(v) -> str:
 
 
 def checked_instances(s: dict, r: random.Random, n_valid: int = 2, n_invalid: int = 3):
-    """(valid texts, invalid texts), each checked with jsonschema (Draft 2020-12, formats)."""
-    v = jsonschema.Draft202012Validator(s, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    """(valid texts, invalid texts), each checked with jsonschema (the schema's draft, else 2020-12;
+    formats asserted)."""
+    cls = jsonschema.validators.validator_for(s, default=jsonschema.Draft202012Validator)
+    v = cls(s, format_checker=cls.FORMAT_CHECKER)
     valid: list = []
     for _ in range(20 * n_valid):
         if len(valid) >= n_valid:
