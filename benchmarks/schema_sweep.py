@@ -283,6 +283,12 @@ def _first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {msg[0][:300] if msg else ''}"
 
 
+def _detail(e: BaseException) -> str:
+    """The message's second non-empty line (where stackmask names the keyword and pointer)."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return lines[1][:300] if len(lines) > 1 else ""
+
+
 def run_job(eng, job: dict, buf, send) -> dict:
     """One schema in the worker: construction, ttfm, replays. ``send`` reports the ttfm early
     (so a timeout during the replays keeps it)."""
@@ -296,7 +302,8 @@ def run_job(eng, job: dict, buf, send) -> dict:
         eng.mask(h, st, buf)
         rec["ttfm_s"] = time.perf_counter() - t0
     except Exception as e:  # noqa: BLE001  (any construction error is a refusal)
-        rec.update(outcome="refused", error=_first_line(e), seconds=time.perf_counter() - t0,
+        rec.update(outcome="refused", error=_first_line(e), error_detail=_detail(e),
+                   seconds=time.perf_counter() - t0,
                    notes=list(eng.notes), peak_rss_kb=_peak_kb(reset_ok))
         return rec
     rec.update(outcome="ok", notes=list(eng.notes))
@@ -489,6 +496,8 @@ def summarize(recs: list, timeout: float) -> dict:
     for r in recs:
         if r["outcome"] in ("refused", "crash"):
             key = r["error"][:100]
+            if r.get("error_detail"):        # the keyword, without the schema-specific pointer
+                key += " / " + re.sub(r"#/[^\s:]*", "#/...", r["error_detail"])[:120]
             errors[key] = errors.get(key, 0) + 1
     return dict(
         schemas=len(recs), **outcomes,
@@ -555,7 +564,7 @@ def notes(summaries: dict) -> str:
             extra.append(f"worker RSS at the start of a schema up to {s['rss_start_mb']:.0f} MB "
                          "(the vocabulary, the engine, and what earlier schemas left)")
         if s["glr_fallback"]:
-            extra.append(f"{s['glr_fallback']} schemas needed the GLR fallback (schema_constraint)")
+            extra.append(f"{s['glr_fallback']} schema(s) needed the GLR fallback (schema_constraint)")
         if extra:
             lines.append(f"- {name}: " + "; ".join(extra))
         for err, n in s["errors"].items():

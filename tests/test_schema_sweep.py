@@ -40,7 +40,8 @@ def test_summary_and_table():
              valid_alt=[True], invalid=[True, True], peak_rss_kb=200 * 1024),
         _rec("b", "ok", ttfm_s=0.004, masks_s=[2e-6], valid=[True], valid_alt=[], invalid=[False],
              peak_rss_kb=300 * 1024),
-        _rec("c", "refused", error="GrammarError: keyword 'x' cannot be enforced", peak_rss_kb=100 * 1024),
+        _rec("c", "refused", error="GrammarError: keyword(s) that cannot be enforced",
+             error_detail="maxLength at #/properties/a/maxLength: too large", peak_rss_kb=100 * 1024),
         _rec("d", "timeout", error="no result in 60 s", peak_rss_kb=900 * 1024),
         _rec("e", "ok", ttfm_s=0.5, run_error="no result in 60 s"),
     ]
@@ -56,9 +57,16 @@ def test_summary_and_table():
     assert row.startswith("| eng | 3 / 1 / 1 / 0 | 4.0 ms |")
     assert "> 60 s" in row and "2/3 (66.7%) +1 in key order" in row and "2/3 (66.7%) |" in row
     assert "900 MB" in row
-    assert "cannot be enforced" in sw.notes({"eng": s})
+    assert "cannot be enforced / maxLength at #/...: too large" in sw.notes({"eng": s})
     recs[0]["rss_start_kb"] = 150 * 1024
     assert "up to 150 MB" in sw.notes({"eng": sw.summarize(recs, 60.0)})
+
+
+def test_error_lines():
+    e = ValueError("keyword(s) that cannot be enforced:\n\n  maxLength at #/a: too large\n  more")
+    assert sw._first_line(e) == "ValueError: keyword(s) that cannot be enforced:"
+    assert sw._detail(e) == "maxLength at #/a: too large"
+    assert sw._detail(ValueError("one line")) == ""
 
 
 def test_reformat_keeps_strings_and_numbers():
