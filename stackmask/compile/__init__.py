@@ -8,6 +8,7 @@ Parser DWA) and stores it.
 
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import dataclass, field
 
@@ -71,10 +72,18 @@ def encode_artifact(comp: Compiled) -> bytes:
 def decode_artifact(payload: bytes) -> Compiled:
     """The :class:`Compiled` of an artifact payload; builds only plain values and the
     grammar's dataclasses (loading runs no code the file chooses)."""
-    data = _CODEC.loads(payload)
-    if not isinstance(data, dict):
-        raise TypeError("the artifact is not a mapping")
-    return Compiled.from_data(data)
+    # decoding allocates millions of small objects and none of them is garbage: the
+    # collector's passes meanwhile would only walk them (a third of a Java load)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        data = _CODEC.loads(payload)
+        if not isinstance(data, dict):
+            raise TypeError("the artifact is not a mapping")
+        return Compiled.from_data(data)
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def requirements_of(scanner: Scanner, n_configs: int, known=None) -> dict:

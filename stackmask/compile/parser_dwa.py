@@ -714,8 +714,9 @@ class ParserDWA:
         if len(offsets) != n + 1 or offsets[0] != 0:
             raise ValueError("bad automaton edge offsets")
         sym, dst, wid = (data[k].tolist() for k in ("sym", "dst", "wid"))
-        edges = list(zip(dst, wid))
-        dwa.trans = [dict(zip(sym[a:b], edges[a:b])) for a, b in zip(offsets, offsets[1:])]
+        edges = list(zip(sym, zip(dst, wid)))
+        # most states of a partial automaton have no edge yet: no slicing for those
+        dwa.trans = [dict(edges[a:b]) if b > a else {} for a, b in zip(offsets, offsets[1:])]
         dd, dw = data["default_dst"].tolist(), data["default_wid"].tolist()
         dwa.default = [(d, w) if h else None
                        for h, d, w in zip(data["has_default"].tolist(), dd, dw)]
