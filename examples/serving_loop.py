@@ -155,8 +155,8 @@ def main() -> int:
     dt = time.perf_counter() - t0
 
     print(f"{n_req} requests, {model_calls} model calls, {forced_total} forced tokens, "
-          f"{drafts_rejected} draft tokens rejected, {dt:.2f} s (get_mask is still the O(|V|) "
-          f"reference oracle)")
+          f"{drafts_rejected} draft tokens rejected, {dt:.2f} s (random logits stand in for "
+          f"the model)")
     for rid, toks in outputs.items():
         eos = [t for t in toks if t in vocab.eos_token_ids]
         text = b"".join(vocab.tokens[t] for t in toks if t not in vocab.eos_token_ids).decode()

@@ -8,13 +8,21 @@
   grammar, printing every step; every token must be allowed by ``get_mask``
   before it is committed, EOS must be allowed at the end, and every mask is
   compared with the reference oracle (``--no-verify`` skips that).
+
+Both resolve ``--grammar`` alike (:func:`stackmask.report.workload.load_workload`:
+the bundled ``json``, the benchmark grammars ``c calc sql java go``, a ``.lark``
+file or a JSON Schema ``.json`` file) and log progress (logger ``stackmask``)
+to stderr; ``--quiet`` keeps only warnings.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
+
+log = logging.getLogger("stackmask.cli")
 
 SAMPLE = '{"name": "stackmask", "tags": ["glr", "masks"], "version": 0.1, "exact": true, "peers": null}'
 
@@ -29,43 +37,73 @@ def _percentiles(xs: list[float]) -> str:
             f"p99.9 {ps[3]:.0f} us  max {a.max():.0f} us  (n={len(xs)})")
 
 
+def _demo_text(args, w) -> str:
+    """The document to decode: --text, --text-file, else the grammar's first bundled
+    document (the JSON sample, or the first trace of ``benchmarks/traces/<name>.jsonl``)."""
+    from .report.workload import WorkloadError, default_corpus
+    if args.text_file:
+        try:
+            with open(args.text_file, encoding="utf-8") as f:
+                return f.read()
+        except OSError as e:
+            raise WorkloadError(f"--text-file {args.text_file!r}: {e.strerror}") from None
+    if args.text is not None:
+        return args.text
+    if w.name == "json" and w.source.startswith("bundled"):
+        return SAMPLE
+    docs = default_corpus(w) or []
+    text = next((d["text"] for d in docs if isinstance(d.get("text"), str) and d["text"]), None)
+    if text is None:
+        raise WorkloadError(f"no sample document for grammar {w.name!r}: give --text or --text-file")
+    return text
+
+
 def demo(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="stackmask demo",
                                  description="Decode a document token by token under a grammar, "
                                              "checking every token against the mask.")
     ap.add_argument("--grammar", default="json",
-                    help="bundled grammar name (json) or path to a .lark file (default: json)")
-    ap.add_argument("--text", default=None, help="document to decode (default: a bundled JSON sample)")
+                    help="bundled grammar (json), benchmark grammar (c, calc, sql, java, go), "
+                         "a .lark file or a JSON Schema .json file (default: json)")
+    ap.add_argument("--text", default=None,
+                    help="document to decode (default: a bundled JSON sample for json, the first "
+                         "benchmark trace for the benchmark grammars)")
     ap.add_argument("--text-file", default=None, help="read the document from this file")
-    ap.add_argument("--ambiguous", action="store_true", help="allow LALR conflicts (GLR)")
-    ap.add_argument("--quiet", action="store_true", help="only print the summary")
+    ap.add_argument("--ambiguous", action="store_true", default=None,
+                    help="allow LALR conflicts (GLR); on by default for sql, java, go")
+    ap.add_argument("--quiet", action="store_true",
+                    help="only print the summary (no steps, no progress lines)")
     ap.add_argument("--no-verify", action="store_true",
                     help="do not compare every mask with the reference oracle (O(|V|) per step)")
     args = ap.parse_args(argv)
 
     import numpy as np
     from . import Constraint, TokenRejected, Vocab
-    from .grammars import BUNDLED, load
+    from .report import configure_logging
+    from .report.workload import WorkloadError, load_workload
     from .vocab import qwen2_5_encoding
 
-    if args.grammar in BUNDLED:
-        grammar_text = load(args.grammar)
-    else:
-        with open(args.grammar, encoding="utf-8") as f:
-            grammar_text = f.read()
-    if args.text_file:
-        with open(args.text_file, encoding="utf-8") as f:
-            text = f.read()
-    else:
-        text = args.text if args.text is not None else SAMPLE
+    configure_logging(quiet=args.quiet)
+    try:
+        w = load_workload(args.grammar, args.ambiguous)
+        text = _demo_text(args, w)
+    except WorkloadError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
 
     t0 = time.perf_counter()
+    log.info("loading the Qwen2.5 vocabulary")
     vocab = Vocab.qwen2_5()
     t1 = time.perf_counter()
-    c = Constraint(grammar_text, vocab, ambiguous=args.ambiguous)
+    log.info("building the mask automaton of %s (%s)", w.name, w.source)
+    if w.kind == "schema":
+        from .grammars.json_schema import schema_constraint
+        c = schema_constraint(w.schema, vocab, progress=not args.quiet)
+    else:
+        c = Constraint(w.text, vocab, ambiguous=w.ambiguous, progress=not args.quiet)
     t2 = time.perf_counter()
     print(f"vocabulary: Qwen2.5, {len(vocab.tokens)} tokens, mask width {vocab.size} ({t1 - t0:.2f} s)")
-    print(f"grammar: {args.grammar}: {len(c.grammar.terminals)} terminals, {len(c.grammar.rules)} rules; "
+    print(f"grammar: {w.name}{' [GLR]' if c.ambiguous else ''}: {len(c.grammar.terminals)} terminals, {len(c.grammar.rules)} rules; "
           f"LR states {c.tables.lr.n_states}, lexer states {c.tables.lexer.n_states}")
     st = c.compile_stats()
     how = "loaded from cache" if c.loaded_from_cache else "compiled"
@@ -110,16 +148,19 @@ def demo(argv: list[str]) -> int:
     return 0
 
 
+USAGE = ("usage: stackmask [report] [options]   (latency report; stackmask report --help)\n"
+         "       stackmask demo [options]       (decode one document step by step; "
+         "stackmask demo --help)")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "demo":
         return demo(argv[1:])
     if argv and argv[0] == "report":
-        argv = argv[1:]
-    if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
-        print("usage: stackmask [report] [options]   (latency report; stackmask report --help)\n"
-              "       stackmask demo [options]       (decode one document step by step; "
-              "stackmask demo --help)")
+        argv = argv[1:]            # `stackmask report --help`: the report's own options
+    elif argv in (["-h"], ["--help"]):
+        print(USAGE)
         return 0
     from .report import main as report_main
     return report_main(argv)

@@ -35,8 +35,8 @@ def pytest_unconfigure(config):
 
 def read_bench_grammar(name: str) -> str:
     path = GRAMMAR_DIR / f"{name}.lark"
-    if not path.exists():
-        pytest.fail(f"benchmark grammar {path} not found (set STACKMASK_BENCH to the shared/bench folder)")
+    if not path.exists():       # a checkout without ../shared/bench: skipped, with the reason
+        pytest.skip(f"benchmark grammar {path} not found (set STACKMASK_BENCH to the shared/bench folder)")
     return path.read_text(encoding="utf-8")
 
 

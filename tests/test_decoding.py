@@ -84,9 +84,11 @@ def test_validate_tokens_counts_the_accepted_prefix(json_c, vocab):
     s = c.start()
     # an id outside the vocabulary raises wherever it is, also after a rejection
     rejected = greedy_ids(vocab, b"}")
-    for draft in (good + [vocab.size], rejected + [vocab.size], [-1], rejected + ["x"]):
+    for draft in (good + [vocab.size], rejected + [vocab.size], [-1]):
         with pytest.raises(ValueError):
             c.validate_tokens(s, draft)
+    with pytest.raises(TypeError):                      # not an int: also after a rejection
+        c.validate_tokens(s, rejected + ["x"])
     before = c.get_mask(s).copy()
     assert decoding.validate_tokens(c, s, good) == len(good)
     assert c.validate_tokens(s, good + [eos]) == len(good) + 1

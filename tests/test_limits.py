@@ -172,9 +172,9 @@ def test_limits_are_validated():
                               max_token_sequences=4096)
 
 
-def test_readme_lists_every_limit_and_error():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme.split("## Limits and errors", 1)[1].split("\n## ", 1)[0]
+def test_docs_list_every_limit_and_error():
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "semantics.md").read_text()
+    section = doc.split("## Limits and errors", 1)[1].split("\n## ", 1)[0]
     import dataclasses
     for f in dataclasses.fields(Limits):
         assert f.name in section, f.name

@@ -54,11 +54,13 @@ def test_prefilled_masks_are_the_unions_of_their_walks_token_sets(qwen_vocab):
         assert np.array_equal(np.frombuffer(mask, dtype=np.int32), _key_mask(c, key)), sorted(key)
 
 
-def test_first_masks_of_a_fresh_constraint_equal_the_oracle(qwen_vocab, qwen_encoding,
+@pytest.mark.parametrize("stride", [pytest.param(25, id="every-25th"),
+                                    pytest.param(3, id="every-3rd", marks=pytest.mark.slow)])
+def test_first_masks_of_a_fresh_constraint_equal_the_oracle(stride, qwen_vocab, qwen_encoding,
                                                           monkeypatch):
     """Single-head masks come from the prefilled memo, several-head ones are united from
     their heads' masks the first time: they equal the oracle (every several-head step
-    up to 25 of them, every 10th other step: the oracle takes ~0.2 s a mask), and every
+    up to 25 of them, every ``stride``-th other step: the oracle takes ~0.2 s a mask), and every
     several-head mask met was computed from its parts. Compiled without head pairs
     (with them every two-head state of this corpus is walked as one: see below)."""
     monkeypatch.setattr(dwa_build, "head_pairs", lambda scanner, configs: set())
@@ -79,7 +81,7 @@ def test_first_masks_of_a_fresh_constraint_equal_the_oracle(qwen_vocab, qwen_enc
         for t in toks:
             mask = c.get_mask(s)
             several = len(s.heads) > 1
-            if (several and multi < 25) or step % 10 == 0:
+            if (several and multi < 25) or step % stride == 0:
                 assert np.array_equal(mask, c.reference_mask(s))
             multi += several
             step += 1
@@ -334,9 +336,17 @@ def _branching_nodes(state) -> list:
     return out
 
 
-@pytest.mark.parametrize("name", ["ss", "expr", "rlist"])
-def test_walks_below_branching_nodes_are_memoized_exactly(name, qwen_vocab, qwen_encoding,
-                                                          monkeypatch):
+# the default run walks the first generated texts of each grammar up to one whose stack
+# branches (plus the fixed long ones); the slow run six. Every step asks the O(|V|)
+# oracle, which is the whole cost of this test.
+_BRANCHING_CASES = ([pytest.param(n, k, id=n) for n, k in (("ss", 2), ("expr", 2), ("rlist", 3))]
+                    + [pytest.param(n, 6, id=f"{n}-6-texts", marks=pytest.mark.slow)
+                       for n in ("ss", "expr", "rlist")])
+
+
+@pytest.mark.parametrize("name, n_texts", _BRANCHING_CASES)
+def test_walks_below_branching_nodes_are_memoized_exactly(name, n_texts, qwen_vocab,
+                                                          qwen_encoding, monkeypatch):
     """GLR stacks share branching nodes: the walk below one is memoized on it by DWA
     state, bottom up (every branching node the walk reaches keeps its own part, so the
     next tokens' masks walk only what is new above them), and a node's links are read
@@ -369,12 +379,13 @@ def test_walks_below_branching_nodes_are_memoized_exactly(name, qwen_vocab, qwen
 
     m._branches = spy_branches
     try:
-        for text in _AMBIGUOUS_FIXED_LONG.get(name, []) + ambiguous_traces(name, 6, max_terminals=12,
-                                                                           seed=11):
+        for text in _AMBIGUOUS_FIXED_LONG.get(name, []) + ambiguous_traces(
+                name, n_texts, max_terminals=12, seed=11):
             s = c.start()
             for tok in qwen_encoding.encode(text, disallowed_special=()):
+                ref = c.reference_mask(s)
                 for _ in range(2):
-                    assert np.array_equal(c.get_mask(s), c.reference_mask(s)), (name, text)
+                    assert np.array_equal(c.get_mask(s), ref), (name, text)
                 for node in _branching_nodes(s):
                     for q, r in (node.walk_memo or {}).items():
                         assert r == _walk_all(dwa, q, node)[0], (name, text)
@@ -454,7 +465,7 @@ def test_start_mask_is_pinned_and_asked_again_states_skip_the_walk(qwen_vocab, q
     given = c.get_mask(start)
     given[:] = -1                               # the caller's copy, not the pin
     states = [start]
-    for tok in _corpus_traces(qwen_encoding, 2)[1][:40]:
+    for tok in _corpus_traces(qwen_encoding, 2)[1][:20]:
         states.append(c.commit(states[-1], tok))
     refs = [c.reference_mask(s) for s in states]
     for s, ref in zip(states, refs):

@@ -168,13 +168,13 @@ def test_rejected_token_keeps_state_usable():
     assert c.is_accepting(s)             # s itself unchanged: "if x" is still a sentence
 
 
-def test_unknown_token_id_is_value_error():
+def test_unknown_token_id_is_value_error_and_a_non_int_type_error():
     c = Constraint(DOTS, byte_vocab())
     with pytest.raises(ValueError):
         c.commit(c.start(), 10**6)
     with pytest.raises(ValueError):
         c.commit(c.start(), -1)
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError):
         c.commit(c.start(), "a")
 
 

@@ -44,12 +44,17 @@ from __future__ import annotations
 
 import re
 
-import re._constants as C
-import re._parser as sre_parse
+try:                                  # Python >= 3.11
+    import re._constants as C
+    import re._parser as sre_parse
+except ImportError:                   # Python 3.10 (as Lark does)
+    import sre_constants as C
+    import sre_parse
 
 from ..errors import GrammarError
 from ..grammar import Grammar, Rule, TerminalDef
-from ..lexer.regex import codepoint_set, combine_flags, walk_parse_tree
+from ..lexer.regex import (ATOMIC_GROUP, POSSESSIVE_REPEAT, codepoint_set, combine_flags,
+                           walk_parse_tree)
 
 __all__ = ["regex_to_grammar"]
 
@@ -138,15 +143,15 @@ def _strip(out: list) -> tuple[list, bool]:
     return out, changed
 
 
-_UNSUPPORTED = {
-    C.AT: "anchors and word boundaries (other than ^/$ at the pattern's edges)",
-    C.ASSERT: "lookahead/lookbehind assertions",
-    C.ASSERT_NOT: "lookahead/lookbehind assertions",
-    C.GROUPREF: "backreferences",
-    C.GROUPREF_EXISTS: "conditional groups",
-    C.ATOMIC_GROUP: "atomic groups",
-    C.POSSESSIVE_REPEAT: "possessive quantifiers",
-}
+_UNSUPPORTED = {op: what for op, what in (
+    (C.AT, "anchors and word boundaries (other than ^/$ at the pattern's edges)"),
+    (C.ASSERT, "lookahead/lookbehind assertions"),
+    (C.ASSERT_NOT, "lookahead/lookbehind assertions"),
+    (C.GROUPREF, "backreferences"),
+    (C.GROUPREF_EXISTS, "conditional groups"),
+    (ATOMIC_GROUP, "atomic groups"),
+    (POSSESSIVE_REPEAT, "possessive quantifiers"),
+) if op is not None}
 
 
 def _to_ast(items, flags: int, name: str, keep_reluctant: bool):

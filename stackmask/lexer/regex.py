@@ -27,8 +27,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import re._constants as C
-import re._parser as sre_parse
+try:                                  # Python >= 3.11
+    import re._constants as C
+    import re._parser as sre_parse
+except ImportError:                   # Python 3.10 (as Lark does)
+    import sre_constants as C
+    import sre_parse
 
 import numpy as np
 
@@ -38,6 +42,11 @@ from .dfa import (DFA, MAX_DFA_STATES, MAX_NFA_STATES, ByteNFA, TooManyStates, d
 
 __all__ = ["regex_to_nfa", "compile_terminal", "codepoint_set", "utf8_sequences",
            "normalize_intervals", "complement_intervals", "combine_flags", "walk_parse_tree"]
+
+#: opcodes of atomic groups and possessive quantifiers (Python 3.11+); Python 3.10's
+#: parser rejects their syntax, so there they stand for no opcode (None)
+ATOMIC_GROUP = getattr(C, "ATOMIC_GROUP", None)
+POSSESSIVE_REPEAT = getattr(C, "POSSESSIVE_REPEAT", None)
 
 MAX_CP = 0x10FFFF
 SURR_LO, SURR_HI = 0xD800, 0xDFFF
@@ -298,13 +307,13 @@ def _charset_template(ivs: Intervals):
     return len(full), tuple(edges)
 
 
-_UNSUPPORTED = {
-    C.GROUPREF: "backreferences (\\1, (?P=name))",
-    C.GROUPREF_EXISTS: "conditional groups (?(id)yes|no)",
-    C.AT: "anchors and boundaries (^ $ \\A \\Z \\b \\B)",
-    C.ATOMIC_GROUP: "atomic groups (?>...)",
-    C.POSSESSIVE_REPEAT: "possessive quantifiers (*+ ++ ?+ {m,n}+)",
-}
+_UNSUPPORTED = {op: what for op, what in (
+    (C.GROUPREF, "backreferences (\\1, (?P=name))"),
+    (C.GROUPREF_EXISTS, "conditional groups (?(id)yes|no)"),
+    (C.AT, "anchors and boundaries (^ $ \\A \\Z \\b \\B)"),
+    (ATOMIC_GROUP, "atomic groups (?>...)"),
+    (POSSESSIVE_REPEAT, "possessive quantifiers (*+ ++ ?+ {m,n}+)"),
+) if op is not None}
 
 
 def combine_flags(flags: int, add: int, delete: int) -> int:
@@ -416,12 +425,12 @@ def walk_parse_tree(items):
         yield op, av
         if op is C.SUBPATTERN:
             yield from walk_parse_tree(av[3])
-        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, POSSESSIVE_REPEAT):
             yield from walk_parse_tree(av[2])
         elif op is C.BRANCH:
             for b in av[1]:
                 yield from walk_parse_tree(b)
-        elif op is C.ATOMIC_GROUP:
+        elif op is ATOMIC_GROUP:
             yield from walk_parse_tree(av)
         elif op is C.ASSERT or op is C.ASSERT_NOT:
             yield from walk_parse_tree(av[1])

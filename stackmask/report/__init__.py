@@ -16,6 +16,10 @@ engine). ``--verify K`` compares stackmask's ``get_mask`` with the reference
 oracle at K random steps after the timed passes. For every peer the report
 also counts the steps at which its mask equals stackmask's (special tokens
 and EOS bits aside: engines disagree on which specials they allow).
+
+Progress (vocabulary, compile, passes; a line every ``HEARTBEAT_S`` while an
+engine is silent) goes to the logger ``stackmask.report``, which
+:func:`configure_logging` shows on stderr (``--quiet``: warnings only).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import argparse
 import gc
 import hashlib
 import json
+import logging
 import multiprocessing as mp
 import os
 import random
@@ -39,7 +44,11 @@ import numpy as np
 from .engines import ENGINES, PEERS, EngineUnavailable, clear_special_bits, make_engine
 from .workload import DEFAULT_VOCAB, WorkloadError, load_traces, load_vocab, load_workload
 
+log = logging.getLogger("stackmask.report")
+
 PCTS = (50, 90, 99, 99.9)
+#: seconds an engine may run without a progress line before the report logs one
+HEARTBEAT_S = 30.0
 #: the slowest masks of each pass the --json rows name (trace, step, µs)
 SLOWEST = 5
 
@@ -69,6 +78,31 @@ def percentiles(ns: list[int]) -> dict:
 
 def _bit(mask: np.ndarray, tok: int) -> bool:
     return bool((int(mask[tok >> 5]) >> (tok & 31)) & 1)
+
+
+# -- logging --------------------------------------------------------------------------------
+class _StderrHandler(logging.Handler):
+    """Writes to whatever ``sys.stderr`` is at the time of the record (so redirected or
+    captured stderr gets the lines), one line per record."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:       # pragma: no cover - logging must never break the run
+            self.handleError(record)
+
+
+def configure_logging(quiet: bool = False) -> None:
+    """Show the ``stackmask`` logger's INFO records (progress) on stderr, or only its
+    warnings when ``quiet``. For the command line; the library itself configures no
+    logging. Calling it again changes the level and adds no second handler."""
+    logger = logging.getLogger("stackmask")
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        h = _StderrHandler()
+        h.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s", "%H:%M:%S"))
+        logger.addHandler(h)
 
 
 # -- one engine, in its own process ---------------------------------------------------------
@@ -140,15 +174,21 @@ def run_engine(name: str, vocab_spec: str, eos_id, workload, traces, opts: dict)
         if name == "stackmask":
             kw = dict(cache_dir=False if opts.get("no_cache") else opts.get("cache_dir"),
                       compile_mode=opts.get("compile", "eager"),
-                      compile_budget_s=opts.get("compile_budget_s", 120.0))
+                      compile_budget_s=opts.get("compile_budget_s", 120.0),
+                      progress=opts.get("progress", False))
+        log.info("%s: preparing the vocabulary", name)
         eng = make_engine(name, vocab, encode, **kw)
         out["version"] = eng.version()
         out["vocab_prep_s"] = time.perf_counter() - t0
         out["rss_before_compile"] = _rss_now()
+        log.info("%s: compiling %s (vocabulary ready in %.1f s)", name, workload.name,
+                 out["vocab_prep_s"])
         t0 = time.perf_counter()
         h = eng.compile(workload)
         out["compile_s"] = time.perf_counter() - t0
         out["peak_rss_compile"] = _rss_peak()
+        log.info("%s: compiled in %.1f s; replaying %d traces (cold pass, then warm)", name,
+                 out["compile_s"], len(traces))
         if name == "stackmask":
             out["loaded_from_cache"] = h.loaded_from_cache
             out["stats"] = {k: v for k, v in h.compile_stats().items()
@@ -160,6 +200,7 @@ def run_engine(name: str, vocab_spec: str, eos_id, workload, traces, opts: dict)
         warm.pop("digests")
         out["warm"] = warm
         if name == "stackmask" and opts.get("verify"):
+            log.info("%s: comparing %d masks with the reference oracle", name, opts["verify"])
             out["verify"] = _verify(h, traces, opts["verify"], opts.get("seed", 0))
         out["peak_rss"] = _rss_peak()
         out["notes"] = list(eng.notes)
@@ -172,7 +213,8 @@ def run_engine(name: str, vocab_spec: str, eos_id, workload, traces, opts: dict)
     return out
 
 
-def _child(conn, *args):
+def _child(conn, log_level, *args):
+    configure_logging(quiet=log_level > logging.INFO)   # a spawned process starts unconfigured
     try:
         conn.send(run_engine(*args))
     finally:
@@ -182,13 +224,27 @@ def _child(conn, *args):
 def run_isolated(name, vocab_spec, eos_id, workload, traces, opts, timeout: float) -> dict:
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
-    p = ctx.Process(target=_child, args=(child, name, vocab_spec, eos_id, workload, traces, opts),
+    level = logging.getLogger("stackmask").getEffectiveLevel()
+    p = ctx.Process(target=_child,
+                    args=(child, level, name, vocab_spec, eos_id, workload, traces, opts),
                     daemon=True)
     t0 = time.perf_counter()
     p.start()
     child.close()
     res = None
-    if parent.poll(timeout):
+    ready = False
+    while True:             # wait for the result, with a line now and then while it runs
+        left = timeout - (time.perf_counter() - t0)
+        if left <= 0:
+            break
+        if parent.poll(min(HEARTBEAT_S, left)):
+            ready = True
+            break
+        if not p.is_alive():
+            ready = parent.poll(0)
+            break
+        log.info("%s: still running (%.0f s)", name, time.perf_counter() - t0)
+    if ready:
         try:
             res = parent.recv()
         except EOFError:
@@ -378,11 +434,28 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", dest="json_out", default=None, help="write the raw figures to this file")
     ap.add_argument("--plot", default=None, help="draw latency CDFs to this PNG (needs matplotlib)")
+    ap.add_argument("--quiet", action="store_true",
+                    help="no progress lines on stderr (warnings and errors only)")
     return ap
+
+
+def _check_plot_backend() -> str | None:
+    """None when ``--plot`` can draw, else the error to stop with (before any run)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return "--plot needs matplotlib: pip install 'stackmask[plot]' (or drop --plot)"
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(quiet=args.quiet)
+    if args.plot:
+        err = _check_plot_backend()
+        if err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
     engines = ["stackmask"]
     if args.compare:
         want = PEERS if args.compare.strip() == "all" else [e.strip() for e in args.compare.split(",") if e.strip()]
@@ -403,10 +476,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"vocabulary: {args.vocab}, mask width {vocab.size}; corpus: {tr.source}, "
           f"{len(tr.tokens)} documents, {tr.n_tokens} tokens", file=sys.stderr)
     opts = dict(no_cache=args.no_cache, cache_dir=args.cache_dir, compile=args.compile,
-                compile_budget_s=args.compile_budget, verify=args.verify, seed=args.seed)
+                compile_budget_s=args.compile_budget, verify=args.verify, seed=args.seed,
+                progress=not args.quiet)
     results = []
     for e in engines:
-        print(f"running {e} ...", file=sys.stderr, flush=True)
+        log.info("running %s in a fresh process ...", e)
         t0 = time.perf_counter()
         r = run_isolated(e, args.vocab, args.eos_id, w, tr.tokens, opts, args.timeout)
         r["wall_s"] = time.perf_counter() - t0

@@ -83,7 +83,7 @@ class Stackmask(Engine):
     name = "stackmask"
 
     def __init__(self, vocab, *, cache_dir=None, compile_mode: str = "eager",
-                 compile_budget_s: float | None = 120.0):
+                 compile_budget_s: float | None = 120.0, progress: bool = False):
         import stackmask
         from stackmask.compile.token_index import vocab_index
         super().__init__()
@@ -93,13 +93,14 @@ class Stackmask(Engine):
         self.cache_dir = cache_dir
         self.compile_mode = compile_mode
         self.compile_budget_s = compile_budget_s
+        self.progress = progress      # the compile's own progress lines on stderr
         vocab_index(vocab)        # vocabulary preprocessing, shared by every grammar
 
     def version(self) -> str:
         return self.sm.__version__
 
     def compile(self, w):
-        kw = dict(cache_dir=self.cache_dir, progress=False, compile=self.compile_mode,
+        kw = dict(cache_dir=self.cache_dir, progress=self.progress, compile=self.compile_mode,
                   compile_budget_s=self.compile_budget_s)
         if w.kind == "schema":
             from stackmask.grammars.json_schema import schema_constraint

@@ -370,10 +370,10 @@ class Constraint:
 
     # -- machinery ------------------------------------------------------------
     def check_token_id(self, token_id) -> int:
-        """``token_id`` as an int; ``ValueError`` for a non-integer or an id outside
-        ``[0, vocab_size)``."""
+        """``token_id`` as an int: ``TypeError`` unless it is an int or a numpy integer
+        (``bool`` and floats such as ``3.0`` included), ``ValueError`` outside the vocabulary."""
         if isinstance(token_id, (bool, np.bool_)) or not isinstance(token_id, (int, np.integer)):
-            raise ValueError(f"token id must be an int, not {type(token_id).__name__}")
+            raise TypeError(f"token id must be an int, not {type(token_id).__name__}")
         token_id = int(token_id)
         if not 0 <= token_id < self.vocab.size:
             raise ValueError(f"token id {token_id} outside the vocabulary [0, {self.vocab.size})")
