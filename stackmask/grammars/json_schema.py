@@ -436,6 +436,21 @@ class Lang:
         return k
 
 
+#: array keywords merged together by ``allOf`` (see :meth:`_Converter.array_parts`)
+_ARRAY_KEYS = frozenset({"items", "prefixItems", "additionalItems", "prefix__", "rest__"})
+
+
+def _conj(x, y):
+    """Schema of the values valid under both ``x`` and ``y``."""
+    if x is True or x == {}:
+        return y
+    if y is True or y == {} or _canon(x) == _canon(y):
+        return x
+    if x is False or y is False:
+        return False
+    return {"allOf": [x, y]}
+
+
 def _uniq(t: tuple) -> tuple:
     return tuple(dict.fromkeys(t))
 
@@ -1130,7 +1145,8 @@ class _Converter:
         lo_b, hi_b = b.get("minItems", 0), b.get("maxItems")
         if (hi_a is not None and hi_a < lo_b) or (hi_b is not None and hi_b < lo_a):
             return True
-        ia, ib = a.get("items"), b.get("items")
+        (pa, ra), (pb, rb) = self.array_parts(a), self.array_parts(b)
+        ia, ib = (pa[0] if pa else ra), (pb[0] if pb else rb)      # the first item's schemas
         if isinstance(ia, dict) and isinstance(ib, dict) and lo_a >= 1 and lo_b >= 1:
             la = self.lang(ia, self.base(ia, base), "#")
             lb = self.lang(ib, self.base(ib, base), "#")
@@ -1203,8 +1219,10 @@ class _Converter:
         return out
 
     def merge2(self, a: dict, b: dict, ptr, report=True):
-        out = dict(a)
+        out = {k: v for k, v in a.items() if k not in _ARRAY_KEYS}
         for k, v in b.items():
+            if k in _ARRAY_KEYS:
+                continue            # merged below, as (prefix, rest) of each side
             if k in ANNOTATIONS or k.startswith("x-"):
                 out.setdefault(k, v)
                 continue
@@ -1250,7 +1268,7 @@ class _Converter:
                 lst = k + "s__"
                 out.setdefault(lst, [])
                 out[lst] = out[lst] + [v]
-            elif k in ("items", "additionalProperties", "additionalItems", "propertyNames", "contains"):
+            elif k in ("additionalProperties", "propertyNames", "contains"):
                 if w is False or v is False:
                     out[k] = False
                 elif w is True:
@@ -1259,12 +1277,6 @@ class _Converter:
                     out[k] = w
                 else:
                     out[k] = {"allOf": [w, v]}
-            elif k == "prefixItems" and isinstance(w, list) and isinstance(v, list):
-                n = max(len(w), len(v))
-                out[k] = [({"allOf": [w[i], v[i]]} if i < len(w) and i < len(v) else (w[i] if i < len(w) else v[i]))
-                          for i in range(n)]
-                if len(w) != len(v) and report:
-                    self.problem("prefixItems", ptr, "allOf members with tuples of different lengths")
             elif k == "anyOf":
                 prod = [{"allOf": [x, y]} for x in w for y in v]
                 if len(prod) > 256:
@@ -1280,6 +1292,18 @@ class _Converter:
                 out[k] = bool(w) or bool(v)
             else:
                 out.setdefault("allOf_conflicts__", []).append(k)
+        if any(k in a for k in _ARRAY_KEYS) or any(k in b for k in _ARRAY_KEYS):
+            # ``items`` applies beyond the ``prefixItems`` of its own schema object only: item
+            # i must satisfy each side's schema for position i
+            pa, ra = self.array_parts(a)
+            pb, rb = self.array_parts(b)
+            prefix = [_conj(pa[i] if i < len(pa) else ra, pb[i] if i < len(pb) else rb)
+                      for i in range(max(len(pa), len(pb)))]
+            rest = _conj(ra, rb)
+            if prefix:
+                out["prefix__"] = prefix
+            if rest is not True:
+                out["rest__"] = rest
         # additionalProperties interplay: a key declared on one side only must
         # satisfy the other side's additional/pattern schema
         pa, pb = a.get("properties") or {}, b.get("properties") or {}
@@ -1299,6 +1323,19 @@ class _Converter:
                 if report:
                     self.problem("allOf", ptr, "patternProperties on one side and additionalProperties on the other")
         return out
+
+    def array_parts(self, d) -> tuple:
+        """``(prefix, rest)`` of one schema object's array keywords: the schemas of the
+        first items and the schema of every later item (``prefixItems`` + ``items``;
+        ``items`` as an array + ``additionalItems``; merged: ``prefix__`` + ``rest__``)."""
+        if "prefix__" in d or "rest__" in d:
+            return list(d.get("prefix__", ())), d.get("rest__", True)
+        items = d.get("items", True)
+        if isinstance(items, list):
+            return list(items), d.get("additionalItems", True)
+        if isinstance(d.get("prefixItems"), list):
+            return list(d["prefixItems"]), items
+        return [], items
 
     def _schema_for_extra_key(self, d, key, ptr, report):
         pats = d.get("patternProperties") or {}
@@ -1365,6 +1402,8 @@ class _Converter:
         nots = list(d.get("nots__", []))
         if "not" in d:
             nots.append(d["not"])
+        if "enum" in d or "const" in d:
+            nots = []          # enum_lang kept the values ``not`` allows (instance_ok)
         for n in nots:
             lang = self.apply_not(lang, n, base, ptr + "/not")
         return lang
@@ -1520,44 +1559,111 @@ class _Converter:
         return lang
 
     def instance_ok(self, v, d, base, ptr) -> bool:
-        """Does ``v`` satisfy the (combinator-free) schema ``d``? Used to filter
-        enum values; checks the keywords the converter enforces."""
+        """Does ``v`` satisfy the schema ``d``? Filters ``enum``/``const`` values by
+        the rest of their schema: exact for the keywords the converter enforces; a
+        keyword it reports (or ignores) is taken as satisfied."""
+        return self.value_valid(v, d, base, 0)
+
+    def value_valid(self, v, node, base, depth) -> bool:
+        if node is True or node is None:
+            return True
+        if node is False:
+            return False
+        if not isinstance(node, dict) or depth > 100:
+            return True
+        try:
+            node2, base2, _ = self.deref(node, base, "#")
+        except _Problem:
+            return True
+        if node2 is not node:
+            return self.value_valid(v, node2, base2, depth + 1)
+        d, dn = node, depth + 1
+
+        def sub(x):
+            return self.value_valid(v, x, self.base(x, base), dn) if not isinstance(x, tuple) \
+                else self.value_valid(x[0], x[1], self.base(x[1], base), dn)
+
+        for key in ("allOf", "nots__", "__oneOf"):
+            if not isinstance(d.get(key, []), list):
+                return True
+        if not all(sub(x) for x in d.get("allOf", [])):
+            return False
+        if isinstance(d.get("anyOf"), list) and not any(sub(x) for x in d["anyOf"]):
+            return False
+        for group in ([d["oneOf"]] if isinstance(d.get("oneOf"), list) else []) + list(d.get("__oneOf", [])):
+            if sum(1 for x in group if sub(x)) != 1:
+                return False
+        if any(sub(x) for x in ([d["not"]] if "not" in d else []) + list(d.get("nots__", []))):
+            return False
+        if "type" in d and not self._value_type_ok(v, self.types_of(d, "#")):
+            return False
+        if "enum" in d and isinstance(d["enum"], list) and not any(_json_eq(v, x) for x in d["enum"]):
+            return False
+        if "const" in d and not _json_eq(v, d["const"]):
+            return False
         if isinstance(v, str):
             if any(k in d for k in ("minLength", "maxLength", "pattern", "format", "patterns__", "formats__")):
-                ast = self.string_lang(d, ptr, quiet=True)
-                return R.fullmatch(ast, v)
+                return R.fullmatch(self.string_lang(d, "#", quiet=True), v)
             return True
         if isinstance(v, (int, float)) and not isinstance(v, bool):
-            if any(k in d for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")):
-                x = _num(v)
-                lo, lo_x, hi, hi_x = self.bounds(d)
-                if lo is not None and (x < lo or (lo_x and x == lo)):
-                    return False
-                if hi is not None and (x > hi or (hi_x and x == hi)):
-                    return False
-                m = _num(d.get("multipleOf"))
+            x = _num(v)
+            lo, lo_x, hi, hi_x = self.bounds(d)
+            if lo is not None and (x < lo or (lo_x and x == lo)):
+                return False
+            if hi is not None and (x > hi or (hi_x and x == hi)):
+                return False
+            for m in [d.get("multipleOf")] + list(d.get("multiples__", [])):
+                m = _num(m)
                 if m is not None and m > 0 and (x % m) != 0:
                     return False
             return True
         if isinstance(v, dict):
-            req = d.get("required") or []
-            if any(k not in v for k in req if isinstance(k, str)):
+            if any(isinstance(k, str) and k not in v for k in (d.get("required") or [])):
                 return False
-            props = d.get("properties") or {}
-            if d.get("additionalProperties") is False and not d.get("patternProperties"):
-                if any(k not in props for k in v):
+            if set(v) & set(d.get("forbidden__", ())):
+                return False
+            n = len(v)
+            if _num(d.get("minProperties")) is not None and n < d["minProperties"]:
+                return False
+            if _num(d.get("maxProperties")) is not None and n > d["maxProperties"]:
+                return False
+            props = d.get("properties") if isinstance(d.get("properties"), dict) else {}
+            pats = d.get("patternProperties") if isinstance(d.get("patternProperties"), dict) else {}
+            addl = d.get("additionalProperties", True)
+            if self.opts["additional_properties"] is False and "additionalProperties" not in d:
+                addl = False
+            pnames = d.get("propertyNames", True)
+            for k, x in v.items():
+                if pnames is not True and not self.value_valid(k, pnames, self.base(pnames, base), dn):
                     return False
-            for k, sub in props.items():
-                if k in v and isinstance(sub, dict) and "enum" not in sub and "anyOf" not in sub \
-                        and "oneOf" not in sub and "allOf" not in sub and "$ref" not in sub:
-                    if not self._value_type_ok(v[k], self.types_of(sub, ptr)) or \
-                            not self.instance_ok(v[k], sub, base, ptr):
+                matched = False
+                if k in props:
+                    matched = True
+                    if not sub((x, props[k])):
                         return False
+                for p, ps in pats.items():
+                    try:
+                        hit = R.fullmatch(R.parse_pattern(p), k)
+                    except PatternError:
+                        continue
+                    if hit:
+                        matched = True
+                        if not sub((x, ps)):
+                            return False
+                if not matched and not sub((x, addl)):
+                    return False
             return True
         if isinstance(v, list):
-            if len(v) < d.get("minItems", 0):
+            if _num(d.get("minItems")) is not None and len(v) < d["minItems"]:
                 return False
-            if d.get("maxItems") is not None and len(v) > d["maxItems"]:
+            if _num(d.get("maxItems")) is not None and len(v) > d["maxItems"]:
+                return False
+            prefix, rest = self.array_parts(d)
+            for i, x in enumerate(v):
+                if not sub((x, prefix[i] if i < len(prefix) else rest)):
+                    return False
+            if d.get("uniqueItems") is True and any(_json_eq(v[i], v[j]) for i in range(len(v))
+                                                   for j in range(i)):
                 return False
             return True
         return True
@@ -2055,10 +2161,13 @@ class _Converter:
 
     # -- arrays -------------------------------------------------------------------------------
     def array_symbol(self, d, base, ptr):
-        keys = ("items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems")
+        keys = ("minItems", "maxItems", "uniqueItems")
         ad = {k: d[k] for k in keys if k in d}
-        if "additionalItems" in ad and not isinstance(ad.get("items"), list):
-            del ad["additionalItems"]
+        prefix, rest = self.array_parts(d)
+        if prefix:
+            ad["prefix__"] = prefix
+        if rest is not True:
+            ad["rest__"] = rest
         key = (_canon(ad), base)
         s = self.arr_cache.get(key)
         if s is None:
@@ -2068,15 +2177,7 @@ class _Converter:
         return s
 
     def _build_array(self, nt, d, base, ptr):
-        items = d.get("items", True)
-        if isinstance(d.get("prefixItems"), list):
-            prefix = d["prefixItems"]
-            rest = items
-        elif isinstance(items, list):
-            prefix = items
-            rest = d.get("additionalItems", True)
-        else:
-            prefix, rest = [], items
+        prefix, rest = self.array_parts(d)
         lo = d.get("minItems", 0) or 0
         hi = d.get("maxItems")
         if not isinstance(lo, int) or isinstance(lo, bool):
