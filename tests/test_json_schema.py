@@ -542,15 +542,16 @@ def test_caps():
 # ambiguity, API
 # --------------------------------------------------------------------------
 
-def test_overlapping_any_of_needs_ambiguous_and_helper_picks_it():
+def test_overlapping_any_of_is_ambiguous_and_constraint_takes_glr():
     s = {"anyOf": [{"type": "object", "properties": {"a": {"type": "integer"}}},
                    {"type": "object", "properties": {"a": {"type": "number"}, "b": {}}}]}
     sg = convert_schema(s)
     assert sg.ambiguous
     with pytest.raises(GrammarError, match="ambiguous=True"):
-        Constraint(sg.grammar, BYTES)
-    c = schema_constraint(s, BYTES)
-    assert accepts(c, '{"a": 1}') and accepts(c, '{"a": 1.5, "b": null}') and not accepts(c, '{"a": "x"}')
+        Constraint(sg.grammar, BYTES, ambiguous=False)
+    for c in (schema_constraint(s, BYTES), Constraint(sg.grammar, BYTES)):
+        assert c.ambiguous
+        assert accepts(c, '{"a": 1}') and accepts(c, '{"a": 1.5, "b": null}') and not accepts(c, '{"a": "x"}')
     assert not convert_schema(THREE).ambiguous
 
 

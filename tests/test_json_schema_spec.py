@@ -35,3 +35,40 @@ def test_all_of_draft7_items_array_and_additional_items():
          "allOf": [{"items": [{"type": "integer"}], "additionalItems": False}],
          "items": {"minimum": 2}}
     check(s, ["[]", "[2]", "[7]"], ["[1]", "[2, 3]", '["a"]'])
+
+
+# --------------------------------------------------------------------------
+# Constraint(Grammar.from_json_schema(s), vocab) with ambiguous=None
+# --------------------------------------------------------------------------
+
+OVERLAP = {"anyOf": [{"type": "object", "properties": {"a": {"type": "integer"}}},
+                     {"type": "object", "properties": {"b": {"type": "string"}}}]}
+
+
+def test_constraint_default_takes_glr_when_the_schema_grammar_needs_it():
+    from stackmask import Constraint, Grammar, GrammarError
+    from test_json_schema import BYTES
+    g = Grammar.from_json_schema(OVERLAP)
+    c = Constraint(g, BYTES, compile="lazy", cache_dir=False)
+    assert c.ambiguous is True
+    assert accepts(c, '{"a": 1}') and accepts(c, '{"b": "x"}') and accepts(c, "{}")
+    assert not accepts(c, '{"a": "x", "b": 1}')
+    with pytest.raises(GrammarError, match="not LALR"):
+        Constraint(g, BYTES, ambiguous=False, compile="lazy", cache_dir=False)
+    c = Constraint(Grammar.from_json_schema({"type": "integer"}), BYTES, compile="lazy", cache_dir=False)
+    assert c.ambiguous is False and accepts(c, "12")
+
+
+def test_constraint_default_on_lark_text_and_the_artifact_key(tmp_path):
+    from stackmask import Constraint
+    from test_json_schema import BYTES
+    conflicted = 'start: e\ne: e "+" e | "x"\n'
+    c = Constraint(conflicted, BYTES, cache_dir=tmp_path, progress=False)
+    assert c.ambiguous is True and accepts(c, "x+x+x") and not accepts(c, "x+")
+    clean = 'start: "x" ("+" "x")*\n'
+    c = Constraint(clean, BYTES, cache_dir=tmp_path, progress=False)
+    assert c.ambiguous is False and not c.loaded_from_cache
+    # the deterministic artifact is found again under the resolved key
+    c2 = Constraint(clean, BYTES, cache_dir=tmp_path, progress=False)
+    assert c2.ambiguous is False and c2.loaded_from_cache
+    assert Constraint(clean, BYTES, ambiguous=False, cache_dir=tmp_path, progress=False).loaded_from_cache

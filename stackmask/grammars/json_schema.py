@@ -1,8 +1,8 @@
 """JSON Schema -> stackmask grammar.
 
     g = stackmask.Grammar.from_json_schema(schema)              # dict or JSON text
-    c = stackmask.Constraint(g, vocab)                          # LALR(1)-clean schemas
-    c = schema_constraint(schema, vocab)                        # picks ``ambiguous`` for you
+    c = stackmask.Constraint(g, vocab)                          # GLR where the grammar needs it
+    c = schema_constraint(schema, vocab)                        # the same in one call
 
 The grammar accepts exactly the JSON texts that are valid under the schema,
 within the documented policies below; keywords it cannot enforce exactly are
@@ -79,9 +79,9 @@ Policies (what "exact" means here)
   terminal exceeds the lexer's limits is reported (non-enforceable) and
   dropped, and schemas combining long ``maxLength`` counters with unanchored
   patterns can make the combined lexer slow to build or too large.
-  Overlapping ``anyOf`` object/array branches give an ambiguous grammar:
-  build the Constraint with ``ambiguous=True`` (:func:`schema_constraint`
-  and :attr:`SchemaGrammar.ambiguous` tell you).
+  Overlapping ``anyOf`` object/array branches give an ambiguous grammar
+  (LALR(1) conflicts, :attr:`SchemaGrammar.ambiguous`); ``Constraint``'s
+  default ``ambiguous=None`` parses it with GLR.
 
 Options: ``strict=True``, ``whitespace="bounded"``, ``max_whitespace=20``,
 ``max_string_length=None`` (cap on every string), ``max_number_digits=None``
@@ -470,14 +470,14 @@ class SchemaGrammar:
 
     @property
     def ambiguous(self) -> bool:
-        """Whether the grammar has LALR(1) conflicts (then build the
-        Constraint with ``ambiguous=True``)."""
+        """Whether the grammar has LALR(1) conflicts (``Constraint``'s default
+        ``ambiguous=None`` then parses it with GLR)."""
         return bool(self.conflicts)
 
     def constraint(self, vocab, **constraint_options):
-        """``Constraint(grammar, vocab, ambiguous=self.ambiguous, **constraint_options)``."""
+        """``Constraint(grammar, vocab, **constraint_options)``."""
         from ..runtime.constraint import Constraint
-        return Constraint(self.grammar, vocab, ambiguous=self.ambiguous, **constraint_options)
+        return Constraint(self.grammar, vocab, **constraint_options)
 
 
 def schema_to_grammar(schema, **options) -> Grammar:
@@ -487,8 +487,8 @@ def schema_to_grammar(schema, **options) -> Grammar:
 
 
 def schema_constraint(schema, vocab, **options):
-    """``Constraint`` for ``schema`` with ``ambiguous`` chosen from the
-    grammar's LALR(1) conflicts. Options of :func:`convert_schema` (``strict``,
+    """``Constraint(Grammar.from_json_schema(schema, ...), vocab, ...)``
+    (``ambiguous`` as the grammar needs, by default). Options of :func:`convert_schema` (``strict``,
     ``whitespace``, ...) go to the conversion, the others to ``Constraint``
     (``cache_dir``, ``compile``, ``limits``, ...)."""
     conversion = {k: options.pop(k) for k in list(options) if k in convert_schema.__kwdefaults__}
