@@ -386,11 +386,14 @@ def test_formats(fmt):
           validator=False)
 
 
-def test_unknown_format_is_an_annotation_and_nonregular_formats_are_reported():
+def test_unknown_and_nonregular_formats_are_annotations_or_errors():
     sg = convert_schema({"type": "string", "format": "my-format"})
     assert sg.annotations and "my-format" in sg.annotations[0]
-    with pytest.raises(GrammarError, match="format"):
-        convert_schema({"type": "string", "format": "regex"})
+    check({"type": "string", "format": "regex"}, ['"a("', '"x"'], ["1"], validator=False)
+    for f in ("regex", "my-format"):
+        with pytest.raises(GrammarError, match=f"format '{f}' at #/format") as ei:
+            convert_schema({"type": "string", "format": f}, unknown_formats="error")
+        assert ei.value.keyword == "format" and ei.value.pointer == "#/format"
 
 
 def test_length_with_pattern_and_format():

@@ -72,3 +72,42 @@ def test_constraint_default_on_lark_text_and_the_artifact_key(tmp_path):
     c2 = Constraint(clean, BYTES, cache_dir=tmp_path, progress=False)
     assert c2.ambiguous is False and c2.loaded_from_cache
     assert Constraint(clean, BYTES, ambiguous=False, cache_dir=tmp_path, progress=False).loaded_from_cache
+
+
+# --------------------------------------------------------------------------
+# unknown keywords and formats
+# --------------------------------------------------------------------------
+
+def test_unknown_keyword_is_logged_with_a_close_match(caplog):
+    import logging
+    from stackmask.grammars.json_schema import convert_schema
+    s = {"type": "string", "maxLenght": 3, "allOf": [{"minimun": 2}], "x-vendor": 1, "title": "t"}
+    with caplog.at_level(logging.WARNING, logger="stackmask"):
+        sg = convert_schema(s)
+    text = caplog.text
+    assert "'maxLenght' at #/maxLenght" in text and "did you mean 'maxLength'" in text
+    assert "'minimun' at #/allOf/0/minimun" in text and "did you mean 'minimum'" in text
+    assert "x-vendor" not in text and "title" not in text
+    assert any("maxLenght" in a for a in sg.annotations)
+    # ignored: a 10-character string is accepted (the keyword does nothing), as jsonschema does
+    check(s, ['"abcdefghij"'], ["1"])
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="stackmask"):
+        convert_schema(s, unknown_keywords="ignore")
+    assert "maxLenght" not in caplog.text
+
+
+def test_unknown_keyword_error_names_keyword_and_pointer():
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    s = {"type": "object", "properties": {"a/b": {"type": "string", "maxLenght": 3}}}
+    with pytest.raises(GrammarError, match=r"'maxLenght' at #/properties/a~1b/maxLenght") as ei:
+        convert_schema(s, unknown_keywords="error")
+    assert ei.value.keyword == "maxLenght" and ei.value.pointer == "#/properties/a~1b/maxLenght"
+    assert "did you mean 'maxLength'" in str(ei.value)
+    # every keyword of the drafts the converter reads is known
+    convert_schema({"$schema": "http://json-schema.org/draft-04/schema#", "id": "http://x/y",
+                    "definitions": {}, "type": "array", "items": [{}], "additionalItems": False,
+                    "dependencies": {}, "nullable": True}, unknown_keywords="error")
+    with pytest.raises(ValueError):
+        convert_schema({}, unknown_keywords="loud")

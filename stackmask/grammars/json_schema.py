@@ -53,9 +53,18 @@ Policies (what "exact" means here)
   limited), hostname (labels of 1-63; the 253-character total is not
   checked), ipv4, ipv6 (RFC 4291 text forms incl. ``::`` and embedded IPv4),
   uuid, uri, uri-reference, iri, iri-reference (RFC 3986/3987 grammars),
-  json-pointer, relative-json-pointer. Unknown formats are annotations
-  (ignored, listed in :attr:`SchemaGrammar.annotations`); known formats that
-  are not regular (regex, uri-template, idn-*) are non-enforceable.
+  json-pointer, relative-json-pointer are asserted. Formats it cannot check
+  (unknown ones, and regex, uri-template, idn-email, idn-hostname) are
+  annotations, as 2020-12 says: logged (INFO) and listed in
+  :attr:`SchemaGrammar.annotations`; ``unknown_formats="error"`` makes them
+  a :class:`GrammarError` naming the format and its pointer.
+* **Unknown keywords** (not in :data:`KNOWN_KEYWORDS`: the 2020-12
+  vocabularies, drafts 4 to 2019-09, OpenAPI's ``nullable``; ``x-*`` never)
+  are ignored, as validators do, with a warning on the ``stackmask`` logger
+  suggesting a close match (``maxLenght``: did you mean ``maxLength``?),
+  also listed in :attr:`SchemaGrammar.annotations`. ``unknown_keywords=``
+  ``"warn"`` (default), ``"ignore"`` (silent) or ``"error"`` (a
+  :class:`GrammarError` naming the keyword and its JSON pointer).
 * ``$ref`` (``#/...`` pointers, ``$id``/``id`` URIs inside the document,
   ``$anchor``, ``$recursiveRef``/``$dynamicRef`` to the root) becomes a
   grammar nonterminal, so recursive schemas are recursive grammars. In
@@ -88,12 +97,15 @@ Options: ``strict=True``, ``whitespace="bounded"``, ``max_whitespace=20``,
 (cap on every digit run of a number), ``additional_properties=None`` (None:
 follow the schema, default true; False: treat a missing
 ``additionalProperties`` as false), ``draft=None`` (4, 6, 7, 2019, 2020;
-default from ``$schema``, else 2020).
+default from ``$schema``, else 2020), ``unknown_keywords="warn"``,
+``unknown_formats="ignore"``.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+import logging
 import math
 import warnings as _warnings
 from collections import deque
@@ -107,8 +119,11 @@ from ..glr.grammar import Grammar, Rule, TerminalDef
 from . import ecma_regex as R
 from .ecma_regex import ANY, ANYSTAR, EPS, NONE, PatternError, TooComplex, alt, ch, lit, rep, seq
 
+log = logging.getLogger(__name__)
+
 __all__ = ["schema_to_grammar", "convert_schema", "schema_constraint", "SchemaGrammar",
-           "SchemaWarning", "FORMATS", "SUPPORTED_KEYWORDS"]
+           "SchemaWarning", "FORMATS", "SUPPORTED_KEYWORDS",
+           "KNOWN_KEYWORDS"]
 
 
 class SchemaWarning(UserWarning):
@@ -121,6 +136,22 @@ ANNOTATIONS = frozenset({
     "deprecated", "$schema", "$id", "id", "$anchor", "$dynamicAnchor", "$recursiveAnchor",
     "definitions", "$defs", "contentMediaType", "contentEncoding", "contentSchema", "$vocabulary",
     "discriminator", "nullable_comment",
+})
+
+#: every keyword of the 2020-12 vocabularies, of drafts 4 to 2019-09 and the OpenAPI
+#: extras the converter reads; another keyword is unknown (``unknown_keywords=``)
+KNOWN_KEYWORDS = ANNOTATIONS | frozenset({
+    # 2020-12: core, applicator, unevaluated, validation, format, content
+    "$ref", "$dynamicRef", "$defs", "prefixItems", "items", "contains", "additionalProperties",
+    "properties", "patternProperties", "dependentSchemas", "propertyNames", "if", "then", "else",
+    "allOf", "anyOf", "oneOf", "not", "unevaluatedItems", "unevaluatedProperties", "type", "const",
+    "enum", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength",
+    "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxContains", "minContains",
+    "maxProperties", "minProperties", "required", "dependentRequired", "format",
+    # drafts 4-7 and 2019-09
+    "dependencies", "additionalItems", "$recursiveRef",
+    # OpenAPI
+    "nullable",
 })
 
 SUPPORTED_KEYWORDS = (
@@ -380,7 +411,8 @@ FORMATS = {
     "json-pointer": r"(?:/(?:[^~/]|~[01])*)*",
     "relative-json-pointer": r"(?:0|[1-9]\d*)(?:#|(?:/(?:[^~/]|~[01])*)*)",
 }
-#: standard formats whose languages are not regular or not implemented
+#: standard formats the converter does not check (not regular, or not implemented): like
+#: unknown formats they are annotations (``unknown_formats=``)
 UNSUPPORTED_FORMATS = frozenset({"regex", "uri-template", "idn-email", "idn-hostname"})
 
 
@@ -498,19 +530,26 @@ def schema_constraint(schema, vocab, **options):
 def convert_schema(schema, *, strict: bool = True, whitespace: str = "bounded",
                    max_whitespace: int = 20, max_string_length: int | None = None,
                    max_number_digits: int | None = None, additional_properties: bool | None = None,
-                   draft: int | None = None) -> SchemaGrammar:
+                   draft: int | None = None, unknown_keywords: str = "warn",
+                   unknown_formats: str = "ignore") -> SchemaGrammar:
     """Convert and return :class:`SchemaGrammar` (grammar, warnings, ambiguity)."""
+    if unknown_keywords not in ("warn", "error", "ignore"):
+        raise ValueError("unknown_keywords must be 'warn', 'error' or 'ignore'")
+    if unknown_formats not in ("ignore", "error"):
+        raise ValueError("unknown_formats must be 'ignore' or 'error'")
     try:
         return _convert_schema(schema, strict=strict, whitespace=whitespace,
                                max_whitespace=max_whitespace, max_string_length=max_string_length,
                                max_number_digits=max_number_digits,
-                               additional_properties=additional_properties, draft=draft)
+                               additional_properties=additional_properties, draft=draft,
+                               unknown_keywords=unknown_keywords, unknown_formats=unknown_formats)
     except RecursionError:
         raise GrammarError("JSON Schema nested too deeply (Python's recursion limit)") from None
 
 
 def _convert_schema(schema, *, strict, whitespace, max_whitespace, max_string_length,
-                    max_number_digits, additional_properties, draft) -> SchemaGrammar:
+                    max_number_digits, additional_properties, draft, unknown_keywords,
+                    unknown_formats) -> SchemaGrammar:
     if isinstance(schema, (str, bytes)):
         try:
             schema = json.loads(schema)
@@ -522,7 +561,8 @@ def _convert_schema(schema, *, strict, whitespace, max_whitespace, max_string_le
         raise ValueError("whitespace must be 'bounded', 'compact' or 'flexible'")
     opts = dict(strict=strict, whitespace=whitespace, max_whitespace=int(max_whitespace),
                 max_string_length=max_string_length, max_number_digits=max_number_digits,
-                additional_properties=additional_properties, draft=draft)
+                additional_properties=additional_properties, draft=draft,
+                unknown_keywords=unknown_keywords, unknown_formats=unknown_formats)
     conv = _Converter(schema, opts)
     g = conv.run()
     problems = conv.problems
@@ -605,6 +645,7 @@ class _Converter:
         self.problems: list[tuple[str, str, str]] = []
         self._problem_keys: set = set()
         self.annotations: list[str] = []
+        self.keywords_checked: set = set()
         self.terms: dict[str, str] = {}          # regex -> name
         self.term_defs: list[TerminalDef] = []
         self.rules: list[Rule] = []
@@ -643,6 +684,42 @@ class _Converter:
         if key not in self._problem_keys:
             self._problem_keys.add(key)
             self.problems.append((keyword, ptr or "#", why))
+
+    def unchecked_format(self, f: str, ptr: str):
+        """A format the converter cannot check: an annotation (logged), or an error
+        with ``unknown_formats="error"``."""
+        why = "not a regular language" if f in UNSUPPORTED_FORMATS else "unknown format"
+        if self.opts["unknown_formats"] == "error":
+            err = GrammarError(f"format {f!r} at {ptr} cannot be checked ({why}); "
+                               "pass unknown_formats='ignore' to treat it as an annotation", name="format")
+            err.keyword, err.pointer = "format", ptr
+            raise err
+        note = f"format {f!r} at {ptr} is not checked ({why}): an annotation"
+        if note not in self.annotations:
+            self.annotations.append(note)
+            log.info("JSON Schema: %s", note)
+
+    def check_keywords(self, node, ptr: str):
+        """Report the unknown keywords of a schema object of the document (once each):
+        logged with a close match, an error with ``unknown_keywords="error"``."""
+        if id(node) in self.keywords_checked or id(node) not in self.base_of:
+            return
+        self.keywords_checked.add(id(node))
+        mode = self.opts["unknown_keywords"]
+        for k in node:
+            if not isinstance(k, str) or k in KNOWN_KEYWORDS or k.startswith("x-") or mode == "ignore":
+                continue
+            close = difflib.get_close_matches(k, KNOWN_KEYWORDS, n=1, cutoff=0.75)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            where = (ptr or "#") + "/" + _esc_ptr(k)
+            if mode == "error":
+                err = GrammarError(f"unknown JSON Schema keyword {k!r} at {where}{hint}; pass "
+                                   "unknown_keywords='warn' or 'ignore' to ignore it", name=k)
+                err.keyword, err.pointer = k, where
+                raise err
+            note = f"unknown keyword {k!r} at {where} ignored{hint}"
+            self.annotations.append(note)
+            log.warning("JSON Schema: %s", note)
 
     def name(self, base: str) -> str:
         i = self.counter.get(base, 0)
@@ -954,6 +1031,7 @@ class _Converter:
         if not isinstance(node, dict):
             self.problem("schema", ptr, f"a schema must be an object or a boolean, not {type(node).__name__}")
             return self.any_lang()
+        self.check_keywords(node, ptr)
         k = self.key(node, base)
         got = self.lang_cache.get(k)
         if got is not None:
@@ -1173,15 +1251,15 @@ class _Converter:
                 self.problem("allOf", ptr, "must be an array")
             return parts[0]
         out: dict = {}
-        members = [(x, self.base(x, base)) for x in d["allOf"]]
+        members = [(x, self.base(x, base), f"{ptr}/allOf/{i}") for i, x in enumerate(d["allOf"])]
         keys = list(d)
         if "properties" in d and keys.index("properties") > keys.index("allOf"):
-            todo = members + [(parts[0], base)]        # document order: allOf's properties first
+            todo = members + [(parts[0], base, ptr)]        # document order: allOf's properties first
         else:
-            todo = [(parts[0], base)] + members
+            todo = [(parts[0], base, ptr)] + members
         seen_refs = 0
         while todo:
-            node, nbase = todo.pop(0)
+            node, nbase, nptr = todo.pop(0)
             if node is True:
                 continue
             if node is False:
@@ -1190,8 +1268,10 @@ class _Converter:
                 if report:
                     self.problem("allOf", ptr, "member is not a schema")
                 continue
+            if report:
+                self.check_keywords(node, nptr)
             try:
-                node2, nbase2, _ = self.deref(node, nbase, ptr)
+                node2, nbase2, nptr2 = self.deref(node, nbase, nptr)
             except _Problem as e:
                 if report:
                     self.problem("$ref", ptr, str(e))
@@ -1202,16 +1282,17 @@ class _Converter:
                     if report:
                         self.problem("allOf", ptr, "references nest too deeply")
                     break
-                todo.insert(0, (node2, nbase2))        # in place: keeps the document order
+                todo.insert(0, (node2, nbase2, nptr2))        # in place: keeps the document order
                 continue
             if "allOf" in node:
                 rest = {k: v for k, v in node.items() if k != "allOf"}
-                subs = [(x, self.base(x, nbase)) for x in (node["allOf"] if isinstance(node["allOf"], list) else [])]
+                subs = [(x, self.base(x, nbase), f"{nptr}/allOf/{i}")
+                        for i, x in enumerate(node["allOf"] if isinstance(node["allOf"], list) else [])]
                 nk = list(node)
                 if "properties" in node and nk.index("properties") > nk.index("allOf"):
-                    todo[0:0] = subs + [(rest, nbase)]
+                    todo[0:0] = subs + [(rest, nbase, nptr)]
                 else:
-                    todo[0:0] = [(rest, nbase)] + subs
+                    todo[0:0] = [(rest, nbase, nptr)] + subs
                 continue
             out = self.merge2(out, node, ptr, report)
             if out is None:
@@ -1732,10 +1813,8 @@ class _Converter:
                 continue
             if f in FORMATS:
                 parts.append(format_ast(f))
-            elif f in UNSUPPORTED_FORMATS:
-                report("format", ptr + "/format", f"format {f!r} is not a regular language")
             elif not quiet:
-                self.annotations.append(f"unknown format {f!r} at {ptr} (ignored)")
+                self.unchecked_format(f, ptr + "/format")
         lo = d.get("minLength", 0)
         hi = d.get("maxLength")
         cap = self.opts["max_string_length"]
