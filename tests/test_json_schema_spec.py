@@ -111,3 +111,45 @@ def test_unknown_keyword_error_names_keyword_and_pointer():
                     "dependencies": {}, "nullable": True}, unknown_keywords="error")
     with pytest.raises(ValueError):
         convert_schema({}, unknown_keywords="loud")
+
+
+# --------------------------------------------------------------------------
+# subschemas that accept nothing
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("schema,valid,invalid", [
+    ({"type": "object", "properties": {"x": False}}, ['{}', '{"y": 1}'], ['{"x": 1}']),
+    ({"anyOf": [{"type": "string", "not": {}}, {"type": "integer"}]}, ['1'], ['"a"']),
+    ({"oneOf": [{"not": {}}, {"type": "integer"}]}, ['1'], ['"a"', "null"]),
+    ({"type": "array", "items": False}, ['[]'], ['[1]']),
+    ({"type": "array", "prefixItems": [{"not": {}}]}, ['[]'], ['[1]']),
+    ({"type": "object", "properties": {"a": {"allOf": [{"type": "string"}, {"type": "integer"}]}}},
+     ['{}'], ['{"a": 1}', '{"a": "x"}']),
+    ({"type": "object", "properties": {"a": {"enum": [1], "const": 2}}}, ['{}'], ['{"a": 1}', '{"a": 2}']),
+    ({"type": "object", "additionalProperties": {"not": {}}}, ['{}'], ['{"a": 1}']),
+    ({"type": "object", "patternProperties": {"^a": False}}, ['{}', '{"b": 1}'], ['{"a": 1}']),
+    ({"type": "object", "properties": {"a": {"type": "object", "required": ["x"], "properties": {"x": False}}}},
+     ['{}'], ['{"a": {}}', '{"a": {"x": 1}}']),
+    ({"anyOf": [{"minimum": 5, "maximum": 3, "type": "integer"}, {"type": "string"}]}, ['"s"'], ['4', '5']),
+    ({"anyOf": [{"type": "string", "minLength": 3, "maxLength": 2}, {"type": "null"}]}, ['null'],
+     ['"abc"', '"ab"']),
+    ({"anyOf": [{"type": "string", "pattern": "^a$", "format": "date"}, {"type": "null"}]}, ['null'],
+     ['"a"', '"2020-01-01"']),
+    ({"type": "array", "items": {"type": "integer", "minimum": 3, "maximum": 1}}, ['[]'], ['[2]']),
+])
+def test_impossible_subschemas_are_impossible_branches(schema, valid, invalid):
+    check(schema, valid, invalid)
+
+
+@pytest.mark.parametrize("schema", [
+    False, {"not": {}}, {"allOf": [{"type": "string"}, {"type": "integer"}]},
+    {"type": "object", "required": ["a"], "properties": {"a": False}},
+    {"oneOf": [{"type": "integer"}, {"type": "integer"}], "type": "integer"},
+    {"type": "string", "minLength": 2, "maxLength": 1},
+])
+def test_a_schema_that_accepts_nothing_raises_a_clear_error(schema):
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    with pytest.raises(GrammarError, match="accepts no JSON value") as ei:
+        convert_schema(schema)
+    assert ei.value.keyword == "schema" and ei.value.pointer == "#"

@@ -880,7 +880,10 @@ class _Converter:
         self.rules.extend(extra_rules)
         productive = self._productive()
         if start not in productive:
-            raise GrammarError("the JSON Schema accepts no JSON value", name="schema")
+            err = GrammarError("the JSON Schema accepts no JSON value (false, not: {}, contradictory "
+                               "keywords...): there is no text to generate", name="schema")
+            err.keyword, err.pointer = "schema", "#"
+            raise err
         term_names = {t.name for t in self.term_defs}
         rules = [r for r in self.rules if r.origin in productive
                  and all(s in productive or s in term_names for s in r.expansion)]
@@ -1849,10 +1852,17 @@ class _Converter:
         (MAX_NFA_STATES, MAX_DFA_STATES); else report and drop the length
         limits (then the pattern)."""
         from ..lexer.dfa import compile_terminal
+        if ast == NONE:
+            return NONE
         try:
             compile_terminal(self.string_regex(ast))      # cached: the lexer reuses it
             return ast
         except GrammarError:
+            pass
+        try:
+            if R.is_empty(ast):
+                return NONE           # no string: this part of the schema is impossible
+        except TooComplex:
             pass
         if ast is not unlimited:
             kw = "maxLength" if hi is not None else "minLength"
