@@ -153,3 +153,32 @@ def test_a_schema_that_accepts_nothing_raises_a_clear_error(schema):
     with pytest.raises(GrammarError, match="accepts no JSON value") as ei:
         convert_schema(schema)
     assert ei.value.keyword == "schema" and ei.value.pointer == "#"
+
+
+# --------------------------------------------------------------------------
+# multipleOf on decimals, merged by least common multiple
+# --------------------------------------------------------------------------
+
+def test_multiple_of_a_quarter():
+    check({"type": "number", "multipleOf": 0.25},
+          ["0", "-0", "0.25", "0.5", "0.75", "1", "1.0", "1.25", "-0.75", "2.5000", "100"],
+          ["0.3", "0.1", "1.2", "0.125", '"0.25"'], policy=["2.5e1"])
+    check({"type": "number", "multipleOf": 1.5, "minimum": 0, "maximum": 6},
+          ["0", "1.5", "3", "3.0", "4.50", "6"], ["-1.5", "7.5", "1", "2.25"])
+
+
+def test_multiple_of_decimals_jsonschema_gets_wrong_with_floats():
+    # 0.07 / 0.01 is 7.000000000000001 in binary floating point, so the validator
+    # cannot be the reference here; the specification's arithmetic is exact
+    check({"type": "number", "multipleOf": 0.01, "minimum": -1, "maximum": 2},
+          ["0.07", "-0.99", "1.1", "2", "0.10", "1.230"], ["0.001", "2.01", "-1.01", "0.015"],
+          validator=False)
+    check({"type": "integer", "multipleOf": 0.3}, ["0", "3", "-6", "30"], ["1", "2", "10"], validator=False)
+
+
+def test_multiple_of_merged_by_lcm():
+    # multiples of 0.25 and of 0.1: multiples of 0.5
+    check({"allOf": [{"multipleOf": 0.25}, {"multipleOf": 0.1}], "type": "number"},
+          ["0", "0.5", "1", "-1.5", "2.50"], ["0.25", "0.1", "0.75", "0.2"], validator=False)
+    check({"allOf": [{"multipleOf": 4}, {"multipleOf": 6}], "type": "integer"},
+          ["0", "12", "-24", "36"], ["4", "6", "18", "8"])

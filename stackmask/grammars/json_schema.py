@@ -483,6 +483,26 @@ def _conj(x, y):
     return {"allOf": [x, y]}
 
 
+def _decimal_parts(m: Decimal) -> tuple[int, int]:
+    """``(a, k)`` with ``m == a / 10**k``, ``a`` a positive integer, ``k >= 0`` minimal."""
+    m = m.normalize()
+    k = max(0, -m.as_tuple().exponent)
+    return int(m.scaleb(k)), k
+
+
+def _lcm_multiple(x, y):
+    """The least common multiple of two positive multipleOf values (a number is a
+    multiple of both iff it is a multiple of it), or None if either is not positive."""
+    a, b = _num(x), _num(y)
+    if a is None or b is None or a <= 0 or b <= 0:
+        return None
+    (p, k1), (q, k2) = _decimal_parts(a), _decimal_parts(b)
+    k = max(k1, k2)
+    p, q = p * 10 ** (k - k1), q * 10 ** (k - k2)
+    v = Decimal(p * q // math.gcd(p, q)).scaleb(-k).normalize()
+    return int(v) if v == v.to_integral_value() else float(str(v))
+
+
 def _uniq(t: tuple) -> tuple:
     return tuple(dict.fromkeys(t))
 
@@ -1374,6 +1394,8 @@ class _Converter:
                 out["nots__"] = list(out.get("nots__", [])) + [v]
             elif k == "uniqueItems":
                 out[k] = bool(w) or bool(v)
+            elif k == "multipleOf" and _lcm_multiple(w, v) is not None:
+                out[k] = _lcm_multiple(w, v)
             else:
                 out.setdefault("allOf_conflicts__", []).append(k)
         if any(k in a for k in _ARRAY_KEYS) or any(k in b for k in _ARRAY_KEYS):
@@ -1696,10 +1718,9 @@ class _Converter:
                 return False
             if hi is not None and (x > hi or (hi_x and x == hi)):
                 return False
-            for m in [d.get("multipleOf")] + list(d.get("multiples__", [])):
-                m = _num(m)
-                if m is not None and m > 0 and (x % m) != 0:
-                    return False
+            m = _num(d.get("multipleOf"))
+            if m is not None and m > 0 and (x % m) != 0:
+                return False
             return True
         if isinstance(v, dict):
             if any(isinstance(k, str) and k not in v for k in (d.get("required") or [])):
@@ -1909,26 +1930,19 @@ class _Converter:
             ihi = None if hi is None else (int(math.ceil(hi)) - 1 if hi_x and hi == hi.to_integral_value()
                                            else int(math.floor(hi)))
             ast = int_range(ilo, ihi)
-            if m is not None and m != 1:
-                if m == m.to_integral_value():
-                    ast = self.multiple_of(ast, int(m), ptr)
-                elif (1 / m) != (1 / m).to_integral_value():
-                    self.problem("multipleOf", ptr + "/multipleOf", "non-integer multipleOf on integers")
+            if m is not None:
+                a, k = _decimal_parts(m)
+                step = a // math.gcd(a, 10 ** k)     # the integers that are multiples of a/10^k
+                if step > 1:
+                    ast = self.multiple_of(ast, step, 0, ptr)
             if not integer:
                 # integral numbers may carry a zero fraction
                 ast = seq(ast, rep(seq(lit("."), rep(lit("0"), 1, None)), 0, 1))
             return self.number_cap(ast)
-        frac_limit = None
-        if m is not None:
-            k = -m.as_tuple().exponent if m.as_tuple().exponent < 0 else 0
-            if m.normalize() == Decimal(1).scaleb(-k).normalize() and k > 0:
-                frac_limit = k
-            else:
-                self.problem("multipleOf", ptr + "/multipleOf", f"multipleOf {mult} on numbers")
-        if lo is None and hi is None and frac_limit is None:
+        if lo is None and hi is None and m is None:
             return self.number_cap(NUMBER)
         try:
-            if frac_limit is None and (lo is None or lo == 0) and (hi is None or hi == 0):
+            if m is None and (lo is None or lo == 0) and (hi is None or hi == 0):
                 parts = []
                 if lo is not None:
                     parts.append(zero_cmp(">" if lo_x else ">="))
@@ -1941,43 +1955,62 @@ class _Converter:
                     parts.append(dec_cmp(lo, ">" if lo_x else ">="))
                 if hi is not None:
                     parts.append(dec_cmp(hi, "<" if hi_x else "<="))
-                if frac_limit is not None:
-                    parts.append(seq(rep(MINUS, 0, 1), UINT, rep(seq(lit("."), rep(D, 1, frac_limit),
-                                                                      rep(lit("0"), 0, None)), 0, 1)))
+                if not parts:
+                    parts.append(seq(rep(MINUS, 0, 1), DEC))
                 ast = R.intersect(*parts, limit=20000) if len(parts) > 1 else parts[0]
         except TooComplex:
             self.problem("minimum", ptr, "number bounds too complex")
             return self.number_cap(NUMBER)
+        if m is not None:
+            ast = self.multiple_of(ast, *_decimal_parts(m), ptr)
         return self.number_cap(ast)
 
-    def multiple_of(self, ast, k: int, ptr):
-        """Intersect an integer-literal AST with 'divisible by k'."""
-        if k > 10000:
+    def multiple_of(self, ast, a: int, k: int, ptr):
+        """Intersect an AST of plain number literals (``-?int(.digits)?``, no exponent)
+        with the multiples of ``a / 10**k``: ``x`` is one iff ``x * 10**k`` is an integer
+        divisible by ``a``, a regular property of the digits (a residue automaton)."""
+        if a == 1 and k == 0:
+            return ast
+        dead = 2 + a * (k + 2)
+        if dead > 20000:
             self.problem("multipleOf", ptr + "/multipleOf", "divisor too large")
             return ast
         digits = [lit(str(i)) for i in range(10)]
-        atoms = R._atoms(ast, *digits, MINUS)
+        atoms = R._atoms(ast, *digits, MINUS, lit("."))
         idx = {}
-        for i, (a, b) in enumerate(atoms):
-            if a == b and 0x30 <= a <= 0x39:
-                idx[i] = ("d", a - 0x30)
-            elif a == b == 0x2D:
+        for i, (x, y) in enumerate(atoms):
+            if x == y and 0x30 <= x <= 0x39:
+                idx[i] = ("d", x - 0x30)
+            elif x == y == 0x2D:
                 idx[i] = ("-", 0)
-        n_atoms = len(atoms)
-        # states: 0 start, 1 after '-', 2 + r residue, dead = 2 + k
-        dead = 2 + k
+            elif x == y == 0x2E:
+                idx[i] = (".", 0)
+        pw = [pow(10, e, a) for e in range(k + 1)]
+        # states: 0 start, 1 after '-', 2 + r: integer part = r (mod a),
+        # 2 + a + j*a + r: j fraction digits read, x * 10**k = r (mod a) so far; dead
         trans, final = [], []
         for s in range(dead + 1):
-            row = [dead] * n_atoms
+            row = [dead] * len(atoms)
             for i, (kind, v) in idx.items():
                 if s == 0 and kind == "-":
                     row[i] = 1
                 elif kind == "d" and s in (0, 1):
-                    row[i] = 2 + (v % k)
-                elif kind == "d" and 2 <= s < dead:
-                    row[i] = 2 + ((s - 2) * 10 + v) % k
+                    row[i] = 2 + v % a
+                elif 2 <= s < 2 + a:
+                    r = s - 2
+                    if kind == "d":
+                        row[i] = 2 + (r * 10 + v) % a
+                    elif kind == ".":
+                        row[i] = 2 + a + r * pw[k] % a
+                elif 2 + a <= s < dead and kind == "d":
+                    j, r = divmod(s - 2 - a, a)
+                    if j < k:
+                        row[i] = 2 + a + (j + 1) * a + (r + v * pw[k - j - 1]) % a
+                    elif v == 0:
+                        row[i] = s          # digits past 10**-k must be 0
             trans.append(row)
-            final.append(s == 2)
+            final.append((2 <= s < 2 + a and (s - 2) * pw[k] % a == 0)
+                         or (2 + a <= s < dead and (s - 2 - a) % a == 0))
         div = R.Dfa(atoms, trans, final).minimize()
         base = R.Dfa.from_ast(ast, atoms)
         try:
