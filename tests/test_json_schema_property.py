@@ -53,7 +53,7 @@ def keyword_schemas(sub):
         st.builds(lambda k, n: {k: n}, st.sampled_from(["minimum", "maximum", "exclusiveMinimum",
                                                          "exclusiveMaximum"]),
                   st.one_of(small, st.sampled_from([0.5, 2.5]))),
-        st.builds(lambda n: {"multipleOf": n}, st.sampled_from([2, 3])),
+        st.builds(lambda n: {"multipleOf": n}, st.sampled_from([2, 3, 0.5, 0.25])),
         st.builds(lambda k, n: {k: n}, st.sampled_from(["minLength", "maxLength"]), st.integers(0, 3)),
         st.builds(lambda p: {"pattern": p}, st.sampled_from(PATTERNS)),
         st.builds(lambda k, n: {k: n}, st.sampled_from(["minItems", "maxItems"]), st.integers(0, 3)),
@@ -130,7 +130,7 @@ def _run(schema, instances):
                               f"{'rejects every key order of' if valid else 'accepts'} it")
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(schemas, st.lists(values, min_size=1, max_size=8))
 def test_grammar_agrees_with_jsonschema(schema, instances):
     logging.getLogger("stackmask").setLevel(logging.ERROR)
