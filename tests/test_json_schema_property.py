@@ -57,6 +57,8 @@ def keyword_schemas(sub):
         st.builds(lambda k, n: {k: n}, st.sampled_from(["minLength", "maxLength"]), st.integers(0, 3)),
         st.builds(lambda p: {"pattern": p}, st.sampled_from(PATTERNS)),
         st.builds(lambda k, n: {k: n}, st.sampled_from(["minItems", "maxItems"]), st.integers(0, 3)),
+        st.builds(lambda k, n: {k: n}, st.sampled_from(["minProperties", "maxProperties"]),
+                  st.integers(0, 3)),
         st.builds(lambda s: {"items": s}, sub),
         st.builds(lambda ps: {"prefixItems": ps}, st.lists(sub, min_size=1, max_size=2)),
         st.builds(lambda ps: {"properties": ps}, st.dictionaries(st.sampled_from(KEYS), sub, min_size=1,

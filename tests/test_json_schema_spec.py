@@ -182,3 +182,31 @@ def test_multiple_of_merged_by_lcm():
           ["0", "0.5", "1", "-1.5", "2.50"], ["0.25", "0.1", "0.75", "0.2"], validator=False)
     check({"allOf": [{"multipleOf": 4}, {"multipleOf": 6}], "type": "integer"},
           ["0", "12", "-24", "36"], ["4", "6", "18", "8"])
+
+
+# --------------------------------------------------------------------------
+# minProperties / maxProperties: members counted in the grammar
+# --------------------------------------------------------------------------
+
+def test_min_and_max_properties_with_additional_members():
+    check({"type": "object", "minProperties": 2}, ['{"a": 1, "b": 2}', '{"a": 1, "b": 2, "c": 3}'],
+          ['{}', '{"a": 1}'])
+    check({"type": "object", "maxProperties": 2}, ['{}', '{"a": 1}', '{"a": 1, "b": 2}'],
+          ['{"a": 1, "b": 2, "c": 3}'])
+    check({"type": "object", "properties": {"a": {}}, "required": ["a"], "minProperties": 3},
+          ['{"a": 1, "b": 2, "c": 3}', '{"x": 1, "a": 1, "c": 3}'],
+          ['{"a": 1}', '{"a": 1, "b": 2}', '{"b": 1, "c": 2, "d": 3}'])
+    check({"type": "object", "patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": False,
+           "minProperties": 1, "maxProperties": 2},
+          ['{"x1": 1}', '{"x1": 1, "x2": 2}'], ['{}', '{"x1": 1, "x2": 2, "x3": 3}', '{"y": 1}'])
+
+
+def test_min_and_max_properties_over_declared_properties():
+    s = {"type": "object", "properties": {"a": {}, "b": {}, "c": {}}, "additionalProperties": False,
+         "minProperties": 2, "maxProperties": 2}
+    check(s, ['{"a": 1, "b": 2}', '{"a": 1, "c": 2}', '{"b": 1, "c": 2}'],
+          ['{}', '{"a": 1}', '{"a": 1, "b": 2, "c": 3}', '{"x": 1, "a": 2}'])
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    with pytest.raises(GrammarError, match="accepts no JSON value"):
+        convert_schema(dict(s, type="object", required=["a", "b"], maxProperties=1))

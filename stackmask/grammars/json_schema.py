@@ -2111,19 +2111,22 @@ class _Converter:
                 pat_asts, addl, name_lang = [], True, None      # superset fallback (reported)
             self.pending_extras.append((E, own, pat_asts, addl, name_lang, base, ptr))
         n = len(ok_entries)
-        min_p = d.get("minProperties", 0) or 0
-        max_p = d.get("maxProperties")
         n_req = sum(1 for e in ok_entries if e[2])
-        allow_empty = n_req == 0
-        if isinstance(min_p, (int, float)) and min_p > n_req:
-            if min_p <= 1:
-                allow_empty = False
-            else:
-                self.problem("minProperties", ptr + "/minProperties", "counting properties is not supported")
-        if isinstance(max_p, (int, float)) and (has_extras or n > max_p):
-            if max_p < n_req:
-                return
-            self.problem("maxProperties", ptr + "/maxProperties", "counting properties is not supported")
+        min_p, max_p = d.get("minProperties", 0), d.get("maxProperties")
+        lo_p = math.ceil(min_p) if _num(min_p) is not None else 0
+        hi_p = math.floor(max_p) if _num(max_p) is not None else None
+        if hi_p is not None and hi_p < max(n_req, lo_p):
+            return          # no object fits: no rules
+        # count the members when the bounds are not implied by the declared/required ones
+        # (minProperties <= 1 only forbids {})
+        count = lo_p > max(n_req, 1) or (hi_p is not None and (has_extras or n > hi_p))
+        cap = hi_p if hi_p is not None else lo_p
+        if count and (n + 1) * (cap + 1) > 20000:
+            kw = "maxProperties" if hi_p is not None else "minProperties"
+            self.problem(kw, f"{ptr}/{kw}", "too many properties to count")
+            count, lo_p, hi_p = False, min(lo_p, 1), None
+        if not count:
+            lo_p, hi_p = min(lo_p, 1), None
         LB, RB, CM = self.punct("{"), self.punct("}"), self.punct(",")
         keys = [self.declared_key(name) for name, _, _ in ok_entries]
         vals = []
@@ -2133,29 +2136,45 @@ class _Converter:
         opt_from = [True] * (n + 1)
         for j in range(n - 1, -1, -1):
             opt_from[j] = opt_from[j + 1] and not ok_entries[j][2]
-        S = [f"{nt}_s{j}" for j in range(n + 1)]
-        H = [f"{nt}_h{j}" for j in range(n + 1)]
-        Rr = [f"{nt}_r{j}" for j in range(n + 1)]
         src = ptr
         has_S = [j < n or has_extras for j in range(n + 1)]
-        for j in range(n + 1):
-            # R_j: something was emitted; declared candidates from j on
-            if opt_from[j]:
-                self.rule(Rr[j], [], src)
-            if has_S[j]:
-                self.rule(Rr[j], [CM, S[j]], src)
-                if j < n:
-                    self.rule(S[j], [H[j]], src)
-                if E:
-                    self.rule(S[j], [E, Rr[j]], src)
-            if j < n:
-                self.rule(H[j], [keys[j], vals[j], Rr[j + 1]], src)
-                if not ok_entries[j][2] and j + 1 < n:
-                    self.rule(H[j], [H[j + 1]], src)
-        if allow_empty:
+        # S(j, c): the next member, c emitted so far, declared candidates from j on;
+        # H(j, c): the next member is declared, entry j or later; R(j, c): after a member.
+        # Without counting c is always 0 (one nonterminal per j).
+        made: dict = {}
+        todo: list = []
+
+        def need(kind: str, j: int, c: int) -> str:
+            got = made.get((kind, j, c))
+            if got is None:
+                got = made[(kind, j, c)] = f"{nt}_{kind}{j}" + (f"c{c}" if count else "")
+                todo.append((kind, j, c))
+            return got
+
+        def inc(c: int) -> int:
+            return 0 if not count else (c + 1 if hi_p is not None else min(c + 1, cap))
+
+        if n_req == 0 and lo_p <= 0:
             self.rule(nt, [self.punct("{}")], src)
-        if has_S[0]:
-            self.rule(nt, [LB, S[0], RB], src)
+        if has_S[0] and (hi_p is None or hi_p >= 1):
+            self.rule(nt, [LB, need("s", 0, 0), RB], src)
+        while todo:
+            kind, j, c = todo.pop()
+            name = made[(kind, j, c)]
+            if kind == "r":
+                if opt_from[j] and (not count or c >= lo_p):
+                    self.rule(name, [], src)
+                if has_S[j] and (hi_p is None or c + 1 <= hi_p):
+                    self.rule(name, [CM, need("s", j, c)], src)
+            elif kind == "s":
+                if j < n:
+                    self.rule(name, [need("h", j, c)], src)
+                if E:
+                    self.rule(name, [E, need("r", j, inc(c))], src)
+            else:
+                self.rule(name, [keys[j], vals[j], need("r", j + 1, inc(c))], src)
+                if not ok_entries[j][2] and j + 1 < n:
+                    self.rule(name, [need("h", j + 1, c)], src)
 
     def declared_key(self, name: str) -> str:
         """Key terminal of a property name declared somewhere in the schema
