@@ -210,3 +210,43 @@ def test_min_and_max_properties_over_declared_properties():
     from stackmask.grammars.json_schema import convert_schema
     with pytest.raises(GrammarError, match="accepts no JSON value"):
         convert_schema(dict(s, type="object", required=["a", "b"], maxProperties=1))
+
+
+# --------------------------------------------------------------------------
+# dependentRequired, dependentSchemas, draft-7 dependencies
+# --------------------------------------------------------------------------
+
+def test_dependent_required():
+    s = {"type": "object", "properties": {"name": {}, "card": {}, "billing": {}},
+         "dependentRequired": {"card": ["billing"]}}
+    check(s, ['{}', '{"name": 1}', '{"billing": 1}', '{"card": 1, "billing": 2}',
+              '{"name": 0, "card": 1, "billing": 2}'],
+          ['{"card": 1}', '{"name": 0, "card": 1}'])
+    # the dependent key comes before the trigger in property order, and an undeclared trigger
+    s = {"type": "object", "properties": {"b": {}, "a": {}},
+         "dependentRequired": {"a": ["b"], "z": ["a", "b"]}}
+    check(s, ['{"b": 1, "a": 2}', '{"b": 1}', '{"b": 1, "a": 2, "z": 3}'],
+          ['{"a": 2}', '{"z": 3}', '{"b": 1, "z": 3}'],
+          policy=['{"z": 0, "b": 1, "a": 2}'])     # a required undeclared key comes last
+    # mutual dependencies
+    s = {"type": "object", "dependentRequired": {"a": ["b"], "b": ["a"]}}
+    check(s, ['{}', '{"x": 1}', '{"a": 1, "b": 2}'], ['{"a": 1}', '{"b": 1}', '{"x": 1, "b": 2}'])
+
+
+def test_dependent_schemas():
+    s = {"type": "object", "properties": {"a": {}, "b": {"type": "integer"}},
+         "dependentSchemas": {"a": {"required": ["b"], "properties": {"b": {"minimum": 5}}}}}
+    check(s, ['{}', '{"b": 1}', '{"a": 0, "b": 5}'], ['{"a": 0}', '{"a": 0, "b": 4}', '{"b": "x"}'])
+    check({"type": "object", "dependentSchemas": {"a": False}}, ['{}', '{"b": 1}'], ['{"a": 1}'])
+
+
+def test_draft7_dependencies_array_and_schema_forms():
+    s = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+         "dependencies": {"a": ["b"], "c": {"properties": {"d": {"type": "string"}}, "required": ["d"]}}}
+    check(s, ['{}', '{"a": 1, "b": 2}', '{"d": "x", "c": 1}', '{"b": 1}'],
+          ['{"a": 1}', '{"c": 1}', '{"d": 2, "c": 1}'],
+          policy=['{"c": 1, "d": "x"}'])   # the dependent schema's properties, then required keys
+    # merged by allOf: both members' dependencies apply
+    s = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+         "allOf": [{"dependencies": {"a": ["b"]}}, {"dependencies": {"a": ["c"]}}]}
+    check(s, ['{"a": 1, "b": 2, "c": 3}', '{}'], ['{"a": 1, "b": 2}', '{"a": 1, "c": 3}'])

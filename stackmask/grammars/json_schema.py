@@ -1394,6 +1394,17 @@ class _Converter:
                 out["nots__"] = list(out.get("nots__", [])) + [v]
             elif k == "uniqueItems":
                 out[k] = bool(w) or bool(v)
+            elif k in ("dependencies", "dependentRequired", "dependentSchemas") and \
+                    isinstance(w, dict) and isinstance(v, dict):
+                m = dict(w)
+                for dk, dv in v.items():
+                    if dk not in m:
+                        m[dk] = dv
+                    elif isinstance(m[dk], list) and isinstance(dv, list):
+                        m[dk] = list(dict.fromkeys(m[dk] + dv))
+                    else:      # schemas, or an array (= required) and a schema: both apply
+                        m[dk] = {"allOf": [{"required": x} if isinstance(x, list) else x for x in (m[dk], dv)]}
+                out[k] = m
             elif k == "multipleOf" and _lcm_multiple(w, v) is not None:
                 out[k] = _lcm_multiple(w, v)
             else:
@@ -1498,9 +1509,7 @@ class _Converter:
             if "number" in types or "integer" in types:
                 lang.number = self.number_lang(d, ptr, integer="number" not in types)
             if "object" in types:
-                sym = self.object_symbol(d, base, ptr)
-                if sym:
-                    lang.objects = (sym,)
+                lang.objects = self.object_alternatives(d, base, ptr)
             if "array" in types:
                 sym = self.array_symbol(d, base, ptr)
                 if sym:
@@ -1514,8 +1523,71 @@ class _Converter:
             lang = self.apply_not(lang, n, base, ptr + "/not")
         return lang
 
+    def dependencies(self, d, ptr) -> tuple[dict, dict]:
+        """``(required, schemas)``: for each trigger key, the keys it requires
+        (``dependentRequired``, array entries of ``dependencies``) and the schemas the
+        object must satisfy when the key is present (``dependentSchemas``, schema entries
+        of ``dependencies``; enforced in every draft)."""
+        req: dict = {}
+        schemas: dict = {}
+        for kw in ("dependencies", "dependentRequired", "dependentSchemas"):
+            v = d.get(kw)
+            if v is None:
+                continue
+            if not isinstance(v, dict):
+                self.problem(kw, f"{ptr}/{kw}", "must be an object")
+                continue
+            for key, dep in v.items():
+                if isinstance(dep, list) and kw != "dependentSchemas":
+                    req[key] = list(dict.fromkeys(req.get(key, []) + [x for x in dep if isinstance(x, str)]))
+                elif isinstance(dep, (dict, bool)) and kw != "dependentRequired":
+                    schemas.setdefault(key, []).append(dep)
+                else:
+                    self.problem(kw, f"{ptr}/{kw}/{_esc_ptr(key)}", "malformed dependency")
+        return req, schemas
+
+    def object_alternatives(self, d, base, ptr) -> tuple:
+        """Object symbols of ``d``: one, or with dependencies one per choice of which
+        trigger keys are present (absent: the key is forbidden; present: its dependent
+        keys are required and its dependent schemas merged in); the choices are disjoint."""
+        req, schemas = self.dependencies(d, ptr)
+        triggers = [k for k in dict.fromkeys(list(req) + list(schemas))
+                    if req.get(k) or any(x is not True and x != {} for x in schemas.get(k, ()))]
+        plain = {k: v for k, v in d.items() if k not in ("dependencies", "dependentRequired", "dependentSchemas")}
+        if not triggers:
+            sym = self.object_symbol(plain, base, ptr)
+            return (sym,) if sym else ()
+        if len(triggers) > 5:
+            self.problem("dependentRequired", ptr, "more than 5 dependencies (their combinations are not built)")
+            sym = self.object_symbol(plain, base, ptr)
+            return (sym,) if sym else ()
+        out = []
+        for mask in range(1 << len(triggers)):
+            dd = dict(plain)
+            required = list(dd.get("required") or [])
+            forbidden = list(dd.get("forbidden__", []))
+            extra = []
+            for i, k in enumerate(triggers):
+                if mask >> i & 1:
+                    required += [k] + req.get(k, [])
+                    extra += schemas.get(k, [])
+                else:
+                    forbidden.append(k)
+            dd["required"] = list(dict.fromkeys(required))
+            if forbidden:
+                dd["forbidden__"] = forbidden
+            if not extra:
+                sym = self.object_symbol(dd, base, ptr)
+                if sym:
+                    out.append(sym)
+                continue
+            m = self.merge_all({"allOf": [dd, {"type": "object"}] + extra}, base, ptr)
+            if m is not None:
+                out.extend(self.lang(m, base, ptr).objects)
+        return _uniq(tuple(out))
+
     def check_unsupported(self, d, ptr):
-        for k in ("if", "then", "else", "dependencies", "dependentRequired", "dependentSchemas",
+        for k in ("if", "then", "else",
                   "unevaluatedProperties", "unevaluatedItems", "contains", "minContains", "maxContains"):
             if k in d:
                 if k in ("then", "else") and "if" in d:
@@ -1523,8 +1595,6 @@ class _Converter:
                 if k in ("minContains", "maxContains") and "contains" in d:
                     continue
                 if k == "unevaluatedProperties" and d[k] is True or k == "unevaluatedItems" and d[k] is True:
-                    continue
-                if k == "dependencies" and not d[k] or k == "dependentRequired" and not d[k]:
                     continue
                 self.problem(k, f"{ptr}/{k}", "not supported by the grammar converter")
 
@@ -1727,6 +1797,10 @@ class _Converter:
                 return False
             if set(v) & set(d.get("forbidden__", ())):
                 return False
+            for kw in ("dependencies", "dependentRequired", "dependentSchemas"):
+                for key, dep in (d.get(kw) if isinstance(d.get(kw), dict) else {}).items():
+                    if key in v and (any(x not in v for x in dep) if isinstance(dep, list) else not sub(dep)):
+                        return False
             n = len(v)
             if _num(d.get("minProperties")) is not None and n < d["minProperties"]:
                 return False
