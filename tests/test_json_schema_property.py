@@ -42,6 +42,17 @@ small = st.integers(-2, 5)
 PATTERNS = ("^a", "b$", "^[ab]*$", "a", "^.{2}$")
 
 
+#: ``if`` schemas of the forms whose complement the converter writes
+conditions = st.one_of(
+    st.builds(lambda t: {"type": t}, st.sampled_from(TYPES)),
+    st.builds(lambda v: {"const": v}, scalars),
+    st.builds(lambda vs: {"enum": vs}, st.lists(scalars, min_size=1, max_size=3)),
+    st.builds(lambda r: {"required": r}, st.lists(st.sampled_from(KEYS), min_size=1, max_size=2, unique=True)),
+    st.builds(lambda k, v, t: dict({"properties": {k: {"const": v}}}, **({"type": "object"} if t else {})),
+              st.sampled_from(KEYS), scalars, st.booleans()),
+)
+
+
 def keyword_schemas(sub):
     """One keyword (with its value) at a time; ``sub`` builds subschemas."""
     kw = st.one_of(
@@ -73,6 +84,7 @@ def keyword_schemas(sub):
                                                                       max_size=2)),
         st.builds(lambda k, bs: {k: bs}, st.sampled_from(["allOf", "anyOf", "oneOf"]),
                   st.lists(sub, min_size=1, max_size=3)),
+        st.builds(lambda c, t, e: {"if": c, "then": t, "else": e}, conditions, sub, sub),
         st.builds(lambda t: {"not": {"type": t}}, st.sampled_from(TYPES)),
         st.builds(lambda v: {"not": {"const": v}}, scalars),
     )

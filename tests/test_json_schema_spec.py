@@ -250,3 +250,38 @@ def test_draft7_dependencies_array_and_schema_forms():
     s = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
          "allOf": [{"dependencies": {"a": ["b"]}}, {"dependencies": {"a": ["c"]}}]}
     check(s, ['{"a": 1, "b": 2, "c": 3}', '{}'], ['{"a": 1, "b": 2}', '{"a": 1, "c": 3}'])
+
+
+# --------------------------------------------------------------------------
+# if / then / else
+# --------------------------------------------------------------------------
+
+def test_if_then_else_on_a_property_const():
+    s = {"type": "object",
+         "properties": {"country": {"enum": ["US", "NL"]}, "code": {"type": "string"}},
+         "if": {"properties": {"country": {"const": "US"}}},
+         "then": {"properties": {"code": {"pattern": "^[0-9]{5}$"}}},
+         "else": {"properties": {"code": {"pattern": "^[0-9]{4} ?[A-Z]{2}$"}}}}
+    check(s, ['{"country": "US", "code": "12345"}', '{"country": "NL", "code": "1234 AB"}',
+              '{"code": "12345"}', '{"country": "US"}', "{}"],
+          ['{"country": "US", "code": "1234 AB"}', '{"country": "NL", "code": "12345"}',
+           '{"code": "1234AB"}', '{"country": "FR"}'])
+
+
+def test_if_then_else_on_required_and_type():
+    s = {"if": {"required": ["a"]}, "then": {"required": ["b"]}, "else": {"maxProperties": 0}}
+    check(s, ['{"a": 1, "b": 2}', "{}", "1", '"x"'], ['{"a": 1}', '{"b": 1}'])
+    s = {"if": {"type": "string"}, "then": {"minLength": 2}, "else": {"type": "integer"}}
+    check(s, ['"ab"', "3"], ['"a"', "1.5", "null", "[]"])
+    s = {"type": "object", "if": {"type": "object", "required": ["k"], "properties": {"k": {"enum": [1, 2]}}},
+         "then": {"required": ["v"]}}
+    check(s, ['{"k": 1, "v": 0}', '{"k": 3}', "{}", '{"v": 0}'], ['{"k": 1}', '{"k": 2}'])
+    # then/else without if have no effect
+    check({"type": "integer", "then": False, "else": False}, ["1"], ['"a"'])
+
+
+def test_if_with_a_complement_it_cannot_write_is_reported():
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    with pytest.raises(GrammarError, match="if at #/if"):
+        convert_schema({"if": {"minLength": 3}, "then": {"maxLength": 5}})

@@ -1079,6 +1079,10 @@ class _Converter:
         if node2 is not node:
             return self.lang(node2, base2, ptr2)
         d = node
+        if "if" in d:
+            x = self.expand_if(d, base)
+            if x is not None:
+                return self.lang(x, base, ptr)
         if "allOf" in d:
             merged = self.merge_all(d, base, ptr)
             if merged is None:
@@ -1090,6 +1094,55 @@ class _Converter:
         if "anyOf" in d or "oneOf" in d or "__oneOf" in d:
             return self.combinators(d, base, ptr)
         return self.simple_lang(d, base, ptr)
+
+    # -- if / then / else ------------------------------------------------------------
+    def expand_if(self, d, base):
+        """``d`` with ``if``/``then``/``else`` as ``allOf: [rest, anyOf: [if ∧ then,
+        ¬if ∧ else]]`` (exact: the branches are complementary), or None when the
+        complement of ``if`` cannot be written (see :meth:`complement`)."""
+        cond = d["if"]
+        neg = self.complement(cond, base)
+        if neg is None:
+            return None
+        rest = {k: v for k, v in d.items() if k not in ("if", "then", "else")}
+        then, other = d.get("then", True), d.get("else", True)
+        return {"allOf": [rest, {"anyOf": [{"allOf": [cond, then]}, {"allOf": [neg, other]}]}]}
+
+    def complement(self, s, base, depth: int = 0):
+        """A schema accepting exactly the values ``s`` rejects, for the forms ``if``
+        usually takes: ``type``/``enum``/``const``, and object schemas of ``properties``
+        (whose subschemas have complements), ``required`` and ``type: object``; else None."""
+        if s is True or s == {}:
+            return False
+        if s is False:
+            return True
+        if depth > 8:
+            return None
+        s = self._flat(s, base)
+        if s is None:
+            return None
+        keys = {k for k in s if k not in ANNOTATIONS and not k.startswith("x-")}
+        if keys <= {"type", "enum", "const"}:
+            vals = list(s.get("enum", [])) if isinstance(s.get("enum"), list) else []
+            vals += [s["const"]] if "const" in s else []
+            if any(isinstance(v, (dict, list)) for v in vals):
+                return None          # not of structured constants is not supported
+            return {"not": s}
+        if not keys <= {"type", "properties", "required"} or s.get("type", "object") != "object":
+            return None
+        props = s.get("properties", {})
+        req = s.get("required", [])
+        if not isinstance(props, dict) or not isinstance(req, list):
+            return None
+        alts = [{"not": {"type": "object"}}] if "type" in s else []
+        alts += [{"type": "object", "not": {"required": [r]}} for r in req if isinstance(r, str)]
+        for p, ps in props.items():
+            c = self.complement(ps, self.base(ps, base), depth + 1)
+            if c is None:
+                return None
+            if c is not False:
+                alts.append({"type": "object", "required": [p], "properties": {p: c}})
+        return {"anyOf": alts} if alts else False
 
     # -- combinators ---------------------------------------------------------------
     def _local(self, d) -> dict:
@@ -1299,6 +1352,11 @@ class _Converter:
                 if report:
                     self.problem("$ref", ptr, str(e))
                 continue
+            if "if" in node2 and node2 is node:
+                x = self.expand_if(node, nbase)
+                if x is not None:
+                    todo.insert(0, (x, nbase, nptr))
+                    continue
             if node2 is not node:
                 seen_refs += 1
                 if seen_refs > 200:
@@ -1590,8 +1648,8 @@ class _Converter:
         for k in ("if", "then", "else",
                   "unevaluatedProperties", "unevaluatedItems", "contains", "minContains", "maxContains"):
             if k in d:
-                if k in ("then", "else") and "if" in d:
-                    continue
+                if k in ("then", "else"):
+                    continue            # no effect without ``if``; with it, ``if`` is reported
                 if k in ("minContains", "maxContains") and "contains" in d:
                     continue
                 if k == "unevaluatedProperties" and d[k] is True or k == "unevaluatedItems" and d[k] is True:
@@ -1770,6 +1828,8 @@ class _Converter:
             if sum(1 for x in group if sub(x)) != 1:
                 return False
         if any(sub(x) for x in ([d["not"]] if "not" in d else []) + list(d.get("nots__", []))):
+            return False
+        if "if" in d and not sub(d.get("then", True) if sub(d["if"]) else d.get("else", True)):
             return False
         if "type" in d and not self._value_type_ok(v, self.types_of(d, "#")):
             return False
