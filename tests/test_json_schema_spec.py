@@ -285,3 +285,34 @@ def test_if_with_a_complement_it_cannot_write_is_reported():
     from stackmask.grammars.json_schema import convert_schema
     with pytest.raises(GrammarError, match="if at #/if"):
         convert_schema({"if": {"minLength": 3}, "then": {"maxLength": 5}})
+
+
+# --------------------------------------------------------------------------
+# contains / minContains / maxContains
+# --------------------------------------------------------------------------
+
+def test_contains():
+    s = {"type": "array", "contains": {"type": "integer"}}
+    check(s, ["[1]", '["a", 1]', '[1, "a", 2]'], ["[]", '["a"]', '["a", null]'])
+    s = {"type": "array", "items": {"type": "integer"}, "contains": {"const": 5}, "maxItems": 3}
+    check(s, ["[5]", "[1, 5]", "[5, 5, 5]"], ["[]", "[1, 2]", "[1, 2, 3, 5]", '["5"]'])
+
+
+def test_min_and_max_contains():
+    s = {"type": "array", "contains": {"enum": ["x", "y"]}, "minContains": 2, "maxContains": 3}
+    check(s, ['["x", "y"]', '["x", 1, "x"]', '["x", "x", "y", 0]'],
+          ["[]", '["x"]', '["x", 1]', '["x", "y", "x", "y"]'])
+    check({"type": "array", "contains": {"type": "string"}, "minContains": 0, "maxContains": 1},
+          ["[]", "[1, 2]", '[1, "a"]'], ['["a", "b"]'])
+    check({"type": "array", "prefixItems": [{"type": "string"}], "contains": {"type": "string"}, "maxContains": 1},
+          ['["a"]', '["a", 1, 2]'], ['["a", "b"]', "[1]"])
+    # draft 7 has contains, not minContains / maxContains
+    check({"$schema": "http://json-schema.org/draft-07/schema#", "contains": {"const": 1}, "maxContains": 1},
+          ["[1, 1]", "[1]"], ["[2]", "[]"])
+
+
+def test_contains_with_a_complement_it_cannot_write_is_reported():
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    with pytest.raises(GrammarError, match="contains at #/contains"):
+        convert_schema({"type": "array", "contains": {"type": "string", "minLength": 2}})

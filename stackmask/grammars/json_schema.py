@@ -1430,7 +1430,7 @@ class _Converter:
                 lst = k + "s__"
                 out.setdefault(lst, [])
                 out[lst] = out[lst] + [v]
-            elif k in ("additionalProperties", "propertyNames", "contains"):
+            elif k in ("additionalProperties", "propertyNames"):
                 if w is False or v is False:
                     out[k] = False
                 elif w is True:
@@ -1650,8 +1650,8 @@ class _Converter:
             if k in d:
                 if k in ("then", "else"):
                     continue            # no effect without ``if``; with it, ``if`` is reported
-                if k in ("minContains", "maxContains") and "contains" in d:
-                    continue
+                if k in ("minContains", "maxContains", "contains"):
+                    continue            # contains: see _build_contains; min/max without it: no effect
                 if k == "unevaluatedProperties" and d[k] is True or k == "unevaluatedItems" and d[k] is True:
                     continue
                 self.problem(k, f"{ptr}/{k}", "not supported by the grammar converter")
@@ -1900,6 +1900,12 @@ class _Converter:
             prefix, rest = self.array_parts(d)
             for i, x in enumerate(v):
                 if not sub((x, prefix[i] if i < len(prefix) else rest)):
+                    return False
+            if "contains" in d:
+                n = sum(1 for x in v if sub((x, d["contains"])))
+                lo_c = d.get("minContains", 1) if self.draft >= 2019 else 1
+                hi_c = d.get("maxContains") if self.draft >= 2019 else None
+                if (_num(lo_c) is not None and n < lo_c) or (_num(hi_c) is not None and n > hi_c):
                     return False
             if d.get("uniqueItems") is True and any(_json_eq(v[i], v[j]) for i in range(len(v))
                                                    for j in range(i)):
@@ -2436,7 +2442,7 @@ class _Converter:
 
     # -- arrays -------------------------------------------------------------------------------
     def array_symbol(self, d, base, ptr):
-        keys = ("minItems", "maxItems", "uniqueItems")
+        keys = ("minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains")
         ad = {k: d[k] for k in keys if k in d}
         prefix, rest = self.array_parts(d)
         if prefix:
@@ -2450,6 +2456,71 @@ class _Converter:
             self.arr_cache[key] = s
             self.queue.append((self._build_array, s, ad, base, ptr))
         return s
+
+    def _build_contains(self, nt, d, base, ptr, prefix, rest, lo, hi, limit):
+        """Array rules counting the items valid under ``contains`` (each item is
+        split into its schema and ``contains``, or its schema and the complement of
+        ``contains``): at least ``minContains`` (default 1), at most ``maxContains``."""
+        cont = d["contains"]
+        lo_c = d.get("minContains", 1) if self.draft >= 2019 else 1
+        hi_c = d.get("maxContains") if self.draft >= 2019 else None
+        lo_c = math.ceil(lo_c) if _num(lo_c) is not None else 1
+        hi_c = math.floor(hi_c) if _num(hi_c) is not None else None
+        neg = self.complement(cont, self.base(cont, base))
+        if neg is None:
+            self.problem("contains", ptr + "/contains", "its complement cannot be written (only "
+                         "type/enum/const and properties/required object schemas)")
+            neg, lo_c, hi_c = True, 0, None
+        if hi_c is not None and hi_c < lo_c or hi is not None and hi < lo_c:
+            return
+        cap = hi_c if hi_c is not None else lo_c
+        if (limit + 2) * (cap + 1) > 20000:
+            self.problem("minContains" if hi_c is None else "maxContains", ptr, "too many items to count")
+            return
+        k = len(prefix)
+
+        def elem(i, m):
+            s = prefix[i] if i < k else rest
+            where = f"{ptr}/prefixItems/{i}" if i < k else f"{ptr}/items"
+            sub = _conj(s, cont if m else neg)
+            return self.symbol(sub, self.base(s, base), where) if sub is not False else None
+
+        LB, RB, CM = self.punct("["), self.punct("]"), self.punct(",")
+        src = ptr
+        made: dict = {}
+        todo: list = []
+
+        # T(i, c): after i items (saturating at limit when unbounded), c of them valid
+        # under contains (saturating at cap when maxContains is absent)
+        def T(i, c):
+            got = made.get((i, c))
+            if got is None:
+                got = made[(i, c)] = f"{nt}_t{i}c{c}"
+                todo.append((i, c))
+            return got
+
+        def step(i, c, m):
+            c2 = c + m if hi_c is not None else min(c + m, cap)
+            i2 = i + 1 if hi is not None or i + 1 < limit else limit
+            return None if hi_c is not None and c2 > hi_c else (i2, c2)
+
+        if lo == 0 and lo_c <= 0:
+            self.rule(nt, [self.punct("[]")], src)
+        if hi is None or hi >= 1:
+            for m in (0, 1):
+                e, nxt = elem(0, m), step(0, 0, m)
+                if e is not None and nxt is not None:
+                    self.rule(nt, [LB, e, T(*nxt), RB], src)
+        while todo:
+            i, c = todo.pop()
+            name = made[(i, c)]
+            if i >= lo and c >= lo_c:
+                self.rule(name, [], src)
+            if hi is None or i < hi:
+                for m in (0, 1):
+                    e, nxt = elem(i, m), step(i, c, m)
+                    if e is not None and nxt is not None:
+                        self.rule(name, [CM, e, T(*nxt)], src)
 
     def _build_array(self, nt, d, base, ptr):
         prefix, rest = self.array_parts(d)
@@ -2476,6 +2547,9 @@ class _Converter:
             hi = None if hi is not None and hi > 2000 else hi
             lo = min(lo, 2000)
             limit = max(lo, k)
+        if "contains" in d:
+            self._build_contains(nt, d, base, ptr, prefix, rest, lo, hi, limit)
+            return
 
         def elem(i):
             s = prefix[i] if i < k else rest
