@@ -569,7 +569,7 @@ def test_grammar_from_json_schema_accepts_text_and_options():
 
 def test_strict_false_warns_listing_each_keyword():
     s = {"type": "object", "properties": {"t": {"type": "array", "uniqueItems": True},
-                                          "u": {"if": {"type": "string"}, "then": {"minLength": 2}}}}
+                                          "u": {"if": {"minLength": 2}, "then": {"maxLength": 5}}}}
     with pytest.raises(GrammarError) as ei:
         convert_schema(s)
     assert "uniqueItems at #/properties/t/uniqueItems" in str(ei.value)

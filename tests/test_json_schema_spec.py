@@ -316,3 +316,19 @@ def test_contains_with_a_complement_it_cannot_write_is_reported():
     from stackmask.grammars.json_schema import convert_schema
     with pytest.raises(GrammarError, match="contains at #/contains"):
         convert_schema({"type": "array", "contains": {"type": "string", "minLength": 2}})
+
+
+# --------------------------------------------------------------------------
+# not: every spelling of an excluded number is excluded
+# --------------------------------------------------------------------------
+
+def test_not_integer_and_not_const_exclude_every_spelling():
+    # 1.0 and 1e0 are the integer 1: not integer must reject them; numbers under a
+    # not on numbers are plain decimals (policy: exponents cannot be excluded exactly)
+    check({"type": "number", "not": {"type": "integer"}}, ["1.5", "-0.25"],
+          ["1", "1.0", "-2.00", "0", "-0.0"], policy=["1.5e1", "1e0"])
+    check({"type": "number", "not": {"const": 1}}, ["2", "1.5", "0.1", "-1"], ["1", "1.0", "1.000"],
+          policy=["1e0", "10e-1"])
+    check({"type": "number", "not": {"enum": [0, 2.5]}}, ["1", "-2.5", "2.55"],
+          ["0", "-0", "0.00", "2.5", "2.50"])
+    check({"not": {"enum": [1, 2], "const": 2}}, ["1", '"x"'], ["2", "2.0"])

@@ -643,6 +643,25 @@ def _is_int_value(v) -> bool:
     return not isinstance(v, bool) and (isinstance(v, int) or (isinstance(v, float) and v.is_integer()))
 
 
+#: plain decimal numbers (no exponent) and every plain spelling of an integer value
+PLAIN = seq(rep(MINUS, 0, 1), DEC)
+INT_SPELLINGS = seq(rep(MINUS, 0, 1), UINT, rep(seq(lit("."), rep(lit("0"), 1, None)), 0, 1))
+
+
+def _value_spellings(v):
+    """Every plain decimal spelling of the number ``v`` (``1``, ``1.0``, ``1.00``; ``0``,
+    ``-0``, ``-0.0``...), to remove a value from a number language exactly."""
+    x = _num(v)
+    zeros = rep(seq(lit("."), rep(lit("0"), 1, None)), 0, 1)
+    if x == 0:
+        return seq(rep(MINUS, 0, 1), lit("0"), zeros)
+    text = format(abs(x).normalize(), "f")
+    sign = rep(MINUS, 1, 1) if x < 0 else EPS
+    if "." in text:
+        return seq(sign, lit(text), rep(lit("0"), 0, None))
+    return seq(sign, lit(text), zeros)
+
+
 def _number_literal(v):
     """Spellings accepted for an enum/const number."""
     if isinstance(v, int):
@@ -1682,8 +1701,8 @@ class _Converter:
             if "number" in t:
                 out.number = NONE
             elif "integer" in t and out.number != NONE:
-                try:
-                    out.number = R.difference(out.number, int_range(None, None))
+                try:        # every spelling of an integer value: plain decimals left (policy)
+                    out.number = R.difference(R.intersect(out.number, PLAIN), INT_SPELLINGS)
                 except TooComplex:
                     self.problem("not", ptr, "too complex")
             if "object" in t:
@@ -1692,9 +1711,9 @@ class _Converter:
                 out.arrays = ()
             return out
         if keys <= {"enum", "const", "type"}:
-            vals = list(n.get("enum", [])) if "enum" in n else []
+            vals = list(n.get("enum", [])) if isinstance(n.get("enum"), list) else []
             if "const" in n:
-                vals.append(n["const"])
+                vals = [v for v in vals if _json_eq(v, n["const"])] if "enum" in n else [n["const"]]
             if "type" in n:
                 t = self.types_of(n, ptr)
                 vals = [v for v in vals if self._value_type_ok(v, t)]
@@ -1704,8 +1723,9 @@ class _Converter:
             try:
                 if strs and out.string != NONE:
                     out.string = R.difference(out.string, alt(*[lit(s) for s in strs]))
-                if nums and out.number != NONE:
-                    out.number = R.difference(out.number, alt(*[_number_literal(v) for v in nums]))
+                if nums and out.number != NONE:     # every spelling of the values (plain decimals left)
+                    out.number = R.difference(R.intersect(out.number, PLAIN),
+                                              alt(*[_value_spellings(v) for v in nums]))
             except TooComplex:
                 self.problem("not", ptr, "too complex")
             if any(v is None for v in vals):
