@@ -5,7 +5,8 @@
     c = schema_constraint(schema, vocab)                        # the same in one call
 
 The grammar accepts exactly the JSON texts that are valid under the schema,
-within the documented policies below; keywords it cannot enforce exactly are
+within the documented policies below (docs/json-schema.md has the keyword
+table); keywords it cannot enforce exactly are
 never dropped silently: they raise :class:`stackmask.GrammarError` naming the
 keyword and its JSON pointer, or (``strict=False``) are ignored with a
 warning listing each one (also in :attr:`SchemaGrammar.warnings`).
@@ -30,8 +31,9 @@ Policies (what "exact" means here)
   says.
 * **Numbers.** Integers are plain integer literals (``-?(0|[1-9][0-9]*)``,
   ``-0`` included; no fraction or exponent); bounds are exact digit-range
-  languages. Numbers with bounds other than 0 (and numbers with
-  ``multipleOf``) are accepted in plain decimal notation (no exponent:
+  languages. Numbers with bounds other than 0, numbers with ``multipleOf``
+  (any decimal, exact divisibility) and numbers under a ``not`` that removes
+  number values are accepted in plain decimal notation (no exponent:
   ``x >= 0.5`` is not a regular property of exponent notation); bounds at 0
   and unbounded numbers allow exponents. ``enum``/``const`` numbers are
   accepted in their canonical spelling (``1`` also as ``1.0`` when the schema
@@ -69,7 +71,14 @@ Policies (what "exact" means here)
   ``$anchor``, ``$recursiveRef``/``$dynamicRef`` to the root) becomes a
   grammar nonterminal, so recursive schemas are recursive grammars. In
   drafts 4-7 keywords next to ``$ref`` are ignored (as the spec says).
-* ``allOf`` is merged; ``anyOf`` is a union; ``oneOf`` is exact for
+* ``if``/``then``/``else`` is ``anyOf [if+then, not-if+else]`` where the
+  complement of ``if`` can be written (type/enum/const; properties/required
+  objects); ``contains`` counts items split by it and its complement.
+  Dependencies (``dependentRequired``/``dependentSchemas``/``dependencies``,
+  the last in every draft) give one object alternative per choice of present
+  trigger keys; ``min/maxProperties`` count members in the object rules.
+* ``allOf`` is merged (``items`` per position, beyond the ``prefixItems`` of
+  its own schema object; ``multipleOf`` by lcm); ``anyOf`` is a union; ``oneOf`` is exact for
   scalars (string and number languages are made exclusive by regex
   difference) and for object/array branches that are provably disjoint
   (constant/required discriminators, item counts) or identical (then no
@@ -156,12 +165,14 @@ KNOWN_KEYWORDS = ANNOTATIONS | frozenset({
 
 SUPPORTED_KEYWORDS = (
     "type", "enum", "const", "properties", "required", "additionalProperties", "patternProperties",
-    "propertyNames (string schemas)", "minProperties (<= required, or 1)",
-    "maxProperties (when implied)", "items", "prefixItems", "additionalItems", "minItems", "maxItems",
-    "uniqueItems (when maxItems <= 1)", "minLength", "maxLength", "pattern", "format", "minimum",
-    "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf (integers; 10^-k)", "anyOf",
-    "oneOf (disjoint branches)", "allOf", "not (type, enum/const, required)", "$ref", "$defs",
-    "definitions", "$recursiveRef", "$dynamicRef", "nullable (OpenAPI)",
+    "propertyNames (string schemas)", "minProperties", "maxProperties",
+    "dependentRequired", "dependentSchemas", "dependencies", "items", "prefixItems",
+    "additionalItems", "minItems", "maxItems", "contains, minContains, maxContains (writable "
+    "complement)", "uniqueItems (when maxItems <= 1)", "minLength", "maxLength", "pattern", "format",
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "anyOf",
+    "oneOf (disjoint branches)", "allOf", "not (type, enum/const, required)",
+    "if/then/else (writable complement)", "$ref", "$defs", "definitions", "$recursiveRef",
+    "$dynamicRef", "nullable (OpenAPI)",
 )
 
 _ALL_TYPES = ("null", "boolean", "object", "array", "string", "number")
