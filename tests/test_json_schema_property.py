@@ -71,6 +71,8 @@ def keyword_schemas(sub):
         st.builds(lambda k, n: {k: n}, st.sampled_from(["minProperties", "maxProperties"]),
                   st.integers(0, 3)),
         st.builds(lambda s: {"items": s}, sub),
+        st.builds(lambda vs: {"items": {"enum": vs}, "uniqueItems": True}, st.lists(scalars, min_size=1,
+                                                                                     max_size=4)),
         st.builds(lambda ps: {"prefixItems": ps}, st.lists(sub, min_size=1, max_size=2)),
         st.builds(lambda ps: {"properties": ps}, st.dictionaries(st.sampled_from(KEYS), sub, min_size=1,
                                                                  max_size=3)),

@@ -332,3 +332,31 @@ def test_not_integer_and_not_const_exclude_every_spelling():
     check({"type": "number", "not": {"enum": [0, 2.5]}}, ["1", "-2.5", "2.55"],
           ["0", "-0", "0.00", "2.5", "2.50"])
     check({"not": {"enum": [1, 2], "const": 2}}, ["1", '"x"'], ["2", "2.0"])
+
+
+# --------------------------------------------------------------------------
+# uniqueItems over finite item domains
+# --------------------------------------------------------------------------
+
+def test_unique_items_over_an_enum():
+    s = {"type": "array", "items": {"enum": ["a", "b", "c"]}, "uniqueItems": True}
+    check(s, ["[]", '["a"]', '["c", "a"]', '["b", "c", "a"]', '["\\u0061", "b"]'],
+          ['["a", "a"]', '["a", "b", "a"]', '["a", "\\u0061"]', '["d"]'])
+    s = {"type": "array", "items": {"enum": [1, 1.0, 2, "1"]}, "uniqueItems": True, "minItems": 2}
+    check(s, ["[1, 2]", '[2, "1"]', '[1, "1", 2]'], ["[1]", "[1, 1]", "[2, 2]", "[1, 1.0]", "[1, 2, 1]"])
+
+
+def test_unique_items_over_booleans_small_ranges_and_tuples():
+    check({"type": "array", "items": {"type": "boolean"}, "uniqueItems": True},
+          ["[]", "[true]", "[false, true]"], ["[true, true]", "[true, false, true]"])
+    check({"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 3}, "uniqueItems": True},
+          ["[3, 1]", "[1, 2, 3]"], ["[1, 1]", "[4]", "[1, 2, 3, 1]"])
+    check({"type": "array", "prefixItems": [{"const": "x"}], "items": {"enum": ["x", "y"]},
+           "uniqueItems": True}, ['["x"]', '["x", "y"]'], ['["y"]', '["x", "x"]', '["x", "y", "y"]'])
+
+
+def test_unique_items_over_an_infinite_domain_is_refused():
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    with pytest.raises(GrammarError, match="uniqueItems at #/uniqueItems"):
+        convert_schema({"type": "array", "items": {"type": "string"}, "uniqueItems": True})

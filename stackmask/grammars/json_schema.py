@@ -2488,6 +2488,82 @@ class _Converter:
             self.queue.append((self._build_array, s, ad, base, ptr))
         return s
 
+    def finite_domain(self, s, base, size: int = 8):
+        """The values valid under ``s`` when they are at most ``size`` scalars
+        (``enum``/``const``, ``boolean``/``null`` types, small integer ranges), else None."""
+        if s is False:
+            return []
+        flat = self._flat(s, base) if s is not True else None
+        if flat is None or "anyOf" in flat or "oneOf" in flat or "__oneOf" in flat:
+            return None
+        types = self.types_of(flat, "#")
+        if "enum" in flat or "const" in flat:
+            cands = list(flat["enum"]) if isinstance(flat.get("enum"), list) else []
+            cands += [flat["const"]] if "const" in flat else []
+        elif types <= {"boolean", "null"}:
+            cands = ([True, False] if "boolean" in types else []) + ([None] if "null" in types else [])
+        elif types <= {"integer", "boolean", "null"} and "integer" in types:
+            lo, lo_x, hi, hi_x = self.bounds(flat)
+            if lo is None or hi is None or hi - lo > 4 * size:
+                return None
+            a = int(math.floor(lo)) + 1 if lo_x and lo == lo.to_integral_value() else int(math.ceil(lo))
+            b = int(math.ceil(hi)) - 1 if hi_x and hi == hi.to_integral_value() else int(math.floor(hi))
+            cands = list(range(a, b + 1)) + ([True, False] if "boolean" in types else []) + \
+                ([None] if "null" in types else [])
+        else:
+            return None
+        vals = []
+        for v in cands:
+            if isinstance(v, (dict, list)):
+                return None
+            if self.value_valid(v, flat, base, 0) and not any(_json_eq(v, w) for w in vals):
+                vals.append(v)
+            if len(vals) > size:
+                return None
+        return vals
+
+    def _build_unique(self, nt, domains, lo, hi, ptr) -> bool:
+        """``uniqueItems`` over finite item domains: the rules remember the set of
+        values used so far (at most 2^8 sets). False when there are too many."""
+        k = len(domains) - 1          # the prefix's length; domains[k] is every later item's
+        values = []
+        for dom in domains:
+            for v in dom:
+                if not any(_json_eq(v, w) for w in values):
+                    values.append(v)
+        if len(values) > 8:
+            return False
+        index = [[next(j for j, w in enumerate(values) if _json_eq(v, w)) for v in dom] for dom in domains]
+        syms = [self._literal_value_symbol(v) for v in values]
+        LB, RB, CM = self.punct("["), self.punct("]"), self.punct(",")
+        made: dict = {}
+        todo: list = []
+
+        # U(i, used): after i items (i counted up to k), the values in the bit set used
+        def U(i, used):
+            got = made.get((i, used))
+            if got is None:
+                got = made[(i, used)] = f"{nt}_u{i}s{used}"
+                todo.append((i, used))
+            return got
+
+        if lo == 0:
+            self.rule(nt, [self.punct("[]")], ptr)
+        if hi is None or hi >= 1:
+            for j in index[0]:
+                self.rule(nt, [LB, syms[j], U(min(1, k), 1 << j), RB], ptr)
+        while todo:
+            i, used = todo.pop()
+            n = bin(used).count("1")
+            name = made[(i, used)]
+            if n >= lo:
+                self.rule(name, [], ptr)
+            if hi is None or n < hi:
+                for j in index[min(i, k)]:
+                    if not used >> j & 1:
+                        self.rule(name, [CM, syms[j], U(min(i + 1, k), used | 1 << j)], ptr)
+        return True
+
     def _build_contains(self, nt, d, base, ptr, prefix, rest, lo, hi, limit):
         """Array rules counting the items valid under ``contains`` (each item is
         split into its schema and ``contains``, or its schema and the complement of
@@ -2571,7 +2647,12 @@ class _Converter:
         if hi is not None and hi < lo:
             return
         if d.get("uniqueItems") is True and (hi is None or hi > 1):
-            self.problem("uniqueItems", ptr + "/uniqueItems", "uniqueness of array items is not a context-free constraint")
+            domains = [self.finite_domain(x, base) for x in prefix + [rest]]
+            if "contains" not in d and all(x is not None for x in domains) and \
+                    self._build_unique(nt, domains, lo, hi, ptr):
+                return
+            self.problem("uniqueItems", ptr + "/uniqueItems", "uniqueness of array items over an "
+                         "infinite (or large) item domain is not a context-free constraint")
         limit = max(lo, k)
         if hi is not None and hi - limit > 2000 or limit > 2000:
             self.problem("maxItems", ptr, "item counts above 2000 are not expanded")
