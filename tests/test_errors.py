@@ -39,7 +39,7 @@ def test_missing_start_rule():
 def test_unsupported_regex_names_the_terminal(regex, feature):
     g = f"start: BAD\nBAD: {regex}\n"
     with pytest.raises(GrammarError) as ei:
-        Constraint(g, V)
+        Constraint(g, V, ambiguous=False)
     msg = str(ei.value)
     assert "BAD" in msg
     assert ei.value.name == "BAD"
@@ -57,7 +57,7 @@ start: stmt
 stmt: "if" "c" stmt | "if" "c" stmt "else" stmt | "x"
 """
     with pytest.raises(GrammarError) as ei:
-        Constraint(g, V)
+        Constraint(g, V, ambiguous=False)
     msg = str(ei.value)
     assert "stmt" in msg and "ambiguous=True" in msg
     c = Constraint(g, V, ambiguous=True)
@@ -73,7 +73,7 @@ def test_benchmark_grammars_without_conflicts_need_no_flag(name, bench_grammar):
 @pytest.mark.parametrize("name", ["sql", "java", "go"])
 def test_benchmark_grammars_with_conflicts_raise_without_flag(name, bench_grammar):
     with pytest.raises(GrammarError):
-        Constraint(bench_grammar(name), V)
+        Constraint(bench_grammar(name), V, ambiguous=False)
 
 
 def test_bundled_json_grammar_is_deterministic():

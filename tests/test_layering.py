@@ -64,8 +64,6 @@ LAYERS = (
 PRIVATE_READS_ALLOWED = {
     # tiktoken's Encoding has no public name for its split pattern
     ("stackmask.report.workload", "_pat_str"): "tiktoken.Encoding has no public accessor",
-    # the JSON Schema front end reads ecma_regex's atom cache (front end being reworked)
-    ("stackmask.grammars.json_schema", "_atoms"): "JSON Schema front end, being reworked",
 }
 
 

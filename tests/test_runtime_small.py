@@ -202,7 +202,7 @@ def test_mask_layout():
 def test_conflicts_need_ambiguous_true():
     g = 'start: e\ne: e "+" e | "x"\n'
     with pytest.raises(GrammarError) as ei:
-        Constraint(g, byte_vocab())
+        Constraint(g, byte_vocab(), ambiguous=False)
     assert "ambiguous=True" in str(ei.value)
     c = Constraint(g, byte_vocab(), ambiguous=True)
     assert accepts(c, "x+x+x") and not accepts(c, "x+") and not accepts(c, "+x")

@@ -277,4 +277,4 @@ class LazyConfigs:
 __all__ = ["Compiled", "compile_constraint", "prepare_grammar", "LazyConfigs", "grammar_text",
            "artifact_location", "save_progress", "encode_artifact", "decode_artifact",
            "GrammarTables", "TRUE", "requirement", "special_bindings", "successor", "pair_key",
-           "vocab_index"]
+           "vocab_index", "coerce_grammar"]

@@ -48,7 +48,7 @@ __all__ = [
     "PatternError", "TooComplex", "parse_pattern", "ch", "lit", "seq", "alt", "rep", "EPS", "NONE",
     "ANY", "ANYSTAR", "length_range", "nullable", "to_python", "to_json_string", "ast_size",
     "intersect", "difference", "union", "complement", "is_empty", "is_subset", "Dfa", "not_in",
-    "limit_length", "fullmatch", "cap_repeats",
+    "limit_length", "fullmatch", "cap_repeats", "atom_partition",
 ]
 
 from ..lexer.regex import MAX_CP, SURR_HI, SURR_LO  # noqa: F401  (re-exported)
@@ -866,7 +866,7 @@ def _collect_sets(x, out: set):
         _collect_sets(x[1], out)
 
 
-def _atoms(*asts) -> list:
+def atom_partition(*asts) -> list:
     """Partition of the universe into intervals no AST character set splits."""
     sets: set = {UNIVERSE}
     for a in asts:
@@ -1153,7 +1153,7 @@ class Dfa:
 
 
 def _dfas(*asts):
-    atoms = _atoms(*asts)
+    atoms = atom_partition(*asts)
     return [Dfa.from_ast(a, atoms) for a in asts]
 
 

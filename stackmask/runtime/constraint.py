@@ -16,14 +16,15 @@ import time
 import numpy as np
 
 from ..compile import (TRUE, Compiled, GrammarTables, LazyConfigs, artifact_location,
-                       compile_constraint, prepare_grammar, requirement, save_progress,
-                       special_bindings)
+                       coerce_grammar, compile_constraint, prepare_grammar, requirement,
+                       save_progress, special_bindings)
 from ..compile.explore import explore
 from ..errors import TokenRejected
 from ..grammar import Grammar
 from ..limits import Limits
 from ..memo import Generations
 from ..glr.gss import AMBIGUOUS, GLR, Node
+from ..glr.lalr import lalr_conflicts
 from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from ..vocab import Vocab
 from .masker import Masker
@@ -36,14 +37,29 @@ log = logging.getLogger("stackmask")
 Head = tuple  # (Node, config id)
 
 
+def resolve_ambiguous(grammar, vocab: Vocab, ambiguous: "bool | None", cache_dir) -> bool:
+    """``ambiguous`` as a bool: ``None`` becomes whether the grammar's LALR(1) table has
+    conflicts. A cached deterministic artifact of the same inputs answers without
+    building the table (it was saved after the conflict check passed)."""
+    if ambiguous is not None:
+        return bool(ambiguous)
+    path, _ = artifact_location(grammar, vocab, False, cache_dir)
+    if path is not None and path.exists():
+        return False
+    return bool(lalr_conflicts(coerce_grammar(grammar)))
+
+
 class Constraint:
     """Exact token masks for one grammar and one vocabulary.
 
-    ``grammar`` is Lark text or a :class:`stackmask.Grammar`. With
-    ``ambiguous=False`` (default) the grammar's LALR(1) table must be free of
-    conflicts (else :class:`stackmask.GrammarError` lists them); with
-    ``ambiguous=True`` conflicts are kept and parsed by GLR. Either way the
-    runtime is the same GLR engine over the grammar's normal form.
+    ``grammar`` is Lark text or a :class:`stackmask.Grammar`. ``ambiguous``:
+    ``None`` (default) takes the grammar as it needs: deterministic when its
+    LALR(1) table is free of conflicts, GLR (as ``True``) when it has some;
+    ``False`` promises a conflict-free table (else
+    :class:`stackmask.GrammarError` lists the conflicts); ``True`` keeps
+    conflicts and parses them by GLR. Either way the runtime is the same GLR
+    engine over the grammar's normal form; :attr:`ambiguous` holds the value
+    used (``None`` resolved), which is also part of the artifact's key.
 
     Construction compiles the mask automaton (or loads it from the artifact
     cache: ``cache_dir``, default ``$STACKMASK_CACHE_DIR`` or the user cache
@@ -85,7 +101,7 @@ class Constraint:
     #: estimated bytes of one requirement memo entry (a frozenset of terminals)
     REQ_ENTRY_BYTES = 400
 
-    def __init__(self, grammar: "Grammar | str", vocab: Vocab, ambiguous: bool = False, *,
+    def __init__(self, grammar: "Grammar | str", vocab: Vocab, ambiguous: bool | None = None, *,
                  cache_dir=None, progress: bool = True, compile: str = "eager",
                  compile_budget_s: float | None = 120.0, mask_cache_bytes: int = 256 << 20,
                  memo_cache_bytes: int = 256 << 20, limits: Limits | None = None,
@@ -100,6 +116,7 @@ class Constraint:
         self.vocab = vocab
         self.limits = limits
         grammar = prepare_grammar(grammar, vocab, special_tokens=special_tokens, trigger=trigger)
+        ambiguous = resolve_ambiguous(grammar, vocab, ambiguous, cache_dir)
         compiled, scanner, self.loaded_from_cache = compile_constraint(
             grammar, vocab, ambiguous=ambiguous, cache_dir=cache_dir, progress=progress,
             mode=compile, budget_s=compile_budget_s, limits=limits,

@@ -1,0 +1,259 @@
+"""Array rules: prefix and rest items, item counts, ``contains`` counts, ``uniqueItems``
+over finite domains."""
+
+from __future__ import annotations
+
+import math
+
+from .common import _canon, _conj, _json_eq, _num
+
+
+class ArraysMixin:
+    """Methods of the converter (:class:`..converter._Converter`) for arrays."""
+
+    def array_parts(self, d) -> tuple:
+        """``(prefix, rest)`` of one schema object's array keywords: the schemas of the
+        first items and the schema of every later item (``prefixItems`` + ``items``;
+        ``items`` as an array + ``additionalItems``; merged: ``prefix__`` + ``rest__``)."""
+        if "prefix__" in d or "rest__" in d:
+            return list(d.get("prefix__", ())), d.get("rest__", True)
+        items = d.get("items", True)
+        if isinstance(items, list):
+            return list(items), d.get("additionalItems", True)
+        if isinstance(d.get("prefixItems"), list):
+            return list(d["prefixItems"]), items
+        return [], items
+
+    # -- arrays -------------------------------------------------------------------------------
+    def array_symbol(self, d, base, ptr):
+        keys = ("minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains")
+        ad = {k: d[k] for k in keys if k in d}
+        prefix, rest = self.array_parts(d)
+        if prefix:
+            ad["prefix__"] = prefix
+        if rest is not True:
+            ad["rest__"] = rest
+        key = (_canon(ad), base)
+        s = self.arr_cache.get(key)
+        if s is None:
+            s = self.name("arr")
+            self.arr_cache[key] = s
+            self.queue.append((self._build_array, s, ad, base, ptr))
+        return s
+
+    def finite_domain(self, s, base, size: int = 8):
+        """The values valid under ``s`` when they are at most ``size`` scalars
+        (``enum``/``const``, ``boolean``/``null`` types, small integer ranges), else None."""
+        if s is False:
+            return []
+        flat = self._flat(s, base) if s is not True else None
+        if flat is None or "anyOf" in flat or "oneOf" in flat or "__oneOf" in flat:
+            return None
+        types = self.types_of(flat, "#")
+        if "enum" in flat or "const" in flat:
+            cands = list(flat["enum"]) if isinstance(flat.get("enum"), list) else []
+            cands += [flat["const"]] if "const" in flat else []
+        elif types <= {"boolean", "null"}:
+            cands = ([True, False] if "boolean" in types else []) + ([None] if "null" in types else [])
+        elif types <= {"integer", "boolean", "null"} and "integer" in types:
+            lo, lo_x, hi, hi_x = self.bounds(flat)
+            if lo is None or hi is None or hi - lo > 4 * size:
+                return None
+            a = int(math.floor(lo)) + 1 if lo_x and lo == lo.to_integral_value() else int(math.ceil(lo))
+            b = int(math.ceil(hi)) - 1 if hi_x and hi == hi.to_integral_value() else int(math.floor(hi))
+            cands = list(range(a, b + 1)) + ([True, False] if "boolean" in types else []) + \
+                ([None] if "null" in types else [])
+        else:
+            return None
+        vals = []
+        for v in cands:
+            if isinstance(v, (dict, list)):
+                return None
+            if self.value_valid(v, flat, base, 0) and not any(_json_eq(v, w) for w in vals):
+                vals.append(v)
+            if len(vals) > size:
+                return None
+        return vals
+
+    def _build_unique(self, nt, domains, lo, hi, ptr) -> bool:
+        """``uniqueItems`` over finite item domains: the rules remember the set of
+        values used so far (at most 2^8 sets). False when there are too many."""
+        k = len(domains) - 1          # the prefix's length; domains[k] is every later item's
+        values = []
+        for dom in domains:
+            for v in dom:
+                if not any(_json_eq(v, w) for w in values):
+                    values.append(v)
+        if len(values) > 8:
+            return False
+        index = [[next(j for j, w in enumerate(values) if _json_eq(v, w)) for v in dom] for dom in domains]
+        syms = [self._literal_value_symbol(v) for v in values]
+        LB, RB, CM = self.punct("["), self.punct("]"), self.punct(",")
+        made: dict = {}
+        todo: list = []
+
+        # U(i, used): after i items (i counted up to k), the values in the bit set used
+        def U(i, used):
+            got = made.get((i, used))
+            if got is None:
+                got = made[(i, used)] = f"{nt}_u{i}s{used}"
+                todo.append((i, used))
+            return got
+
+        if lo == 0:
+            self.rule(nt, [self.punct("[]")], ptr)
+        if hi is None or hi >= 1:
+            for j in index[0]:
+                self.rule(nt, [LB, syms[j], U(min(1, k), 1 << j), RB], ptr)
+        while todo:
+            i, used = todo.pop()
+            n = bin(used).count("1")
+            name = made[(i, used)]
+            if n >= lo:
+                self.rule(name, [], ptr)
+            if hi is None or n < hi:
+                for j in index[min(i, k)]:
+                    if not used >> j & 1:
+                        self.rule(name, [CM, syms[j], U(min(i + 1, k), used | 1 << j)], ptr)
+        return True
+
+    def _build_contains(self, nt, d, base, ptr, prefix, rest, lo, hi, limit):
+        """Array rules counting the items valid under ``contains`` (each item is
+        split into its schema and ``contains``, or its schema and the complement of
+        ``contains``): at least ``minContains`` (default 1), at most ``maxContains``."""
+        cont = d["contains"]
+        lo_c = d.get("minContains", 1) if self.draft >= 2019 else 1
+        hi_c = d.get("maxContains") if self.draft >= 2019 else None
+        lo_c = math.ceil(lo_c) if _num(lo_c) is not None else 1
+        hi_c = math.floor(hi_c) if _num(hi_c) is not None else None
+        neg = self.complement(cont, self.base(cont, base))
+        if neg is None:
+            self.problem("contains", ptr + "/contains", "its complement cannot be written (only "
+                         "type/enum/const and properties/required object schemas)")
+            neg, lo_c, hi_c = True, 0, None
+        if hi_c is not None and hi_c < lo_c or hi is not None and hi < lo_c:
+            return
+        cap = hi_c if hi_c is not None else lo_c
+        if (limit + 2) * (cap + 1) > 20000:
+            self.problem("minContains" if hi_c is None else "maxContains", ptr, "too many items to count")
+            return
+        k = len(prefix)
+
+        def elem(i, m):
+            s = prefix[i] if i < k else rest
+            where = f"{ptr}/prefixItems/{i}" if i < k else f"{ptr}/items"
+            sub = _conj(s, cont if m else neg)
+            return self.symbol(sub, self.base(s, base), where) if sub is not False else None
+
+        LB, RB, CM = self.punct("["), self.punct("]"), self.punct(",")
+        src = ptr
+        made: dict = {}
+        todo: list = []
+
+        # T(i, c): after i items (saturating at limit when unbounded), c of them valid
+        # under contains (saturating at cap when maxContains is absent)
+        def T(i, c):
+            got = made.get((i, c))
+            if got is None:
+                got = made[(i, c)] = f"{nt}_t{i}c{c}"
+                todo.append((i, c))
+            return got
+
+        def step(i, c, m):
+            c2 = c + m if hi_c is not None else min(c + m, cap)
+            i2 = i + 1 if hi is not None or i + 1 < limit else limit
+            return None if hi_c is not None and c2 > hi_c else (i2, c2)
+
+        if lo == 0 and lo_c <= 0:
+            self.rule(nt, [self.punct("[]")], src)
+        if hi is None or hi >= 1:
+            for m in (0, 1):
+                e, nxt = elem(0, m), step(0, 0, m)
+                if e is not None and nxt is not None:
+                    self.rule(nt, [LB, e, T(*nxt), RB], src)
+        while todo:
+            i, c = todo.pop()
+            name = made[(i, c)]
+            if i >= lo and c >= lo_c:
+                self.rule(name, [], src)
+            if hi is None or i < hi:
+                for m in (0, 1):
+                    e, nxt = elem(i, m), step(i, c, m)
+                    if e is not None and nxt is not None:
+                        self.rule(name, [CM, e, T(*nxt)], src)
+
+    def _build_array(self, nt, d, base, ptr):
+        prefix, rest = self.array_parts(d)
+        lo = d.get("minItems", 0) or 0
+        hi = d.get("maxItems")
+        if not isinstance(lo, int) or isinstance(lo, bool):
+            lo = int(math.ceil(lo)) if _num(lo) is not None else 0
+        if hi is not None and (not isinstance(hi, int) or isinstance(hi, bool)):
+            hi = int(math.floor(hi)) if _num(hi) is not None else None
+        k = len(prefix)
+        if rest is False:
+            hi = k if hi is None else min(hi, k)
+        for i, p in enumerate(prefix):
+            if p is False:
+                hi = i if hi is None else min(hi, i)
+                break
+        if hi is not None and hi < lo:
+            return
+        if d.get("uniqueItems") is True and (hi is None or hi > 1):
+            domains = [self.finite_domain(x, base) for x in prefix + [rest]]
+            if "contains" not in d and all(x is not None for x in domains) and \
+                    self._build_unique(nt, domains, lo, hi, ptr):
+                return
+            self.problem("uniqueItems", ptr + "/uniqueItems", "uniqueness of array items over an "
+                         "infinite (or large) item domain is not a context-free constraint")
+        limit = max(lo, k)
+        if hi is not None and hi - limit > 2000 or limit > 2000:
+            self.problem("maxItems", ptr, "item counts above 2000 are not expanded")
+            hi = None if hi is not None and hi > 2000 else hi
+            lo = min(lo, 2000)
+            limit = max(lo, k)
+        if "contains" in d:
+            self._build_contains(nt, d, base, ptr, prefix, rest, lo, hi, limit)
+            return
+
+        def elem(i):
+            s = prefix[i] if i < k else rest
+            where = f"{ptr}/prefixItems/{i}" if i < k else f"{ptr}/items"
+            return self.symbol(s, self.base(s, base), where)
+
+        LB, RB, CM = self.punct("["), self.punct("]"), self.punct(",")
+        src = ptr
+        star = f"{nt}_t"
+
+        def T(i):
+            if hi is None and i >= limit:
+                return star
+            return f"{nt}_t{i}"
+
+        made = set()
+
+        def build_T(i):
+            name = T(i)
+            if name in made:
+                return name
+            made.add(name)
+            if name == star:
+                self.rule(star, [], src)
+                self.rule(star, [star, CM, elem(limit)], src)
+                return name
+            if i >= lo:
+                self.rule(name, [], src)
+            if hi is None or i < hi:
+                self.rule(name, [CM, elem(i), T(i + 1)], src)
+            return name
+
+        if lo == 0:
+            self.rule(nt, [self.punct("[]")], src)
+        if hi is None or hi >= 1:
+            self.rule(nt, [LB, elem(0), T(1), RB], src)
+            i = 1
+            while True:
+                build_T(i)
+                if T(i) == star or (hi is not None and i >= hi):
+                    break
+                i += 1

@@ -1,0 +1,516 @@
+"""``allOf`` merging, ``anyOf``/``oneOf``, ``not``, ``if``/``then``/``else`` and the
+complements and disjointness tests they need."""
+
+from __future__ import annotations
+
+from .. import ecma_regex as R
+from ..ecma_regex import NONE, PatternError, TooComplex, alt, lit
+from .common import ANNOTATIONS, Lang, _ARRAY_KEYS, _Problem, _canon, _conj, _json_eq, _num, _uniq
+from .numbers import INT_SPELLINGS, PLAIN, _lcm_multiple, _value_spellings
+
+
+class CombinatorsMixin:
+    """Methods of the converter (:class:`..converter._Converter`) for combinators."""
+
+    # -- if / then / else ------------------------------------------------------------
+    def expand_if(self, d, base):
+        """``d`` with ``if``/``then``/``else`` as ``allOf: [rest, anyOf: [if ∧ then,
+        ¬if ∧ else]]`` (exact: the branches are complementary), or None when the
+        complement of ``if`` cannot be written (see :meth:`complement`)."""
+        cond = d["if"]
+        neg = self.complement(cond, base)
+        if neg is None:
+            return None
+        rest = {k: v for k, v in d.items() if k not in ("if", "then", "else")}
+        then, other = d.get("then", True), d.get("else", True)
+        return {"allOf": [rest, {"anyOf": [{"allOf": [cond, then]}, {"allOf": [neg, other]}]}]}
+
+    def complement(self, s, base, depth: int = 0):
+        """A schema accepting exactly the values ``s`` rejects, for the forms ``if``
+        usually takes: ``type``/``enum``/``const``, and object schemas of ``properties``
+        (whose subschemas have complements), ``required`` and ``type: object``; else None."""
+        if s is True or s == {}:
+            return False
+        if s is False:
+            return True
+        if depth > 8:
+            return None
+        s = self._flat(s, base)
+        if s is None:
+            return None
+        keys = {k for k in s if k not in ANNOTATIONS and not k.startswith("x-")}
+        if keys <= {"type", "enum", "const"}:
+            vals = list(s.get("enum", [])) if isinstance(s.get("enum"), list) else []
+            vals += [s["const"]] if "const" in s else []
+            if any(isinstance(v, (dict, list)) for v in vals):
+                return None          # not of structured constants is not supported
+            return {"not": s}
+        if not keys <= {"type", "properties", "required"} or s.get("type", "object") != "object":
+            return None
+        props = s.get("properties", {})
+        req = s.get("required", [])
+        if not isinstance(props, dict) or not isinstance(req, list):
+            return None
+        alts = [{"not": {"type": "object"}}] if "type" in s else []
+        alts += [{"type": "object", "not": {"required": [r]}} for r in req if isinstance(r, str)]
+        for p, ps in props.items():
+            c = self.complement(ps, self.base(ps, base), depth + 1)
+            if c is None:
+                return None
+            if c is not False:
+                alts.append({"type": "object", "required": [p], "properties": {p: c}})
+        return {"anyOf": alts} if alts else False
+
+    # -- combinators ---------------------------------------------------------------
+    def _local(self, d) -> dict:
+        return {k: v for k, v in d.items() if k not in ("anyOf", "oneOf", "__oneOf")}
+
+    def _has_constraints(self, d) -> bool:
+        return any(k not in ANNOTATIONS and not k.startswith("x-") for k in d)
+
+    def combinators(self, d, base, ptr) -> Lang:
+        local = self._local(d)
+        groups = []
+        if "anyOf" in d:
+            groups.append(("anyOf", d["anyOf"], ptr + "/anyOf"))
+        if "oneOf" in d:
+            groups.append(("oneOf", d["oneOf"], ptr + "/oneOf"))
+        for g in d.get("__oneOf", ()):
+            groups.append(("oneOf", g, ptr + "/oneOf"))
+        for kw, branches, _p in groups:
+            if not isinstance(branches, list) or not branches:
+                self.problem(kw, _p, "must be a non-empty array")
+                return self.any_lang()
+        # one group at a time: the first is expanded, the others stay in every branch
+        kw, branches, gptr = groups[0]
+        carry = dict(local)
+        if "anyOf" in d and kw != "anyOf":
+            carry["anyOf"] = d["anyOf"]
+        more_one = [g[1] for g in groups[1:] if g[0] == "oneOf"]
+        if more_one:
+            carry["__oneOf"] = more_one
+        # property order: the properties written before the combinator come
+        # first, then the branch's, then the rest (document order)
+        props = carry.get("properties") if isinstance(carry.get("properties"), dict) else {}
+        if "before__" in d:
+            before = [k for k in d["before__"] if k in props]
+        else:
+            order = list(d)
+            first_comb = min(order.index(k) for k in ("anyOf", "oneOf", "__oneOf") if k in d)
+            before = list(props) if "properties" in d and order.index("properties") < first_comb else []
+        carry.pop("before__", None)
+        langs = []
+        for i, b in enumerate(branches):
+            bptr = f"{gptr}/{i}"
+            if self._has_constraints(carry):
+                m = self.merge_all({"allOf": [carry, b] if before else [b, carry]}, base, bptr)
+                if m is not None and before and isinstance(m.get("properties"), dict):
+                    mp = m["properties"]
+                    new = [k for k in mp if k not in props]
+                    order = before + new + [k for k in mp if k in props and k not in before]
+                    m = dict(m, properties={k: mp[k] for k in order})
+                lg = Lang() if m is None else self.lang(m, base, bptr)
+            else:
+                lg = self.lang(b, self.base(b, base), bptr)
+            langs.append(lg)
+        if kw == "oneOf":
+            langs = self.one_of(langs, branches, base, gptr)
+        out = Lang()
+        for lg in langs:
+            out = out.union(lg)
+        return out
+
+    def one_of(self, langs, branches, base, ptr) -> list:
+        """Exactly one branch: exact when the branches are disjoint; string and
+        number parts are made disjoint exactly (symmetric difference)."""
+        n = len(langs)
+        if n == 1:
+            return langs
+        # scalar parts: exact exclusive union
+        out = [Lang(objects=lg.objects, arrays=lg.arrays, others=lg.others) for lg in langs]
+        for attr in ("null", "true", "false"):
+            cnt = sum(1 for lg in langs if getattr(lg, attr))
+            if cnt == 1:
+                for o, lg in zip(out, langs):
+                    setattr(o, attr, getattr(lg, attr))
+        for attr in ("string", "number"):
+            parts = [getattr(lg, attr) for lg in langs]
+            nonempty = [i for i, p in enumerate(parts) if p != NONE]
+            if len(nonempty) <= 1:
+                for i in nonempty:
+                    setattr(out[i], attr, parts[i])
+                continue
+            try:
+                for i in nonempty:
+                    others = alt(*[parts[j] for j in nonempty if j != i])
+                    if R.is_disjoint(parts[i], others):
+                        setattr(out[i], attr, parts[i])
+                    else:
+                        setattr(out[i], attr, R.difference(parts[i], others))
+            except TooComplex:
+                self.problem("oneOf", ptr, f"overlapping {attr} branches")
+                for i in nonempty:
+                    setattr(out[i], attr, parts[i])
+        # structured parts: identical in every branch that has them -> in no
+        # branch exactly once (when >= 2 branches); otherwise must be provably disjoint
+        for attr in ("objects", "arrays"):
+            have = [i for i, lg in enumerate(langs) if getattr(lg, attr)]
+            if len(have) >= 2 and len({getattr(langs[i], attr) for i in have}) == 1:
+                for i in have:
+                    setattr(out[i], attr, ())
+                    langs[i] = Lang(**{**langs[i].__dict__, attr: ()})
+        structured = [i for i, lg in enumerate(langs) if lg.objects or lg.arrays or lg.others]
+        for a_i in range(len(structured)):
+            for b_i in range(a_i + 1, len(structured)):
+                i, j = structured[a_i], structured[b_i]
+                li, lj = langs[i], langs[j]
+                if li.others or lj.others:
+                    self.problem("oneOf", ptr, "recursive branches cannot be checked for disjointness")
+                    continue
+                if li.objects and lj.objects and not self.objects_disjoint(branches[i], branches[j], base):
+                    self.problem("oneOf", ptr, f"object branches {i} and {j} may overlap")
+                if li.arrays and lj.arrays and not self.arrays_disjoint(branches[i], branches[j], base):
+                    self.problem("oneOf", ptr, f"array branches {i} and {j} may overlap")
+        return out
+
+    def _flat(self, node, base):
+        """Branch schema with refs followed and allOf merged (for disjointness tests)."""
+        try:
+            node, base, _ = self.deref(node, base, "#")
+        except _Problem:
+            return None
+        if isinstance(node, dict) and "allOf" in node:
+            node = self.merge_all(node, base, "#", report=False)
+        return node if isinstance(node, dict) else None
+
+    def objects_disjoint(self, a, b, base) -> bool:
+        a, b = self._flat(a, base), self._flat(b, base)
+        if a is None or b is None:
+            return False
+        if "anyOf" in a or "anyOf" in b or "oneOf" in a or "oneOf" in b:
+            return False
+        pa, pb = a.get("properties") or {}, b.get("properties") or {}
+        ra, rb = set(a.get("required") or ()), set(b.get("required") or ())
+        # a required key the other side forbids
+        for req, other, oprops in ((ra, b, pb), (rb, a, pa)):
+            for k in req:
+                if oprops.get(k) is False:
+                    return True
+                if k not in oprops and other.get("additionalProperties") is False and \
+                        not other.get("patternProperties"):
+                    return True
+        # a property required on both sides with disjoint scalar languages
+        for k in ra & rb:
+            if k in pa and k in pb:
+                la = self.lang(pa[k], self.base(pa[k], base), "#")
+                lb = self.lang(pb[k], self.base(pb[k], base), "#")
+                if self.langs_disjoint(la, lb):
+                    return True
+        return False
+
+    def arrays_disjoint(self, a, b, base) -> bool:
+        a, b = self._flat(a, base), self._flat(b, base)
+        if a is None or b is None:
+            return False
+        lo_a, hi_a = a.get("minItems", 0), a.get("maxItems")
+        lo_b, hi_b = b.get("minItems", 0), b.get("maxItems")
+        if (hi_a is not None and hi_a < lo_b) or (hi_b is not None and hi_b < lo_a):
+            return True
+        (pa, ra), (pb, rb) = self.array_parts(a), self.array_parts(b)
+        ia, ib = (pa[0] if pa else ra), (pb[0] if pb else rb)      # the first item's schemas
+        if isinstance(ia, dict) and isinstance(ib, dict) and lo_a >= 1 and lo_b >= 1:
+            la = self.lang(ia, self.base(ia, base), "#")
+            lb = self.lang(ib, self.base(ib, base), "#")
+            if self.langs_disjoint(la, lb):
+                return True
+        return False
+
+    def langs_disjoint(self, a: Lang, b: Lang) -> bool:
+        if (a.null and b.null) or (a.true and b.true) or (a.false and b.false):
+            return False
+        if a.objects and b.objects or a.arrays and b.arrays or a.others or b.others:
+            return False
+        try:
+            return R.is_disjoint(a.string, b.string) and R.is_disjoint(a.number, b.number)
+        except TooComplex:
+            return False
+
+    # -- allOf merging -------------------------------------------------------------------
+    def merge_all(self, d, base, ptr, report: bool = True):
+        """Merge ``d`` (with ``allOf``) into one schema dict; None = unsatisfiable."""
+        parts = [{k: v for k, v in d.items() if k != "allOf"}]
+        if not isinstance(d.get("allOf"), list):
+            if report:
+                self.problem("allOf", ptr, "must be an array")
+            return parts[0]
+        out: dict = {}
+        members = [(x, self.base(x, base), f"{ptr}/allOf/{i}") for i, x in enumerate(d["allOf"])]
+        keys = list(d)
+        if "properties" in d and keys.index("properties") > keys.index("allOf"):
+            todo = members + [(parts[0], base, ptr)]        # document order: allOf's properties first
+        else:
+            todo = [(parts[0], base, ptr)] + members
+        seen_refs = 0
+        while todo:
+            node, nbase, nptr = todo.pop(0)
+            if node is True:
+                continue
+            if node is False:
+                return None
+            if not isinstance(node, dict):
+                if report:
+                    self.problem("allOf", ptr, "member is not a schema")
+                continue
+            if report:
+                self.check_keywords(node, nptr)
+            try:
+                node2, nbase2, nptr2 = self.deref(node, nbase, nptr)
+            except _Problem as e:
+                if report:
+                    self.problem("$ref", ptr, str(e))
+                continue
+            if "if" in node2 and node2 is node:
+                x = self.expand_if(node, nbase)
+                if x is not None:
+                    todo.insert(0, (x, nbase, nptr))
+                    continue
+            if node2 is not node:
+                seen_refs += 1
+                if seen_refs > 200:
+                    if report:
+                        self.problem("allOf", ptr, "references nest too deeply")
+                    break
+                todo.insert(0, (node2, nbase2, nptr2))        # in place: keeps the document order
+                continue
+            if "allOf" in node:
+                rest = {k: v for k, v in node.items() if k != "allOf"}
+                subs = [(x, self.base(x, nbase), f"{nptr}/allOf/{i}")
+                        for i, x in enumerate(node["allOf"] if isinstance(node["allOf"], list) else [])]
+                nk = list(node)
+                if "properties" in node and nk.index("properties") > nk.index("allOf"):
+                    todo[0:0] = subs + [(rest, nbase, nptr)]
+                else:
+                    todo[0:0] = [(rest, nbase, nptr)] + subs
+                continue
+            out = self.merge2(out, node, ptr, report)
+            if out is None:
+                return None
+        return out
+
+    def merge2(self, a: dict, b: dict, ptr, report=True):
+        out = {k: v for k, v in a.items() if k not in _ARRAY_KEYS}
+        for k, v in b.items():
+            if k in _ARRAY_KEYS:
+                continue            # merged below, as (prefix, rest) of each side
+            if k in ANNOTATIONS or k.startswith("x-"):
+                out.setdefault(k, v)
+                continue
+            if k not in out:
+                if k in ("anyOf", "oneOf") and "before__" not in out and "anyOf" not in out and "oneOf" not in out:
+                    out["before__"] = list(out.get("properties") or {})
+                out[k] = v
+                continue
+            w = out[k]
+            if k.endswith("__"):
+                out[k] = list(w) + list(v)
+                continue
+            if _canon(w) == _canon(v):
+                continue
+            if k == "type":
+                ta = set(w) if isinstance(w, list) else {w}
+                tb = set(v) if isinstance(v, list) else {v}
+                t = ta & tb
+                if "integer" in ta and "number" in tb or "number" in ta and "integer" in tb:
+                    t.add("integer")
+                out[k] = sorted(t)
+                if not t:
+                    return None
+            elif k == "required":
+                out[k] = list(dict.fromkeys(list(w) + list(v)))
+            elif k in ("properties", "patternProperties"):
+                m = dict(w)
+                for pk, pv in v.items():
+                    m[pk] = {"allOf": [m[pk], pv]} if pk in m else pv
+                out[k] = m
+            elif k in ("enum",):
+                out[k] = [x for x in w if any(_json_eq(x, y) for y in v)]
+            elif k == "const":
+                if not _json_eq(w, v):
+                    return None
+            elif k in ("minimum", "minLength", "minItems", "minProperties"):
+                out[k] = max(w, v) if _num(w) is not None and _num(v) is not None else w
+            elif k in ("maximum", "maxLength", "maxItems", "maxProperties"):
+                out[k] = min(w, v) if _num(w) is not None and _num(v) is not None else w
+            elif k in ("exclusiveMinimum", "exclusiveMaximum") and _num(w) is not None and _num(v) is not None:
+                out[k] = max(w, v) if k == "exclusiveMinimum" else min(w, v)
+            elif k in ("pattern", "format"):
+                lst = k + "s__"
+                out.setdefault(lst, [])
+                out[lst] = out[lst] + [v]
+            elif k in ("additionalProperties", "propertyNames"):
+                if w is False or v is False:
+                    out[k] = False
+                elif w is True:
+                    out[k] = v
+                elif v is True:
+                    out[k] = w
+                else:
+                    out[k] = {"allOf": [w, v]}
+            elif k == "anyOf":
+                prod = [{"allOf": [x, y]} for x in w for y in v]
+                if len(prod) > 256:
+                    if report:
+                        self.problem("anyOf", ptr, "too many combinations inside allOf")
+                    prod = prod[:256]
+                out[k] = prod
+            elif k == "oneOf":
+                out["__oneOf"] = list(out.get("__oneOf", [])) + [v]
+            elif k == "not":
+                out["nots__"] = list(out.get("nots__", [])) + [v]
+            elif k == "uniqueItems":
+                out[k] = bool(w) or bool(v)
+            elif k in ("dependencies", "dependentRequired", "dependentSchemas") and \
+                    isinstance(w, dict) and isinstance(v, dict):
+                m = dict(w)
+                for dk, dv in v.items():
+                    if dk not in m:
+                        m[dk] = dv
+                    elif isinstance(m[dk], list) and isinstance(dv, list):
+                        m[dk] = list(dict.fromkeys(m[dk] + dv))
+                    else:      # schemas, or an array (= required) and a schema: both apply
+                        m[dk] = {"allOf": [{"required": x} if isinstance(x, list) else x for x in (m[dk], dv)]}
+                out[k] = m
+            elif k == "multipleOf" and _lcm_multiple(w, v) is not None:
+                out[k] = _lcm_multiple(w, v)
+            else:
+                out.setdefault("allOf_conflicts__", []).append(k)
+        if any(k in a for k in _ARRAY_KEYS) or any(k in b for k in _ARRAY_KEYS):
+            # ``items`` applies beyond the ``prefixItems`` of its own schema object only: item
+            # i must satisfy each side's schema for position i
+            pa, ra = self.array_parts(a)
+            pb, rb = self.array_parts(b)
+            prefix = [_conj(pa[i] if i < len(pa) else ra, pb[i] if i < len(pb) else rb)
+                      for i in range(max(len(pa), len(pb)))]
+            rest = _conj(ra, rb)
+            if prefix:
+                out["prefix__"] = prefix
+            if rest is not True:
+                out["rest__"] = rest
+        # additionalProperties interplay: a key declared on one side only must
+        # satisfy the other side's additional/pattern schema
+        pa, pb = a.get("properties") or {}, b.get("properties") or {}
+        if isinstance(pa, dict) and isinstance(pb, dict) and ("additionalProperties" in a or "additionalProperties" in b
+                                                               or a.get("patternProperties") or b.get("patternProperties")):
+            props = dict(out.get("properties") or {})
+            for side, other, oprops in ((pa, b, pb), (pb, a, pa)):
+                for key in side:
+                    if key in oprops:
+                        continue
+                    extra = self._schema_for_extra_key(other, key, ptr, report)
+                    if extra is not True:
+                        props[key] = {"allOf": [props[key], extra]}
+            out["properties"] = props
+            if (a.get("patternProperties") and "additionalProperties" in b and b["additionalProperties"] is not True) or \
+                    (b.get("patternProperties") and "additionalProperties" in a and a["additionalProperties"] is not True):
+                if report:
+                    self.problem("allOf", ptr, "patternProperties on one side and additionalProperties on the other")
+        return out
+
+    def _schema_for_extra_key(self, d, key, ptr, report):
+        pats = d.get("patternProperties") or {}
+        matched = []
+        for p, s in pats.items():
+            try:
+                if R.fullmatch(R.parse_pattern(p), key):
+                    matched.append(s)
+            except PatternError:
+                pass
+        if matched:
+            return matched[0] if len(matched) == 1 else {"allOf": matched}
+        ap = d.get("additionalProperties", True)
+        return ap
+
+    def apply_not(self, lang: Lang, n, base, ptr) -> Lang:
+        if n is True:
+            return Lang()
+        if n is False:
+            return lang
+        try:
+            n, nbase, _ = self.deref(n, base, ptr)
+        except _Problem as e:
+            self.problem("not", ptr, str(e))
+            return lang
+        if not isinstance(n, dict):
+            self.problem("not", ptr, "not a schema")
+            return lang
+        keys = {k for k in n if k not in ANNOTATIONS and not k.startswith("x-")}
+        if keys <= {"type"}:
+            t = self.types_of(n, ptr)
+            out = Lang(**lang.__dict__)
+            if "null" in t:
+                out.null = False
+            if "boolean" in t:
+                out.true = out.false = False
+            if "string" in t:
+                out.string = NONE
+            if "number" in t:
+                out.number = NONE
+            elif "integer" in t and out.number != NONE:
+                try:        # every spelling of an integer value: plain decimals left (policy)
+                    out.number = R.difference(R.intersect(out.number, PLAIN), INT_SPELLINGS)
+                except TooComplex:
+                    self.problem("not", ptr, "too complex")
+            if "object" in t:
+                out.objects = ()
+            if "array" in t:
+                out.arrays = ()
+            return out
+        if keys <= {"enum", "const", "type"}:
+            vals = list(n.get("enum", [])) if isinstance(n.get("enum"), list) else []
+            if "const" in n:
+                vals = [v for v in vals if _json_eq(v, n["const"])] if "enum" in n else [n["const"]]
+            if "type" in n:
+                t = self.types_of(n, ptr)
+                vals = [v for v in vals if self._value_type_ok(v, t)]
+            out = Lang(**lang.__dict__)
+            strs = [v for v in vals if isinstance(v, str)]
+            nums = [v for v in vals if _num(v) is not None]
+            try:
+                if strs and out.string != NONE:
+                    out.string = R.difference(out.string, alt(*[lit(s) for s in strs]))
+                if nums and out.number != NONE:     # every spelling of the values (plain decimals left)
+                    out.number = R.difference(R.intersect(out.number, PLAIN),
+                                              alt(*[_value_spellings(v) for v in nums]))
+            except TooComplex:
+                self.problem("not", ptr, "too complex")
+            if any(v is None for v in vals):
+                out.null = False
+            if any(v is True for v in vals):
+                out.true = False
+            if any(v is False for v in vals):
+                out.false = False
+            if any(isinstance(v, (dict, list)) for v in vals):
+                self.problem("not", ptr, "excluding object/array constants is not supported")
+            return out
+        if keys <= {"required"} and isinstance(n.get("required"), list):
+            # objects that lack at least one of the keys: one alternative per key
+            out = Lang(**{k: v for k, v in lang.__dict__.items()})
+            objs = []
+            for sym in lang.objects:
+                d = self.obj_source.get(sym)
+                if d is None:
+                    self.problem("not", ptr, "cannot apply to this object schema")
+                    objs.append(sym)
+                    continue
+                obj_d, obase, optr = d
+                for key in n["required"]:
+                    forb = list(obj_d.get("forbidden__", [])) + [key]
+                    nd = dict(obj_d)
+                    nd["forbidden__"] = forb
+                    s = self.object_symbol(nd, obase, optr)
+                    if s:
+                        objs.append(s)
+            out.objects = _uniq(tuple(objs))
+            return out
+        self.problem("not", ptr, "only 'not' of type, enum/const and required is supported")
+        return lang

@@ -1,0 +1,217 @@
+"""Grammar emission: terminals, rules, punctuation with whitespace, literal values, the
+driver that builds every queued symbol and drops unproductive ones."""
+
+from __future__ import annotations
+
+from ...errors import GrammarError
+from ...grammar import Grammar, Rule, TerminalDef
+from .. import ecma_regex as R
+from ..ecma_regex import NONE, lit
+from .common import Lang, _canon, _uniq
+from .numbers import _number_literal
+
+
+class EmitMixin:
+    """Methods of the converter (:class:`..converter._Converter`) for emit."""
+
+    def name(self, base: str) -> str:
+        i = self.counter.get(base, 0)
+        self.counter[base] = i + 1
+        return f"{base}_{i}"
+
+    def term(self, regex: str, base: str) -> str:
+        t = self.terms.get(regex)
+        if t is None:
+            t = self.name(base)
+            self.terms[regex] = t
+            self.term_defs.append(TerminalDef(name=t, regex=regex))
+        return t
+
+    def rule(self, origin: str, expansion, source: str = ""):
+        self.rules.append(Rule(origin=origin, expansion=tuple(expansion), source=source or origin))
+
+    # -- driver ---------------------------------------------------------------------
+    def run(self) -> Grammar:
+        top = self.symbol(self.root, self.root_base, "#")
+        start = "start"
+        if self.opts["whitespace"] == "flexible":
+            wt = self.term(r"[ \t\n\r]+", "WS")
+            self.rule(start, [top])
+            self.rule(start, [wt, top])
+            self.rule(start, [top, wt])
+            self.rule(start, [wt, top, wt])
+        else:
+            self.rule(start, [top])
+        state = None
+        extra_rules: list = []
+        while True:
+            while self.queue:
+                job = self.queue.popleft()
+                job[0](*job[1:])
+            now = (len(self.key_terms), len(self.pending_extras))
+            if now == state:
+                break
+            state = now
+            extra_rules = self._finish_extras()     # regenerated until the name list is complete
+        self.rules.extend(extra_rules)
+        productive = self._productive()
+        if start not in productive:
+            err = GrammarError("the JSON Schema accepts no JSON value (false, not: {}, contradictory "
+                               "keywords...): there is no text to generate", name="schema")
+            err.keyword, err.pointer = "schema", "#"
+            raise err
+        term_names = {t.name for t in self.term_defs}
+        rules = [r for r in self.rules if r.origin in productive
+                 and all(s in productive or s in term_names for s in r.expansion)]
+        used_terms = {s for r in rules for s in r.expansion}
+        terms = [t for t in self.term_defs if t.name in used_terms]
+        return Grammar.build(terms, rules, start)
+
+    def _productive(self) -> set:
+        """Nonterminals deriving some terminal string (the others, e.g. a
+        required property whose schema is false, are removed with the rules
+        using them)."""
+        term_names = {t.name for t in self.term_defs}
+        productive: set = set()
+        changed = True
+        while changed:
+            changed = False
+            for r in self.rules:
+                if r.origin not in productive and all(s in term_names or s in productive for s in r.expansion):
+                    productive.add(r.origin)
+                    changed = True
+        return productive
+
+    # -- symbols ------------------------------------------------------------------
+    def symbol(self, node, base, ptr) -> str:
+        """Nonterminal deriving the JSON texts valid under ``node``."""
+        k = self.key(node, base)
+        s = self.sym_cache.get(k)
+        if s is None:
+            s = self.name("v")
+            self.sym_cache[k] = s
+            self.queue.append((self._build_symbol, s, node, base, ptr))
+        return s
+
+    def _build_symbol(self, nt, node, base, ptr):
+        lang = self.lang(node, base, ptr)
+        alts = self.lang_alternatives(lang, ptr)
+        if not alts:
+            return      # no rule: removed later as empty
+        for a in alts:
+            self.rule(nt, [a], ptr)
+
+    def lang_alternatives(self, lang: Lang, ptr) -> list:
+        alts = []
+        if lang.null:
+            alts.append(self.term("null", "NULL"))
+        if lang.true:
+            alts.append(self.term("true", "TRUE"))
+        if lang.false:
+            alts.append(self.term("false", "FALSE"))
+        if lang.string != NONE:
+            alts.append(self.string_term(lang.string))
+        if lang.number != NONE:
+            alts.append(self.number_term(lang.number))
+        alts.extend(lang.objects)
+        alts.extend(lang.arrays)
+        alts.extend(lang.others)
+        return _uniq(tuple(alts))
+
+    def string_regex(self, ast) -> str:
+        return '"(?:' + R.to_json_string(ast) + ')"'
+
+    def string_term(self, ast) -> str:
+        return self.term(self.string_regex(ast), "STR")
+
+    def number_term(self, ast) -> str:
+        return self.term("(?:" + R.to_python(ast) + ")", "NUM")
+
+    def key_term(self, ast) -> str:
+        """Key symbol of a key language: the key, the colon and the whitespace after it."""
+        return self.space_after(self.term('"(?:' + R.to_json_string(ast) + ')"' + self._colon(), "KEY"))
+
+    def _colon(self) -> str:
+        return self.ws_pre_colon + ":" + ("" if self.ws_after else self.ws)
+
+    def punct(self, which: str) -> str:
+        """Symbol of a punctuation with its whitespace. Whitespace before ``} ] ,`` is part of
+        their terminals. Whitespace after ``{ [ , :``: part of the terminal too, except in the
+        bounded policy, where it is the grammar's ``WS`` terminal (:meth:`space_after`): folded
+        into the terminals, every key terminal would repeat the counted blanks (the lexer
+        automaton, and with it the mask automaton's start states, multiplied per key)."""
+        ws = self.ws
+        after = "" if self.ws_after else ws
+        if which in ("{}", "[]") and self.ws_after:    # { then } with its leading whitespace
+            nt = self.ws_wrapped.get(which)
+            if nt is None:
+                opening, closing = which
+                nt = self.ws_wrapped[which] = self.name("empty_obj" if opening == "{" else "empty_arr")
+                self.rule(nt, [self.punct_term(opening, "\\" + opening), self.punct(closing)], "whitespace")
+            return nt
+        rx = {"{": r"\{" + after, "}": ws + r"\}", "[": r"\[" + after, "]": ws + r"\]",
+              ",": ws + "," + after, "{}": r"\{" + ws + r"\}", "[]": r"\[" + ws + r"\]"}[which]
+        t = self.punct_term(which, rx)
+        return self.space_after(t) if which in ("{", "[", ",") else t
+
+    def punct_term(self, which: str, rx: str) -> str:
+        return self.term(rx, {"{": "LBRACE", "}": "RBRACE", "[": "LBRACK", "]": "RBRACK", ",": "COMMA",
+                              "{}": "EMPTY_OBJ", "[]": "EMPTY_ARR"}[which])
+
+    def space_after(self, t: str) -> str:
+        """``t`` followed by at most one whitespace run (bounded policy: ``t | t WS``, the
+        run a ``WS`` terminal); ``t`` itself under the other policies."""
+        if not self.ws_after:
+            return t
+        nt = self.ws_wrapped.get(t)
+        if nt is None:
+            n = self.opts["max_whitespace"]
+            ws = self.term(r"\r?\n[ \t]{0,%d}|[ \t]{1,%d}" % (n, n) if n > 0 else r"\r?\n", "WS")
+            nt = self.ws_wrapped[t] = self.name("space_after")
+            self.rule(nt, [t], "whitespace")
+            self.rule(nt, [t, ws], "whitespace")
+        return nt
+
+    def literal_symbol(self, v) -> str:
+        key = _canon(v)
+        s = self.lit_cache.get(key)
+        if s is not None:
+            return s
+        s = self.name("lit")
+        self.lit_cache[key] = s
+        self.queue.append((self._build_literal, s, v))
+        return s
+
+    def _literal_value_symbol(self, v) -> str:
+        if v is None:
+            return self.term("null", "NULL")
+        if v is True:
+            return self.term("true", "TRUE")
+        if v is False:
+            return self.term("false", "FALSE")
+        if isinstance(v, str):
+            return self.string_term(lit(v))
+        if isinstance(v, (int, float)):
+            return self.number_term(_number_literal(v))
+        return self.literal_symbol(v)
+
+    def _build_literal(self, nt, v):
+        if not v:
+            self.rule(nt, [self.punct("[]" if isinstance(v, list) else "{}")], "const")
+            return
+        if isinstance(v, list):
+            exp = [self.punct("[")]
+            for i, x in enumerate(v):
+                if i:
+                    exp.append(self.punct(","))
+                exp.append(self._literal_value_symbol(x))
+            exp.append(self.punct("]"))
+        else:
+            exp = [self.punct("{")]
+            for i, (k, x) in enumerate(v.items()):
+                if i:
+                    exp.append(self.punct(","))
+                exp.append(self.key_term(lit(k)))
+                exp.append(self._literal_value_symbol(x))
+            exp.append(self.punct("}"))
+        self.rule(nt, exp, "const")

@@ -1,0 +1,359 @@
+"""Object rules: declared, required, pattern and additional members in schema order,
+member counts, dependencies."""
+
+from __future__ import annotations
+
+import math
+
+from ...grammar import TerminalDef
+from .. import ecma_regex as R
+from ..ecma_regex import ANYSTAR, NONE, PatternError, TooComplex, alt, lit
+from .common import _canon, _esc_ptr, _num, _uniq
+
+
+class ObjectsMixin:
+    """Methods of the converter (:class:`..converter._Converter`) for objects."""
+
+    def dependencies(self, d, ptr) -> tuple[dict, dict]:
+        """``(required, schemas)``: for each trigger key, the keys it requires
+        (``dependentRequired``, array entries of ``dependencies``) and the schemas the
+        object must satisfy when the key is present (``dependentSchemas``, schema entries
+        of ``dependencies``; enforced in every draft)."""
+        req: dict = {}
+        schemas: dict = {}
+        for kw in ("dependencies", "dependentRequired", "dependentSchemas"):
+            v = d.get(kw)
+            if v is None:
+                continue
+            if not isinstance(v, dict):
+                self.problem(kw, f"{ptr}/{kw}", "must be an object")
+                continue
+            for key, dep in v.items():
+                if isinstance(dep, list) and kw != "dependentSchemas":
+                    req[key] = list(dict.fromkeys(req.get(key, []) + [x for x in dep if isinstance(x, str)]))
+                elif isinstance(dep, (dict, bool)) and kw != "dependentRequired":
+                    schemas.setdefault(key, []).append(dep)
+                else:
+                    self.problem(kw, f"{ptr}/{kw}/{_esc_ptr(key)}", "malformed dependency")
+        return req, schemas
+
+    def object_alternatives(self, d, base, ptr) -> tuple:
+        """Object symbols of ``d``: one, or with dependencies one per choice of which
+        trigger keys are present (absent: the key is forbidden; present: its dependent
+        keys are required and its dependent schemas merged in); the choices are disjoint."""
+        req, schemas = self.dependencies(d, ptr)
+        triggers = [k for k in dict.fromkeys(list(req) + list(schemas))
+                    if req.get(k) or any(x is not True and x != {} for x in schemas.get(k, ()))]
+        plain = {k: v for k, v in d.items() if k not in ("dependencies", "dependentRequired", "dependentSchemas")}
+        if not triggers:
+            sym = self.object_symbol(plain, base, ptr)
+            return (sym,) if sym else ()
+        if len(triggers) > 5:
+            self.problem("dependentRequired", ptr, "more than 5 dependencies (their combinations are not built)")
+            sym = self.object_symbol(plain, base, ptr)
+            return (sym,) if sym else ()
+        out = []
+        for mask in range(1 << len(triggers)):
+            dd = dict(plain)
+            required = list(dd.get("required") or [])
+            forbidden = list(dd.get("forbidden__", []))
+            extra = []
+            for i, k in enumerate(triggers):
+                if mask >> i & 1:
+                    required += [k] + req.get(k, [])
+                    extra += schemas.get(k, [])
+                else:
+                    forbidden.append(k)
+            dd["required"] = list(dict.fromkeys(required))
+            if forbidden:
+                dd["forbidden__"] = forbidden
+            if not extra:
+                sym = self.object_symbol(dd, base, ptr)
+                if sym:
+                    out.append(sym)
+                continue
+            m = self.merge_all({"allOf": [dd, {"type": "object"}] + extra}, base, ptr)
+            if m is not None:
+                out.extend(self.lang(m, base, ptr).objects)
+        return _uniq(tuple(out))
+
+    # -- objects ----------------------------------------------------------------------------
+    def object_symbol(self, d, base, ptr):
+        keys = ("properties", "required", "additionalProperties", "patternProperties", "minProperties",
+                "maxProperties", "propertyNames", "forbidden__")
+        od = {k: d[k] for k in keys if k in d}
+        if self.opts["additional_properties"] is False and "additionalProperties" not in od:
+            od["additionalProperties"] = False
+        key = (_canon(od), base)
+        s = self.obj_cache.get(key)
+        if s is None:
+            s = self.name("obj")
+            self.obj_cache[key] = s
+            self.obj_source[s] = (od, base, ptr)
+            self.queue.append((self._build_object, s, od, base, ptr))
+        return s
+
+    def _build_object(self, nt, d, base, ptr):
+        props = d.get("properties") or {}
+        if not isinstance(props, dict):
+            self.problem("properties", ptr + "/properties", "must be an object")
+            props = {}
+        required = [r for r in (d.get("required") or []) if isinstance(r, str)]
+        required = list(dict.fromkeys(required))
+        pats = d.get("patternProperties") or {}
+        if not isinstance(pats, dict):
+            self.problem("patternProperties", ptr + "/patternProperties", "must be an object")
+            pats = {}
+        addl = d.get("additionalProperties", True)
+        forbidden = set(d.get("forbidden__", ()))
+        pnames = d.get("propertyNames")
+        name_lang = None
+        if pnames is not None and pnames is not True:
+            nl = self.lang(pnames, self.base(pnames, base), ptr + "/propertyNames")
+            if nl.others:
+                self.problem("propertyNames", ptr + "/propertyNames", "recursive propertyNames schema")
+            name_lang = nl.string          # property names are strings: only that part applies
+        pat_asts = []
+        wild = False
+        for p, s in pats.items():
+            try:
+                pat_asts.append((R.parse_pattern(p), s, p))
+            except PatternError as e:
+                self.problem("patternProperties", f"{ptr}/patternProperties/{_esc_ptr(p)}",
+                             f"unsupported regex: {e}")
+                wild = True
+        self._disjoint_pats = False
+        if len(pat_asts) > 3:
+            try:
+                self._disjoint_pats = all(R.is_disjoint(pat_asts[i][0], pat_asts[j][0])
+                                          for i in range(len(pat_asts)) for j in range(i))
+            except TooComplex:
+                pass
+            if not self._disjoint_pats:
+                self.problem("patternProperties", ptr + "/patternProperties",
+                             "more than 3 overlapping patterns (their Boolean combinations are not built)")
+                wild = True
+        if wild:
+            # ignored (strict=False): any key, with any of the pattern schemas or the additional one
+            alts = list(pats.values()) + ([addl] if addl is not False else [])
+            addl = {"anyOf": alts} if alts else False
+            pat_asts = []
+        # declared entries (schema order), then required-but-undeclared
+        entries = []      # (name, [schemas], required)
+        for name, sub in props.items():
+            schemas = [sub] + [s for a, s, _ in pat_asts if R.fullmatch(a, name)]
+            entries.append((name, schemas, name in required))
+        for name in required:
+            if name not in props:
+                matched = [s for a, s, _ in pat_asts if R.fullmatch(a, name)]
+                entries.append((name, matched if matched else [addl], True))
+        ok_entries = []
+        for name, schemas, req in entries:
+            dead = name in forbidden or any(s is False for s in schemas) or \
+                (name_lang is not None and not R.fullmatch(name_lang, name))
+            if dead:
+                if req:
+                    return      # unsatisfiable: no rules -> removed
+                continue
+            ok_entries.append((name, schemas, req))
+        own = {n for n, _, _ in entries} | forbidden
+        for x in own:
+            self.declared_key(x)
+        # extra members: a nonterminal E (pattern atoms, additional keys; names
+        # declared elsewhere in the grammar are added by _finish_extras)
+        has_extras = addl is not False or bool(pat_asts)
+        E = None
+        if has_extras:
+            E = f"{nt}_e"
+            if not self.extra_members(E, pat_asts, addl, name_lang, base, ptr):
+                pat_asts, addl, name_lang = [], True, None      # superset fallback (reported)
+            self.pending_extras.append((E, own, pat_asts, addl, name_lang, base, ptr))
+        n = len(ok_entries)
+        n_req = sum(1 for e in ok_entries if e[2])
+        min_p, max_p = d.get("minProperties", 0), d.get("maxProperties")
+        lo_p = math.ceil(min_p) if _num(min_p) is not None else 0
+        hi_p = math.floor(max_p) if _num(max_p) is not None else None
+        if hi_p is not None and hi_p < max(n_req, lo_p):
+            return          # no object fits: no rules
+        # count the members when the bounds are not implied by the declared/required ones
+        # (minProperties <= 1 only forbids {})
+        count = lo_p > max(n_req, 1) or (hi_p is not None and (has_extras or n > hi_p))
+        cap = hi_p if hi_p is not None else lo_p
+        if count and (n + 1) * (cap + 1) > 20000:
+            kw = "maxProperties" if hi_p is not None else "minProperties"
+            self.problem(kw, f"{ptr}/{kw}", "too many properties to count")
+            count, lo_p, hi_p = False, min(lo_p, 1), None
+        if not count:
+            lo_p, hi_p = min(lo_p, 1), None
+        LB, RB, CM = self.punct("{"), self.punct("}"), self.punct(",")
+        keys = [self.declared_key(name) for name, _, _ in ok_entries]
+        vals = []
+        for name, schemas, _ in ok_entries:
+            sub = schemas[0] if len(schemas) == 1 else {"allOf": schemas}
+            vals.append(self.symbol(sub, self.base(schemas[0], base), f"{ptr}/properties/{_esc_ptr(name)}"))
+        opt_from = [True] * (n + 1)
+        for j in range(n - 1, -1, -1):
+            opt_from[j] = opt_from[j + 1] and not ok_entries[j][2]
+        src = ptr
+        has_S = [j < n or has_extras for j in range(n + 1)]
+        # S(j, c): the next member, c emitted so far, declared candidates from j on;
+        # H(j, c): the next member is declared, entry j or later; R(j, c): after a member.
+        # Without counting c is always 0 (one nonterminal per j).
+        made: dict = {}
+        todo: list = []
+
+        def need(kind: str, j: int, c: int) -> str:
+            got = made.get((kind, j, c))
+            if got is None:
+                got = made[(kind, j, c)] = f"{nt}_{kind}{j}" + (f"c{c}" if count else "")
+                todo.append((kind, j, c))
+            return got
+
+        def inc(c: int) -> int:
+            return 0 if not count else (c + 1 if hi_p is not None else min(c + 1, cap))
+
+        if n_req == 0 and lo_p <= 0:
+            self.rule(nt, [self.punct("{}")], src)
+        if has_S[0] and (hi_p is None or hi_p >= 1):
+            self.rule(nt, [LB, need("s", 0, 0), RB], src)
+        while todo:
+            kind, j, c = todo.pop()
+            name = made[(kind, j, c)]
+            if kind == "r":
+                if opt_from[j] and (not count or c >= lo_p):
+                    self.rule(name, [], src)
+                if has_S[j] and (hi_p is None or c + 1 <= hi_p):
+                    self.rule(name, [CM, need("s", j, c)], src)
+            elif kind == "s":
+                if j < n:
+                    self.rule(name, [need("h", j, c)], src)
+                if E:
+                    self.rule(name, [E, need("r", j, inc(c))], src)
+            else:
+                self.rule(name, [keys[j], vals[j], need("r", j + 1, inc(c))], src)
+                if not ok_entries[j][2] and j + 1 < n:
+                    self.rule(name, [need("h", j + 1, c)], src)
+
+    def declared_key(self, name: str) -> str:
+        """Key terminal of a property name declared somewhere in the schema
+        (priority 1: it beats the pattern/additional key terminals, which all
+        have priority 0, on the same lexeme)."""
+        t = self.key_terms.get(name)
+        if t is None:
+            regex = '"' + R.to_json_string(lit(name)) + '"' + self._colon()
+            t = self.name("KEY")
+            self.terms[regex + "\x00prio1"] = t
+            self.term_defs.append(TerminalDef(name=t, regex=regex, priority=1))
+            t = self.key_terms[name] = self.space_after(t)
+        return t
+
+    def extra_members(self, E, pat_asts, addl, name_lang, base, ptr):
+        """E -> KEY value for the object's own pattern atoms and the
+        additional-property keys (names declared anywhere are lexed as their
+        own terminals and handled in :meth:`_finish_extras`)."""
+        try:
+            universe = self.string_cap(ANYSTAR) if name_lang is None else name_lang
+            n = len(pat_asts)
+            masks = [1 << i for i in range(n)] if n > 3 else range(1, 1 << n)   # > 3: pairwise disjoint
+            for mask in masks:
+                inside = [pat_asts[i] for i in range(n) if mask >> i & 1]
+                outside = [pat_asts[i] for i in range(n) if not mask >> i & 1]
+                schemas = [s for _, s, _ in inside]
+                if any(s is False for s in schemas):
+                    continue
+                kast = R.intersect(universe, *[a for a, _, _ in inside])
+                for a, _, _ in (outside if n <= 3 else ()):
+                    if kast == NONE:
+                        break
+                    kast = R.difference(kast, a)
+                if kast == NONE or R.is_empty(kast):
+                    continue
+                sub = schemas[0] if len(schemas) == 1 else {"allOf": schemas}
+                self.rule(E, [self.key_term(kast), self.symbol(sub, self.base(sub, base),
+                                                                ptr + "/patternProperties")], ptr)
+            if addl is not False:
+                kast = universe
+                if n > 3:
+                    kast = R.difference(kast, alt(*[a for a, _, _ in pat_asts]))
+                for a, _, _ in (pat_asts if n <= 3 else ()):
+                    if kast == NONE:
+                        break
+                    kast = R.difference(kast, a)
+                if kast != NONE and not R.is_empty(kast):
+                    self.rule(E, [self.key_term(kast), self.symbol(addl, self.base(addl, base),
+                                                                    ptr + "/additionalProperties")], ptr)
+        except (TooComplex, PatternError) as e:
+            self.problem("patternProperties" if pat_asts else "propertyNames", ptr,
+                         f"property-name languages too complex: {e}")
+            self.rule(E, [self.key_term(ANYSTAR), self.symbol(True, "", ptr)], ptr)
+            return False
+        return True
+
+    def _finish_extras(self):
+        """Names declared anywhere in the grammar are lexed as their own key
+        terminals, so every object that accepts extra members gets them
+        explicitly: individually where the object's patternProperties decide
+        the schema, else as ranges of a shared segment tree over all names."""
+        names = sorted(self.key_terms)
+        M = len(names)
+        saved, self.rules = self.rules, []
+        made: dict = {}
+
+        def seg(a, b):
+            got = made.get((a, b))
+            if got is not None:
+                return got
+            if b - a == 1:
+                sym = self.key_terms[names[a]]
+            else:
+                sym = f"keys_{a}_{b}"
+                m = (a + b) // 2
+                self.rule(sym, [seg(a, m)], "keys")
+                self.rule(sym, [seg(m, b)], "keys")
+            made[(a, b)] = sym
+            return sym
+
+        def cover(a, b, lo=0, hi=M):
+            if a >= hi or b <= lo:
+                return
+            if a <= lo and hi <= b:
+                yield seg(lo, hi)
+                return
+            m = (lo + hi) // 2
+            yield from cover(a, b, lo, m)
+            yield from cover(a, b, m, hi)
+
+        for E, own, pat_asts, addl, name_lang, base, ptr in self.pending_extras:
+            excluded = [False] * M
+            add_sym = None if addl is False else self.symbol(addl, self.base(addl, base),
+                                                              ptr + "/additionalProperties")
+            for i, x in enumerate(names):
+                if x in own:
+                    excluded[i] = True
+                    continue
+                if name_lang is not None and not R.fullmatch(name_lang, x):
+                    excluded[i] = True
+                    continue
+                matched = [s for a, s, _ in pat_asts if R.fullmatch(a, x)]
+                if matched:
+                    excluded[i] = True
+                    if any(s is False for s in matched):
+                        continue
+                    sub = matched[0] if len(matched) == 1 else {"allOf": matched}
+                    self.rule(E, [self.key_terms[x], self.symbol(sub, self.base(matched[0], base),
+                                                                 ptr + "/patternProperties")], ptr)
+            if add_sym is None:
+                continue
+            i = 0
+            while i < M:
+                if excluded[i]:
+                    i += 1
+                    continue
+                j = i
+                while j < M and not excluded[j]:
+                    j += 1
+                for node in cover(i, j):
+                    self.rule(E, [node, add_sym], ptr)
+                i = j
+        out, self.rules = self.rules, saved
+        return out

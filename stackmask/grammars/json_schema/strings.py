@@ -1,0 +1,120 @@
+"""String languages: ``pattern``, ``format``, ``minLength``/``maxLength`` and the lexer's
+size limit on a string terminal."""
+
+from __future__ import annotations
+
+import math
+
+from ...errors import GrammarError
+from .. import ecma_regex as R
+from ..ecma_regex import ANY, ANYSTAR, NONE, PatternError, TooComplex, rep
+from .common import _num, log
+from .formats import FORMATS, UNSUPPORTED_FORMATS, format_ast
+
+
+class StringsMixin:
+    """Methods of the converter (:class:`..converter._Converter`) for strings."""
+
+    def unchecked_format(self, f: str, ptr: str):
+        """A format the converter cannot check: an annotation (logged), or an error
+        with ``unknown_formats="error"``."""
+        why = "not a regular language" if f in UNSUPPORTED_FORMATS else "unknown format"
+        if self.opts["unknown_formats"] == "error":
+            err = GrammarError(f"format {f!r} at {ptr} cannot be checked ({why}); "
+                               "pass unknown_formats='ignore' to treat it as an annotation", name="format")
+            err.keyword, err.pointer = "format", ptr
+            raise err
+        note = f"format {f!r} at {ptr} is not checked ({why}): an annotation"
+        if note not in self.annotations:
+            self.annotations.append(note)
+            log.info("JSON Schema: %s", note)
+
+    def string_cap(self, ast):
+        cap = self.opts["max_string_length"]
+        if cap is None:
+            return ast
+        try:
+            return R.limit_length(ast, 0, cap)
+        except TooComplex:
+            self.problem("max_string_length", "#", "cannot combine the string cap with this pattern")
+            return ast
+
+    # -- strings ------------------------------------------------------------------------
+    def string_lang(self, d, ptr, quiet: bool = False):
+        report = (lambda *a: None) if quiet else self.problem
+        parts = []
+        pats = list(d.get("patterns__", []))
+        if "pattern" in d:
+            pats.insert(0, d["pattern"])
+        for p in pats:
+            try:
+                parts.append(R.parse_pattern(p))
+            except PatternError as e:
+                report("pattern", ptr + "/pattern", f"unsupported regex: {e}")
+        fmts = list(d.get("formats__", []))
+        if "format" in d:
+            fmts.insert(0, d["format"])
+        for f in fmts:
+            if not isinstance(f, str):
+                continue
+            if f in FORMATS:
+                parts.append(format_ast(f))
+            elif not quiet:
+                self.unchecked_format(f, ptr + "/format")
+        lo = d.get("minLength", 0)
+        hi = d.get("maxLength")
+        cap = self.opts["max_string_length"]
+        if cap is not None:
+            hi = cap if hi is None else min(hi, cap)
+        if not isinstance(lo, int) or isinstance(lo, bool):
+            lo = math.ceil(lo) if _num(lo) is not None else 0
+        if hi is not None and (not isinstance(hi, int) or isinstance(hi, bool)):
+            hi = math.floor(hi) if _num(hi) is not None else None
+        if not parts:
+            ast = rep(ANY, lo, hi)
+            return ast if quiet or (lo == 0 and hi is None) else self.lexable(ast, ANYSTAR, lo, hi, ptr)
+        try:
+            ast = R.intersect(*parts) if len(parts) > 1 else parts[0]
+        except TooComplex:
+            report("pattern" if pats else "format", ptr, "several patterns/formats whose intersection is too complex")
+            ast = parts[0]
+        unlimited = ast
+        if lo > 0 or hi is not None:
+            try:
+                ast = R.limit_length(ast, lo, hi)
+            except TooComplex:
+                kw = "maxLength" if hi is not None else "minLength"
+                report(kw, f"{ptr}/{kw}", "cannot be combined exactly with the pattern/format "
+                       "(the length-limited regex is too large)")
+        if not quiet:
+            ast = self.lexable(ast, unlimited, lo, hi, ptr)
+        return ast
+
+    def lexable(self, ast, unlimited, lo, hi, ptr):
+        """Make sure the string terminal fits the lexer's size limits
+        (MAX_NFA_STATES, MAX_DFA_STATES); else report and drop the length
+        limits (then the pattern)."""
+        from ...lexer.regex import compile_terminal
+        if ast == NONE:
+            return NONE
+        try:
+            compile_terminal(self.string_regex(ast))      # cached: the lexer reuses it
+            return ast
+        except GrammarError:
+            pass
+        try:
+            if R.is_empty(ast):
+                return NONE           # no string: this part of the schema is impossible
+        except TooComplex:
+            pass
+        if ast is not unlimited:
+            kw = "maxLength" if hi is not None else "minLength"
+            self.problem(kw, f"{ptr}/{kw}", f"the string terminal with length {lo}..{hi} exceeds the "
+                         "lexer's automaton size limit")
+            try:
+                compile_terminal(self.string_regex(unlimited))
+                return unlimited
+            except GrammarError:
+                pass
+        self.problem("pattern", ptr, "the string terminal exceeds the lexer's automaton size limit")
+        return ANYSTAR

@@ -1,0 +1,171 @@
+"""Property test: for random schemas from a small keyword algebra and random
+instances, the schema grammar accepts an instance exactly when the
+``jsonschema`` package's ``Draft202012Validator`` does, under the documented
+policies: objects' keys in the schema's property order (checked here as "some
+order of the keys is accepted", every order rejected for an invalid
+instance), integers spelled as integer literals (no float with a zero
+fraction is generated), ``json.dumps`` whitespace.
+
+Schemas the converter refuses (a keyword it cannot enforce exactly, a schema
+that accepts nothing) are skipped; the slow variant reports how many were."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+
+from stackmask import Constraint, GrammarError, TokenRejected, Vocab
+from stackmask.grammars.json_schema import convert_schema
+
+jsonschema = pytest.importorskip("jsonschema")
+
+BYTES = Vocab([bytes([i]) for i in range(256)] + [b"<eos>"], eos_token_ids=[256], special_token_ids=[256])
+KEYS = ("a", "b", "c")
+
+# -- instances --------------------------------------------------------------------------
+numbers = st.one_of(st.integers(-3, 7), st.sampled_from([-1.5, 0.5, 2.5, 3.25, 4.75]))
+strings = st.sampled_from(["", "a", "b", "ab", "ba", "aab", "é", "aé", "abc d", "xyzzy"])
+scalars = st.one_of(st.none(), st.booleans(), numbers, strings)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(st.sampled_from(KEYS), inner, max_size=3)),
+    max_leaves=6)
+
+# -- schemas ----------------------------------------------------------------------------
+TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+small = st.integers(-2, 5)
+PATTERNS = ("^a", "b$", "^[ab]*$", "a", "^.{2}$")
+
+
+#: ``if`` schemas of the forms whose complement the converter writes
+conditions = st.one_of(
+    st.builds(lambda t: {"type": t}, st.sampled_from(TYPES)),
+    st.builds(lambda v: {"const": v}, scalars),
+    st.builds(lambda vs: {"enum": vs}, st.lists(scalars, min_size=1, max_size=3)),
+    st.builds(lambda r: {"required": r}, st.lists(st.sampled_from(KEYS), min_size=1, max_size=2, unique=True)),
+    st.builds(lambda k, v, t: dict({"properties": {k: {"const": v}}}, **({"type": "object"} if t else {})),
+              st.sampled_from(KEYS), scalars, st.booleans()),
+)
+
+
+def keyword_schemas(sub):
+    """One keyword (with its value) at a time; ``sub`` builds subschemas."""
+    kw = st.one_of(
+        st.builds(lambda t: {"type": t}, st.sampled_from(TYPES)),
+        st.builds(lambda ts: {"type": ts}, st.lists(st.sampled_from(TYPES), min_size=1, max_size=3,
+                                                     unique=True)),
+        st.builds(lambda vs: {"enum": vs}, st.lists(values, min_size=1, max_size=4)),
+        st.builds(lambda v: {"const": v}, values),
+        st.builds(lambda k, n: {k: n}, st.sampled_from(["minimum", "maximum", "exclusiveMinimum",
+                                                         "exclusiveMaximum"]),
+                  st.one_of(small, st.sampled_from([0.5, 2.5]))),
+        st.builds(lambda n: {"multipleOf": n}, st.sampled_from([2, 3, 0.5, 0.25])),
+        st.builds(lambda k, n: {k: n}, st.sampled_from(["minLength", "maxLength"]), st.integers(0, 3)),
+        st.builds(lambda p: {"pattern": p}, st.sampled_from(PATTERNS)),
+        st.builds(lambda k, n: {k: n}, st.sampled_from(["minItems", "maxItems"]), st.integers(0, 3)),
+        st.builds(lambda k, n: {k: n}, st.sampled_from(["minProperties", "maxProperties"]),
+                  st.integers(0, 3)),
+        st.builds(lambda s: {"items": s}, sub),
+        st.builds(lambda vs: {"items": {"enum": vs}, "uniqueItems": True}, st.lists(scalars, min_size=1,
+                                                                                     max_size=4)),
+        st.builds(lambda ps: {"prefixItems": ps}, st.lists(sub, min_size=1, max_size=2)),
+        st.builds(lambda ps: {"properties": ps}, st.dictionaries(st.sampled_from(KEYS), sub, min_size=1,
+                                                                 max_size=3)),
+        st.builds(lambda r: {"required": r}, st.lists(st.sampled_from(KEYS), min_size=1, max_size=2,
+                                                      unique=True)),
+        st.builds(lambda s: {"additionalProperties": s}, sub),
+        st.builds(lambda d: {"dependentRequired": d},
+                  st.dictionaries(st.sampled_from(KEYS), st.lists(st.sampled_from(KEYS), max_size=2,
+                                                                   unique=True), min_size=1, max_size=2)),
+        st.builds(lambda d: {"dependentSchemas": d}, st.dictionaries(st.sampled_from(KEYS), sub, min_size=1,
+                                                                      max_size=2)),
+        st.builds(lambda k, bs: {k: bs}, st.sampled_from(["allOf", "anyOf", "oneOf"]),
+                  st.lists(sub, min_size=1, max_size=3)),
+        st.builds(lambda c, t, e: {"if": c, "then": t, "else": e}, conditions, sub, sub),
+        st.builds(lambda t: {"not": {"type": t}}, st.sampled_from(TYPES)),
+        st.builds(lambda v: {"not": {"const": v}}, scalars),
+    )
+    return st.builds(_merge_keywords, st.lists(kw, min_size=1, max_size=3))
+
+
+def _merge_keywords(parts):
+    out = {}
+    for p in parts:
+        for k, v in p.items():
+            out.setdefault(k, v)          # a keyword once, with its first value
+    return out
+
+
+schemas = st.recursive(st.one_of(st.booleans(), keyword_schemas(st.just({}))), keyword_schemas,
+                       max_leaves=4)
+
+
+# -- the check ----------------------------------------------------------------------------
+def _spellings(v):
+    """Every serialization of ``v`` with its objects' keys in some order."""
+    if isinstance(v, dict):
+        items = list(v.items())
+        subs = [list(_spellings(x)) for _, x in items]
+        for perm in itertools.permutations(range(len(items))):
+            for choice in itertools.product(*[subs[i] for i in perm]):
+                yield "{" + ", ".join(json.dumps(items[i][0]) + ": " + c
+                                      for i, c in zip(perm, choice)) + "}"
+    elif isinstance(v, list):
+        for choice in itertools.product(*[list(_spellings(x)) for x in v]):
+            yield "[" + ", ".join(choice) + "]"
+    else:
+        yield json.dumps(v)
+
+
+def _accepts(c: Constraint, text: str) -> bool:
+    try:
+        s = c.commit_bytes(c.start(), text.encode())
+    except TokenRejected:
+        return False
+    return c.is_accepting(s)
+
+
+STATS = {"schemas": 0, "refused": 0, "valid": 0, "invalid": 0}
+
+
+def _run(schema, instances):
+    STATS["schemas"] += 1
+    try:
+        g = convert_schema(schema).grammar
+    except GrammarError:
+        STATS["refused"] += 1
+        assume(False)
+    c = Constraint(g, BYTES, compile="lazy", cache_dir=False, progress=False)
+    validator = jsonschema.Draft202012Validator(schema)
+    for v in instances:
+        valid = validator.is_valid(v)
+        STATS["valid" if valid else "invalid"] += 1
+        got = any(_accepts(c, t) for t in _spellings(v))
+        assert got == valid, (f"schema {json.dumps(schema)}: instance {json.dumps(v)} is "
+                              f"{'valid' if valid else 'invalid'} but the grammar "
+                              f"{'rejects every key order of' if valid else 'accepts'} it")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(schemas, st.lists(values, min_size=1, max_size=8))
+def test_grammar_agrees_with_jsonschema(schema, instances):
+    logging.getLogger("stackmask").setLevel(logging.ERROR)
+    _run(schema, instances)
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(schemas, st.lists(values, min_size=1, max_size=12))
+def test_grammar_agrees_with_jsonschema_many(schema, instances):
+    logging.getLogger("stackmask").setLevel(logging.ERROR)
+    _run(schema, instances)
+
+
+def teardown_module(module):
+    logging.getLogger("stackmask").info("property test: %s", STATS)
+    print("\njson schema property test:", STATS)

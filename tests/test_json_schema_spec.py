@@ -1,0 +1,362 @@
+"""JSON Schema keywords checked against the 2020-12 specification: valid and
+invalid instances per keyword (each also checked with the ``jsonschema``
+validator), the ``allOf`` merge of array keywords, unknown keywords and
+formats, subschemas that accept nothing, and ``Constraint``'s
+``ambiguous=None`` default on schema grammars."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_json_schema import accepts, check, constraint
+
+
+# --------------------------------------------------------------------------
+# allOf merge: items applies beyond the prefixItems of its own schema object
+# --------------------------------------------------------------------------
+
+def test_all_of_prefix_items_do_not_shield_sibling_items():
+    # items (minimum 5) applies from position 0 of the outer object: 3 fails it
+    check({"allOf": [{"prefixItems": [{"minimum": 3}]}], "items": {"minimum": 5}},
+          ["[]", "[5]", "[5, 6]"], ["[3, 5]", "[3]", "[4]", "[5, 4]"])
+    check({"prefixItems": [{}], "allOf": [{"items": {"type": "integer"}}]},
+          ["[1]", "[1, 2]", "[]"], ['["x"]', '[1, "x"]'])
+
+
+def test_all_of_tuples_of_different_lengths_are_exact():
+    s = {"allOf": [{"prefixItems": [{"type": "integer"}], "items": {"type": "string"}},
+                   {"prefixItems": [{"minimum": 0}, {"maxLength": 2}, {"const": "abc"}]}]}
+    check(s, ["[]", "[1]", '[1, "ab"]', '[1, "ab", "abc"]', '[1, "ab", "abc", "zzzz"]'],
+          ['["x"]', "[-1]", '[1, "abc"]', '[1, "ab", "abd"]', "[1, 2]", '[1, "ab", "abc", 3]'])
+
+
+def test_all_of_draft7_items_array_and_additional_items():
+    s = {"$schema": "http://json-schema.org/draft-07/schema#",
+         "allOf": [{"items": [{"type": "integer"}], "additionalItems": False}],
+         "items": {"minimum": 2}}
+    check(s, ["[]", "[2]", "[7]"], ["[1]", "[2, 3]", '["a"]'])
+
+
+# --------------------------------------------------------------------------
+# Constraint(Grammar.from_json_schema(s), vocab) with ambiguous=None
+# --------------------------------------------------------------------------
+
+OVERLAP = {"anyOf": [{"type": "object", "properties": {"a": {"type": "integer"}}},
+                     {"type": "object", "properties": {"b": {"type": "string"}}}]}
+
+
+def test_constraint_default_takes_glr_when_the_schema_grammar_needs_it():
+    from stackmask import Constraint, Grammar, GrammarError
+    from test_json_schema import BYTES
+    g = Grammar.from_json_schema(OVERLAP)
+    c = Constraint(g, BYTES, compile="lazy", cache_dir=False)
+    assert c.ambiguous is True
+    assert accepts(c, '{"a": 1}') and accepts(c, '{"b": "x"}') and accepts(c, "{}")
+    assert not accepts(c, '{"a": "x", "b": 1}')
+    with pytest.raises(GrammarError, match="not LALR"):
+        Constraint(g, BYTES, ambiguous=False, compile="lazy", cache_dir=False)
+    c = Constraint(Grammar.from_json_schema({"type": "integer"}), BYTES, compile="lazy", cache_dir=False)
+    assert c.ambiguous is False and accepts(c, "12")
+
+
+def test_constraint_default_on_lark_text_and_the_artifact_key(tmp_path):
+    from stackmask import Constraint
+    from test_json_schema import BYTES
+    conflicted = 'start: e\ne: e "+" e | "x"\n'
+    c = Constraint(conflicted, BYTES, cache_dir=tmp_path, progress=False)
+    assert c.ambiguous is True and accepts(c, "x+x+x") and not accepts(c, "x+")
+    clean = 'start: "x" ("+" "x")*\n'
+    c = Constraint(clean, BYTES, cache_dir=tmp_path, progress=False)
+    assert c.ambiguous is False and not c.loaded_from_cache
+    # the deterministic artifact is found again under the resolved key
+    c2 = Constraint(clean, BYTES, cache_dir=tmp_path, progress=False)
+    assert c2.ambiguous is False and c2.loaded_from_cache
+    assert Constraint(clean, BYTES, ambiguous=False, cache_dir=tmp_path, progress=False).loaded_from_cache
+
+
+# --------------------------------------------------------------------------
+# unknown keywords and formats
+# --------------------------------------------------------------------------
+
+def test_unknown_keyword_is_logged_with_a_close_match(caplog):
+    import logging
+    from stackmask.grammars.json_schema import convert_schema
+    s = {"type": "string", "maxLenght": 3, "allOf": [{"minimun": 2}], "x-vendor": 1, "title": "t"}
+    with caplog.at_level(logging.WARNING, logger="stackmask"):
+        sg = convert_schema(s)
+    text = caplog.text
+    assert "'maxLenght' at #/maxLenght" in text and "did you mean 'maxLength'" in text
+    assert "'minimun' at #/allOf/0/minimun" in text and "did you mean 'minimum'" in text
+    assert "x-vendor" not in text and "title" not in text
+    assert any("maxLenght" in a for a in sg.annotations)
+    # ignored: a 10-character string is accepted (the keyword does nothing), as jsonschema does
+    check(s, ['"abcdefghij"'], ["1"])
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="stackmask"):
+        convert_schema(s, unknown_keywords="ignore")
+    assert "maxLenght" not in caplog.text
+
+
+def test_unknown_keyword_error_names_keyword_and_pointer():
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    s = {"type": "object", "properties": {"a/b": {"type": "string", "maxLenght": 3}}}
+    with pytest.raises(GrammarError, match=r"'maxLenght' at #/properties/a~1b/maxLenght") as ei:
+        convert_schema(s, unknown_keywords="error")
+    assert ei.value.keyword == "maxLenght" and ei.value.pointer == "#/properties/a~1b/maxLenght"
+    assert "did you mean 'maxLength'" in str(ei.value)
+    # every keyword of the drafts the converter reads is known
+    convert_schema({"$schema": "http://json-schema.org/draft-04/schema#", "id": "http://x/y",
+                    "definitions": {}, "type": "array", "items": [{}], "additionalItems": False,
+                    "dependencies": {}, "nullable": True}, unknown_keywords="error")
+    with pytest.raises(ValueError):
+        convert_schema({}, unknown_keywords="loud")
+
+
+# --------------------------------------------------------------------------
+# subschemas that accept nothing
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("schema,valid,invalid", [
+    ({"type": "object", "properties": {"x": False}}, ['{}', '{"y": 1}'], ['{"x": 1}']),
+    ({"anyOf": [{"type": "string", "not": {}}, {"type": "integer"}]}, ['1'], ['"a"']),
+    ({"oneOf": [{"not": {}}, {"type": "integer"}]}, ['1'], ['"a"', "null"]),
+    ({"type": "array", "items": False}, ['[]'], ['[1]']),
+    ({"type": "array", "prefixItems": [{"not": {}}]}, ['[]'], ['[1]']),
+    ({"type": "object", "properties": {"a": {"allOf": [{"type": "string"}, {"type": "integer"}]}}},
+     ['{}'], ['{"a": 1}', '{"a": "x"}']),
+    ({"type": "object", "properties": {"a": {"enum": [1], "const": 2}}}, ['{}'], ['{"a": 1}', '{"a": 2}']),
+    ({"type": "object", "additionalProperties": {"not": {}}}, ['{}'], ['{"a": 1}']),
+    ({"type": "object", "patternProperties": {"^a": False}}, ['{}', '{"b": 1}'], ['{"a": 1}']),
+    ({"type": "object", "properties": {"a": {"type": "object", "required": ["x"], "properties": {"x": False}}}},
+     ['{}'], ['{"a": {}}', '{"a": {"x": 1}}']),
+    ({"anyOf": [{"minimum": 5, "maximum": 3, "type": "integer"}, {"type": "string"}]}, ['"s"'], ['4', '5']),
+    ({"anyOf": [{"type": "string", "minLength": 3, "maxLength": 2}, {"type": "null"}]}, ['null'],
+     ['"abc"', '"ab"']),
+    ({"anyOf": [{"type": "string", "pattern": "^a$", "format": "date"}, {"type": "null"}]}, ['null'],
+     ['"a"', '"2020-01-01"']),
+    ({"type": "array", "items": {"type": "integer", "minimum": 3, "maximum": 1}}, ['[]'], ['[2]']),
+])
+def test_impossible_subschemas_are_impossible_branches(schema, valid, invalid):
+    check(schema, valid, invalid)
+
+
+@pytest.mark.parametrize("schema", [
+    False, {"not": {}}, {"allOf": [{"type": "string"}, {"type": "integer"}]},
+    {"type": "object", "required": ["a"], "properties": {"a": False}},
+    {"oneOf": [{"type": "integer"}, {"type": "integer"}], "type": "integer"},
+    {"type": "string", "minLength": 2, "maxLength": 1},
+])
+def test_a_schema_that_accepts_nothing_raises_a_clear_error(schema):
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    with pytest.raises(GrammarError, match="accepts no JSON value") as ei:
+        convert_schema(schema)
+    assert ei.value.keyword == "schema" and ei.value.pointer == "#"
+
+
+# --------------------------------------------------------------------------
+# multipleOf on decimals, merged by least common multiple
+# --------------------------------------------------------------------------
+
+def test_multiple_of_a_quarter():
+    check({"type": "number", "multipleOf": 0.25},
+          ["0", "-0", "0.25", "0.5", "0.75", "1", "1.0", "1.25", "-0.75", "2.5000", "100"],
+          ["0.3", "0.1", "1.2", "0.125", '"0.25"'], policy=["2.5e1"])
+    check({"type": "number", "multipleOf": 1.5, "minimum": 0, "maximum": 6},
+          ["0", "1.5", "3", "3.0", "4.50", "6"], ["-1.5", "7.5", "1", "2.25"])
+
+
+def test_multiple_of_decimals_jsonschema_gets_wrong_with_floats():
+    # 0.07 / 0.01 is 7.000000000000001 in binary floating point, so the validator
+    # cannot be the reference here; the specification's arithmetic is exact
+    check({"type": "number", "multipleOf": 0.01, "minimum": -1, "maximum": 2},
+          ["0.07", "-0.99", "1.1", "2", "0.10", "1.230"], ["0.001", "2.01", "-1.01", "0.015"],
+          validator=False)
+    check({"type": "integer", "multipleOf": 0.3}, ["0", "3", "-6", "30"], ["1", "2", "10"], validator=False)
+
+
+def test_multiple_of_merged_by_lcm():
+    # multiples of 0.25 and of 0.1: multiples of 0.5
+    check({"allOf": [{"multipleOf": 0.25}, {"multipleOf": 0.1}], "type": "number"},
+          ["0", "0.5", "1", "-1.5", "2.50"], ["0.25", "0.1", "0.75", "0.2"], validator=False)
+    check({"allOf": [{"multipleOf": 4}, {"multipleOf": 6}], "type": "integer"},
+          ["0", "12", "-24", "36"], ["4", "6", "18", "8"])
+
+
+# --------------------------------------------------------------------------
+# minProperties / maxProperties: members counted in the grammar
+# --------------------------------------------------------------------------
+
+def test_min_and_max_properties_with_additional_members():
+    check({"type": "object", "minProperties": 2}, ['{"a": 1, "b": 2}', '{"a": 1, "b": 2, "c": 3}'],
+          ['{}', '{"a": 1}'])
+    check({"type": "object", "maxProperties": 2}, ['{}', '{"a": 1}', '{"a": 1, "b": 2}'],
+          ['{"a": 1, "b": 2, "c": 3}'])
+    check({"type": "object", "properties": {"a": {}}, "required": ["a"], "minProperties": 3},
+          ['{"a": 1, "b": 2, "c": 3}', '{"x": 1, "a": 1, "c": 3}'],
+          ['{"a": 1}', '{"a": 1, "b": 2}', '{"b": 1, "c": 2, "d": 3}'])
+    check({"type": "object", "patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": False,
+           "minProperties": 1, "maxProperties": 2},
+          ['{"x1": 1}', '{"x1": 1, "x2": 2}'], ['{}', '{"x1": 1, "x2": 2, "x3": 3}', '{"y": 1}'])
+
+
+def test_min_and_max_properties_over_declared_properties():
+    s = {"type": "object", "properties": {"a": {}, "b": {}, "c": {}}, "additionalProperties": False,
+         "minProperties": 2, "maxProperties": 2}
+    check(s, ['{"a": 1, "b": 2}', '{"a": 1, "c": 2}', '{"b": 1, "c": 2}'],
+          ['{}', '{"a": 1}', '{"a": 1, "b": 2, "c": 3}', '{"x": 1, "a": 2}'])
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    with pytest.raises(GrammarError, match="accepts no JSON value"):
+        convert_schema(dict(s, type="object", required=["a", "b"], maxProperties=1))
+
+
+# --------------------------------------------------------------------------
+# dependentRequired, dependentSchemas, draft-7 dependencies
+# --------------------------------------------------------------------------
+
+def test_dependent_required():
+    s = {"type": "object", "properties": {"name": {}, "card": {}, "billing": {}},
+         "dependentRequired": {"card": ["billing"]}}
+    check(s, ['{}', '{"name": 1}', '{"billing": 1}', '{"card": 1, "billing": 2}',
+              '{"name": 0, "card": 1, "billing": 2}'],
+          ['{"card": 1}', '{"name": 0, "card": 1}'])
+    # the dependent key comes before the trigger in property order, and an undeclared trigger
+    s = {"type": "object", "properties": {"b": {}, "a": {}},
+         "dependentRequired": {"a": ["b"], "z": ["a", "b"]}}
+    check(s, ['{"b": 1, "a": 2}', '{"b": 1}', '{"b": 1, "a": 2, "z": 3}'],
+          ['{"a": 2}', '{"z": 3}', '{"b": 1, "z": 3}'],
+          policy=['{"z": 0, "b": 1, "a": 2}'])     # a required undeclared key comes last
+    # mutual dependencies
+    s = {"type": "object", "dependentRequired": {"a": ["b"], "b": ["a"]}}
+    check(s, ['{}', '{"x": 1}', '{"a": 1, "b": 2}'], ['{"a": 1}', '{"b": 1}', '{"x": 1, "b": 2}'])
+
+
+def test_dependent_schemas():
+    s = {"type": "object", "properties": {"a": {}, "b": {"type": "integer"}},
+         "dependentSchemas": {"a": {"required": ["b"], "properties": {"b": {"minimum": 5}}}}}
+    check(s, ['{}', '{"b": 1}', '{"a": 0, "b": 5}'], ['{"a": 0}', '{"a": 0, "b": 4}', '{"b": "x"}'])
+    check({"type": "object", "dependentSchemas": {"a": False}}, ['{}', '{"b": 1}'], ['{"a": 1}'])
+
+
+def test_draft7_dependencies_array_and_schema_forms():
+    s = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+         "dependencies": {"a": ["b"], "c": {"properties": {"d": {"type": "string"}}, "required": ["d"]}}}
+    check(s, ['{}', '{"a": 1, "b": 2}', '{"d": "x", "c": 1}', '{"b": 1}'],
+          ['{"a": 1}', '{"c": 1}', '{"d": 2, "c": 1}'],
+          policy=['{"c": 1, "d": "x"}'])   # the dependent schema's properties, then required keys
+    # merged by allOf: both members' dependencies apply
+    s = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+         "allOf": [{"dependencies": {"a": ["b"]}}, {"dependencies": {"a": ["c"]}}]}
+    check(s, ['{"a": 1, "b": 2, "c": 3}', '{}'], ['{"a": 1, "b": 2}', '{"a": 1, "c": 3}'])
+
+
+# --------------------------------------------------------------------------
+# if / then / else
+# --------------------------------------------------------------------------
+
+def test_if_then_else_on_a_property_const():
+    s = {"type": "object",
+         "properties": {"country": {"enum": ["US", "NL"]}, "code": {"type": "string"}},
+         "if": {"properties": {"country": {"const": "US"}}},
+         "then": {"properties": {"code": {"pattern": "^[0-9]{5}$"}}},
+         "else": {"properties": {"code": {"pattern": "^[0-9]{4} ?[A-Z]{2}$"}}}}
+    check(s, ['{"country": "US", "code": "12345"}', '{"country": "NL", "code": "1234 AB"}',
+              '{"code": "12345"}', '{"country": "US"}', "{}"],
+          ['{"country": "US", "code": "1234 AB"}', '{"country": "NL", "code": "12345"}',
+           '{"code": "1234AB"}', '{"country": "FR"}'])
+
+
+def test_if_then_else_on_required_and_type():
+    s = {"if": {"required": ["a"]}, "then": {"required": ["b"]}, "else": {"maxProperties": 0}}
+    check(s, ['{"a": 1, "b": 2}', "{}", "1", '"x"'], ['{"a": 1}', '{"b": 1}'])
+    s = {"if": {"type": "string"}, "then": {"minLength": 2}, "else": {"type": "integer"}}
+    check(s, ['"ab"', "3"], ['"a"', "1.5", "null", "[]"])
+    s = {"type": "object", "if": {"type": "object", "required": ["k"], "properties": {"k": {"enum": [1, 2]}}},
+         "then": {"required": ["v"]}}
+    check(s, ['{"k": 1, "v": 0}', '{"k": 3}', "{}", '{"v": 0}'], ['{"k": 1}', '{"k": 2}'])
+    # then/else without if have no effect
+    check({"type": "integer", "then": False, "else": False}, ["1"], ['"a"'])
+
+
+def test_if_with_a_complement_it_cannot_write_is_reported():
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    with pytest.raises(GrammarError, match="if at #/if"):
+        convert_schema({"if": {"minLength": 3}, "then": {"maxLength": 5}})
+
+
+# --------------------------------------------------------------------------
+# contains / minContains / maxContains
+# --------------------------------------------------------------------------
+
+def test_contains():
+    s = {"type": "array", "contains": {"type": "integer"}}
+    check(s, ["[1]", '["a", 1]', '[1, "a", 2]'], ["[]", '["a"]', '["a", null]'])
+    s = {"type": "array", "items": {"type": "integer"}, "contains": {"const": 5}, "maxItems": 3}
+    check(s, ["[5]", "[1, 5]", "[5, 5, 5]"], ["[]", "[1, 2]", "[1, 2, 3, 5]", '["5"]'])
+
+
+def test_min_and_max_contains():
+    s = {"type": "array", "contains": {"enum": ["x", "y"]}, "minContains": 2, "maxContains": 3}
+    check(s, ['["x", "y"]', '["x", 1, "x"]', '["x", "x", "y", 0]'],
+          ["[]", '["x"]', '["x", 1]', '["x", "y", "x", "y"]'])
+    check({"type": "array", "contains": {"type": "string"}, "minContains": 0, "maxContains": 1},
+          ["[]", "[1, 2]", '[1, "a"]'], ['["a", "b"]'])
+    check({"type": "array", "prefixItems": [{"type": "string"}], "contains": {"type": "string"}, "maxContains": 1},
+          ['["a"]', '["a", 1, 2]'], ['["a", "b"]', "[1]"])
+    # draft 7 has contains, not minContains / maxContains
+    check({"$schema": "http://json-schema.org/draft-07/schema#", "contains": {"const": 1}, "maxContains": 1},
+          ["[1, 1]", "[1]"], ["[2]", "[]"])
+
+
+def test_contains_with_a_complement_it_cannot_write_is_reported():
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    with pytest.raises(GrammarError, match="contains at #/contains"):
+        convert_schema({"type": "array", "contains": {"type": "string", "minLength": 2}})
+
+
+# --------------------------------------------------------------------------
+# not: every spelling of an excluded number is excluded
+# --------------------------------------------------------------------------
+
+def test_not_integer_and_not_const_exclude_every_spelling():
+    # 1.0 and 1e0 are the integer 1: not integer must reject them; numbers under a
+    # not on numbers are plain decimals (policy: exponents cannot be excluded exactly)
+    check({"type": "number", "not": {"type": "integer"}}, ["1.5", "-0.25"],
+          ["1", "1.0", "-2.00", "0", "-0.0"], policy=["1.5e1", "1e0"])
+    check({"type": "number", "not": {"const": 1}}, ["2", "1.5", "0.1", "-1"], ["1", "1.0", "1.000"],
+          policy=["1e0", "10e-1"])
+    check({"type": "number", "not": {"enum": [0, 2.5]}}, ["1", "-2.5", "2.55"],
+          ["0", "-0", "0.00", "2.5", "2.50"])
+    check({"not": {"enum": [1, 2], "const": 2}}, ["1", '"x"'], ["2", "2.0"])
+
+
+# --------------------------------------------------------------------------
+# uniqueItems over finite item domains
+# --------------------------------------------------------------------------
+
+def test_unique_items_over_an_enum():
+    s = {"type": "array", "items": {"enum": ["a", "b", "c"]}, "uniqueItems": True}
+    check(s, ["[]", '["a"]', '["c", "a"]', '["b", "c", "a"]', '["\\u0061", "b"]'],
+          ['["a", "a"]', '["a", "b", "a"]', '["a", "\\u0061"]', '["d"]'])
+    s = {"type": "array", "items": {"enum": [1, 1.0, 2, "1"]}, "uniqueItems": True, "minItems": 2}
+    check(s, ["[1, 2]", '[2, "1"]', '[1, "1", 2]'], ["[1]", "[1, 1]", "[2, 2]", "[1, 1.0]", "[1, 2, 1]"])
+
+
+def test_unique_items_over_booleans_small_ranges_and_tuples():
+    check({"type": "array", "items": {"type": "boolean"}, "uniqueItems": True},
+          ["[]", "[true]", "[false, true]"], ["[true, true]", "[true, false, true]"])
+    check({"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 3}, "uniqueItems": True},
+          ["[3, 1]", "[1, 2, 3]"], ["[1, 1]", "[4]", "[1, 2, 3, 1]"])
+    check({"type": "array", "prefixItems": [{"const": "x"}], "items": {"enum": ["x", "y"]},
+           "uniqueItems": True}, ['["x"]', '["x", "y"]'], ['["y"]', '["x", "x"]', '["x", "y", "y"]'])
+
+
+def test_unique_items_over_an_infinite_domain_is_refused():
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    with pytest.raises(GrammarError, match="uniqueItems at #/uniqueItems"):
+        convert_schema({"type": "array", "items": {"type": "string"}, "uniqueItems": True})
