@@ -360,3 +360,16 @@ def test_unique_items_over_an_infinite_domain_is_refused():
     from stackmask.grammars.json_schema import convert_schema
     with pytest.raises(GrammarError, match="uniqueItems at #/uniqueItems"):
         convert_schema({"type": "array", "items": {"type": "string"}, "uniqueItems": True})
+
+
+# --------------------------------------------------------------------------
+# literal objects share the key terminals of declared names
+# --------------------------------------------------------------------------
+
+def test_a_literal_object_keys_lex_like_declared_keys():
+    # found by the property test: the enum's key "a" was its own terminal, which lost to the
+    # declared key "a" (priority 1) of the object built for the dependency, on the same lexeme
+    check({"dependentSchemas": {"a": {"enum": [{"a": {}, "b": 1}]}}},
+          ['{"a": {}, "b": 1}', '{"b": 1}', "{}", "3"], ['{"a": {}}', '{"a": {}, "b": 2}'])
+    check({"anyOf": [{"enum": [{"a": 1}]}, {"type": "object", "additionalProperties": {"type": "string"}}]},
+          ['{"a": 1}', '{"a": "x"}', '{"b": "y"}'], ['{"a": 2}', '{"b": 1}'])

@@ -211,7 +211,7 @@ class EmitMixin:
             for i, (k, x) in enumerate(v.items()):
                 if i:
                     exp.append(self.punct(","))
-                exp.append(self.key_term(lit(k)))
+                exp.append(self.declared_key(k))     # the same terminal as the key declared elsewhere
                 exp.append(self._literal_value_symbol(x))
             exp.append(self.punct("}"))
         self.rule(nt, exp, "const")
