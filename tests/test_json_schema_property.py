@@ -18,8 +18,9 @@ import logging
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from stackmask import Constraint, GrammarError, TokenRejected, Vocab
+from stackmask import Constraint, GrammarError, Vocab
 from stackmask.grammars.json_schema import convert_schema
+from test_json_schema import accepts
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -122,14 +123,6 @@ def _spellings(v):
         yield json.dumps(v)
 
 
-def _accepts(c: Constraint, text: str) -> bool:
-    try:
-        s = c.commit_bytes(c.start(), text.encode())
-    except TokenRejected:
-        return False
-    return c.is_accepting(s)
-
-
 STATS = {"schemas": 0, "refused": 0, "valid": 0, "invalid": 0}
 
 
@@ -145,7 +138,7 @@ def _run(schema, instances):
     for v in instances:
         valid = validator.is_valid(v)
         STATS["valid" if valid else "invalid"] += 1
-        got = any(_accepts(c, t) for t in _spellings(v))
+        got = any(accepts(c, t) for t in _spellings(v))
         assert got == valid, (f"schema {json.dumps(schema)}: instance {json.dumps(v)} is "
                               f"{'valid' if valid else 'invalid'} but the grammar "
                               f"{'rejects every key order of' if valid else 'accepts'} it")
