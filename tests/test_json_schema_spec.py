@@ -373,3 +373,13 @@ def test_a_literal_object_keys_lex_like_declared_keys():
           ['{"a": {}, "b": 1}', '{"b": 1}', "{}", "3"], ['{"a": {}}', '{"a": {}, "b": 2}'])
     check({"anyOf": [{"enum": [{"a": 1}]}, {"type": "object", "additionalProperties": {"type": "string"}}]},
           ['{"a": 1}', '{"a": "x"}', '{"b": "y"}'], ['{"a": 2}', '{"b": 1}'])
+    check({"anyOf": [{"allOf": [{"required": ["a"]}, {"type": "object"}, {"enum": [{"a": 1}]}]},
+                     {"not": {"required": ["a"]}}]},
+          ['{"a": 1}', '{"b": 2}'], ['{"a": 2}', "3"])
+
+
+def test_not_required_leaves_only_objects_lacking_a_key():
+    # required holds vacuously for non-objects, so ``not: {required: ...}`` excludes them
+    check({"not": {"required": ["a"]}}, ['{"b": 1}', "{}"], ['{"a": 1}', "3", '"x"', "null", "[]"])
+    check({"not": {"required": ["a", "b"]}}, ['{"a": 1}', '{"b": 1}', "{}"],
+          ['{"a": 1, "b": 2}', "true"])

@@ -493,8 +493,10 @@ class CombinatorsMixin:
                 self.problem("not", ptr, "excluding object/array constants is not supported")
             return out
         if keys <= {"required"} and isinstance(n.get("required"), list):
-            # objects that lack at least one of the keys: one alternative per key
-            out = Lang(**{k: v for k, v in lang.__dict__.items()})
+            # objects that lack at least one of the keys: one alternative per key. Every
+            # other value satisfies ``required`` (it applies to objects only), so ``not``
+            # excludes it
+            out = Lang(others=lang.others)
             objs = []
             for sym in lang.objects:
                 d = self.obj_source.get(sym)
