@@ -66,6 +66,16 @@ LAZY_BY_DEFAULT = frozenset({"c", "sql", "java", "go"})
 _BENCH_CONSTRAINTS: dict = {}
 
 
+def plain_copy(dwa, tables):
+    """An independent copy of Parser DWA ``dwa`` (over ``tables``), through its plain data
+    encoded and decoded as an artifact stores it."""
+    from stackmask.compile.parser_dwa import ParserDWA
+    from stackmask.plain import Codec
+    codec = Codec()
+    data = codec.loads(codec.dumps(dwa.to_data()))
+    return ParserDWA.from_data(tables.lr, tables.normal_form.accepts_empty, data)
+
+
 def bench_constraint(name: str, vocab, eager: bool | None = None):
     from stackmask import Constraint
     if eager is None:

@@ -57,7 +57,6 @@ class ParserDWA:
 
     def __init__(self, lr: LRTables, accepts_empty: bool, weights: WeightTable):
         self.weights = weights
-        self.lr = lr                     # the tables it reads (from_data needs them again)
         self._accepts_empty = accepts_empty
         self.templates = Templates(lr, accepts_empty)    # the symbolic runs and their memos
         # the automaton
@@ -696,13 +695,6 @@ class ParserDWA:
             "budget_used_up": self.budget_used_up,
             "weights": self.weights.to_data(),
         }
-
-    def copy(self) -> "ParserDWA":
-        """An independent copy, through :meth:`to_data` encoded as plain data (what an
-        artifact stores, and how a snapshot is taken)."""
-        with self.lock:
-            data = _ITEMS.dumps(self.to_data())
-        return ParserDWA.from_data(self.lr, self._accepts_empty, _ITEMS.loads(data))
 
     @classmethod
     def from_data(cls, lr: LRTables, accepts_empty: bool, data: dict) -> "ParserDWA":
