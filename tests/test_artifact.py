@@ -231,7 +231,9 @@ def test_cache_disabled_writes_nothing(tmp_path, monkeypatch):
     assert artifact.default_cache_dir() == tmp_path / "x"
 
 
-def test_lazy_mode_writes_nothing_and_gives_the_same_masks(tmp_path):
+def test_lazy_mode_writes_nothing_and_gives_the_same_masks(tmp_path, monkeypatch):
+    from stackmask.compile import token_index
+    monkeypatch.setattr(token_index, "_INDEX", type(token_index._INDEX)())   # not indexed yet
     v = small_vocab()
     lazy = Constraint(JSON, v, cache_dir=tmp_path, compile="lazy")
     # no artifact; only the vocabulary's index, shared by every grammar and mode
