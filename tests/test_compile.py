@@ -107,11 +107,12 @@ def _dfa_run_reference(sc, tok: bytes, s: int) -> int:
 
 @pytest.mark.parametrize("name", ["json", "c", "schema"])
 def test_whole_vocabulary_dfa_runs_equal_byte_by_byte_runs(name, qwen_vocab):
-    """``TerminalCompiler._dfa_run`` (one gather per byte column, then only the tokens
-    still running once a column stopped more than a quarter) equals the DFA run of
-    each token byte by byte, from every state of the lexer DFA: states where most
-    tokens stop at once, where they stop over several bytes, and where nearly all run
-    on (inside strings: the pruning never starts)."""
+    """``TerminalCompiler._dfa_run`` equals the DFA run of each token byte by byte, from
+    every state of the lexer DFA, by both of its paths: the whole-vocabulary run (one
+    gather per byte column, then only the tokens still running once a column stopped
+    more than a quarter) and the run of only the tokens whose first byte the state
+    accepts (states with few such bytes). States where most tokens stop at once, where
+    they stop over several bytes, and where nearly all run on (inside strings)."""
     vocab = sample_vocab(qwen_vocab, 2000, seed=11)
     vocab = Vocab(list(vocab.tokens) + [b'"' * 3, b"a" * 40, b"0" * 17, b"/*" + b"x" * 30,
                                         b"\\u00e9", b"\xff\xfe"])
@@ -120,13 +121,18 @@ def test_whole_vocabulary_dfa_runs_equal_byte_by_byte_runs(name, qwen_vocab):
     sc = make_scanner(tables)
     index = VocabIndex(vocab)
     tc = TerminalCompiler(sc, index)
-    pruned = 0
-    for s in range(len(sc.dfa.trans)):
-        got = tc._dfa_run(s)
+    pruned = narrow = 0
+    n = len(sc.dfa.trans)
+    for s in range(n):
         want = [_dfa_run_reference(sc, tok, s) for tok in index.toks]
-        assert got.tolist() == want, s
+        assert tc._dfa_run(s).tolist() == want, s
+        assert tc._full_run(s).tolist() == want, s
+        first = np.flatnonzero(np.asarray(sc.dfa.trans[s]) >= 0)
+        assert tc._narrow_run(s, first).tolist() == want, s
         pruned += sum(1 for x in want if x < 0) * 4 > len(want)
-    assert pruned and pruned < len(sc.dfa.trans)     # both regimes were exercised
+        narrow += len(first) < tc.NARROW_BYTES
+    assert pruned and pruned < n         # both regimes of the whole-vocabulary run
+    assert narrow and narrow < n         # and both paths of _dfa_run were exercised
 
 
 # strings with counted lengths, a pattern, an enum and literal keys: many pending DFA
@@ -540,3 +546,38 @@ def test_minimized_automaton_walks_like_the_compiled_one(name, partial, qwen_voc
         assert w2 == w
         for word in _random_words(dwa, q, rng, 40, n_lr, 30):
             assert _walk(dwa, q, w, word) == _walk(small, q2, w2, word), (key, word)
+
+
+@pytest.mark.parametrize("name", ["json", "c"])
+def test_head_pairs_read_one_byte_per_class_and_find_every_pair(name):
+    """``head_pairs`` reads one byte of each class the lexer treats alike; the pairs it
+    finds are those of reading all 256 bytes, on configurations reached by random bytes."""
+    from stackmask.compile.build import head_pairs
+
+    def reference(sc, configs):
+        out = set()
+        for cfg in configs:
+            for b in range(256):
+                outs = sc.step(cfg, b)
+                pending = [c for em, c in outs if em is None]
+                for em, c in outs:
+                    if em is None or (em != (IGNORE,) and len(em) != 1):
+                        continue
+                    out.update((c, c2, em != (IGNORE,)) for c2 in pending if c2 != c)
+        return out
+
+    sc = make_scanner(build_tables(read_bench_grammar(name), ambiguous=True))
+    assert len(sc.byte_representatives) < 256
+    rng = random.Random(5)
+    configs = {BOUNDARY_CONFIG}
+    frontier = [BOUNDARY_CONFIG]
+    while frontier and len(configs) < 300:
+        cfg = frontier.pop(rng.randrange(len(frontier)))
+        for b in rng.sample(range(256), 40):
+            for _, c in sc.step(cfg, b):
+                if c not in configs:
+                    configs.add(c)
+                    frontier.append(c)
+    want = reference(sc, sorted(configs))
+    assert want, "no two-head situation among the configurations"
+    assert head_pairs(sc, sorted(configs)) == want

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 
+import numpy as np
 from pyroaring import BitMap
 
 from ..glr.lalr import LRTables
@@ -40,6 +41,7 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     terms = TerminalCompiler(scanner, index)
     eos_w = dwa.eos_weight = weights.intern(BitMap(sorted(vocab.eos_token_ids)))
     dwa.bind_specials(specials)
+    on_base = bases_allowed(dwa, index)
     todo = [BOUNDARY_CONFIG] if configs is None else list(configs)
     seen = set(todo)
     t0 = time.monotonic()
@@ -74,7 +76,11 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
         if stop():
             break
         cfg = todo.pop()
-        _, ends = add_config(dwa, terms, cfg, eos_w)
+        r = add_config_on_base(dwa, terms, cfg, eos_w) if on_base else None
+        if r is None:
+            _, ends = add_config(dwa, terms, cfg, eos_w)
+        else:
+            _, ends = r
         report(f"{len(seen)} lexer configurations, {len(dwa.items)} automaton states")
         if configs is None:
             for c in ends:
@@ -83,8 +89,8 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
                     todo.append(c)
     complete = dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"), stop, guard)
     if complete and not todo and configs is None:
-        # at most a quarter of the compile so far (0.5 s at least) on them
-        add_pairs(dwa, scanner, stop, guard, seconds=max(0.5, (time.monotonic() - t0) / 4))
+        # at most an eighth of the compile so far (0.1 s at least) on them
+        add_pairs(dwa, scanner, stop, guard, seconds=max(0.1, (time.monotonic() - t0) / 8))
     dwa.budget_exhausted = bool(todo) or not complete
     dwa.budget_used_up = used_up[0] if used_up else None
     if progress and dwa.budget_exhausted:
@@ -99,10 +105,12 @@ def head_pairs(scanner, configs) -> set:
     """The two-head situations a byte creates from ``configs``: a byte whose lexing both
     emits a terminal (the new head's node is then usually right above the other's) or
     an ignored terminal (the same node) and keeps a lexeme pending. Returns
-    ``(config of the emitting branch, config of the pending one, below)`` triples."""
+    ``(config of the emitting branch, config of the pending one, below)`` triples (bytes
+    that every lexer state treats alike give the same: one of each class is read)."""
     out = set()
+    reps = scanner.byte_representatives
     for cfg in configs:
-        for b in range(256):
+        for b in reps:
             outs = scanner.step(cfg, b)
             if len(outs) < 2:
                 continue
@@ -121,8 +129,11 @@ def head_pairs(scanner, configs) -> set:
 
 #: states one pair start may add to a complete automaton (and this share of its size):
 #: the union of two heads' walks can multiply states (C: 17.6k -> 234k with every pair)
-PAIR_MIN_STATES = 300
+PAIR_MIN_STATES = 150
 PAIR_SHARE = 1 / 50
+#: pairs dropped in a row after which no more are tried (a grammar whose pairs multiply
+#: states does so for most of them: each try costs its state limit in expansions)
+PAIR_GIVE_UP = 2
 
 
 def add_pairs(dwa: ParserDWA, scanner, stop=None, guard=None, seconds: float | None = None) -> int:
@@ -130,12 +141,15 @@ def add_pairs(dwa: ParserDWA, scanner, stop=None, guard=None, seconds: float | N
     (:func:`head_pairs`, :meth:`ParserDWA.add_pair`), each compiled completely at once;
     a pair whose walks would add more than ``max(PAIR_MIN_STATES, PAIR_SHARE x states)``
     states, or that is cut by ``seconds`` (all pairs together), is dropped with the
-    states it added (its heads are walked one by one, as without it). Returns how many
-    were kept."""
+    states it added (its heads are walked one by one, as without it); after
+    ``PAIR_GIVE_UP`` drops in a row no more are tried. Returns how many were kept."""
     limit = max(PAIR_MIN_STATES, int(len(dwa.items) * PAIR_SHARE))
     deadline = None if seconds is None else time.monotonic() + seconds
-    kept = 0
+    kept = dropped = 0
     for c_top, c_low, below in sorted(head_pairs(scanner, list(dwa.init))):
+        if dropped >= PAIR_GIVE_UP:
+            log.debug("stackmask: %d head pairs dropped in a row: no more tried", dropped)
+            break
         mark = len(dwa.items)
         if dwa.add_pair(c_top, c_low, below) is None:
             continue
@@ -146,8 +160,10 @@ def add_pairs(dwa: ParserDWA, scanner, stop=None, guard=None, seconds: float | N
 
         if dwa.expand_all(stop=cut, guard=guard, start=mark):
             kept += 1
+            dropped = 0
         else:
             dwa.drop_pair(pair_key(c_top, c_low, below), mark)
+            dropped += 1
         if deadline is not None and time.monotonic() > deadline:
             break
     return kept
@@ -165,6 +181,52 @@ def add_config(dwa: ParserDWA, terms, cfg: int, eos_w: int) -> tuple:
         outcomes.append((key, wid))
         ends.add(ncfg)
     return dwa.add_config(cfg, outcomes, terms.index.bitmap_of), ends
+
+
+#: a configuration is started on its base when at most this share of the vocabulary's
+#: tokens behave differently in it (beyond that, its own start is cheaper to walk)
+BASE_MAX_SHARE = 1 / 8
+
+
+def bases_allowed(dwa: ParserDWA, index) -> bool:
+    """Whether configurations may start on a base (:meth:`ParserDWA.add_config_on_base`):
+    not when an EOS or special token id is also a text token (the tokens that differ
+    from the base are text tokens; those ids would need both parts)."""
+    wt = dwa.weights
+    ids = wt.get(dwa.eos_weight) if dwa.eos_weight is not None else BitMap()
+    for _, w in dwa.special_weights or ():
+        ids = ids | wt.get(w)
+    return not len(ids) or not ids.intersect(index.bitmap_of(np.arange(len(index.toks))))
+
+
+def add_config_on_base(dwa: ParserDWA, terms, cfg: int, eos_w: int):
+    """Add lexer configuration ``cfg`` on its base configuration
+    (:meth:`TerminalCompiler.base_config`) when few tokens behave differently in it:
+    those tokens, EOS and the special tokens get ``cfg``'s own start, the others are its
+    base's. Returns ``(start entry, configurations to compile: the base and where the
+    differing tokens end)``, or None (no base, or too many tokens differ)."""
+    base = terms.base_config(cfg)
+    if base is None:
+        return None
+    index = terms.index
+    r = terms.diff_outcomes(cfg, base, max_tokens=int(len(index.toks) * BASE_MAX_SHARE))
+    if r is None:
+        return None
+    diff, groups, ends = r
+    outcomes = list(groups.items())
+    wt = dwa.weights
+    diff_ids = index.bitmap_of(diff)
+    if eos_w != EMPTY_ID:
+        outcomes.extend((key, eos_w) for key in final_outcomes(terms.scanner, cfg))
+        diff_ids |= wt.get(eos_w)
+    for key, ncfg, wid in special_outcomes(terms.scanner, cfg, dwa.special_weights or ()):
+        outcomes.append((key, wid))
+        ends.add(ncfg)
+    for _, wid in dwa.special_weights or ():
+        diff_ids |= wt.get(wid)
+    entry = dwa.add_config_on_base(cfg, base, wt.intern(diff_ids), outcomes, index.bitmap_of)
+    ends.add(base)
+    return entry, ends
 
 
 def special_outcomes(scanner, cfg: int, specials) -> list:

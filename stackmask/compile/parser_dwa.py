@@ -68,6 +68,10 @@ class ParserDWA:
         self._ids: dict = {}             # state key -> state (frozenset of pairs, or digests)
         self._digest_ids = False         # keys are digests (:func:`_state_digest`)
         self.init: dict = {}             # lexer config -> (state or -1, weight id)
+        #: lexer config -> (base config, weight id of the tokens that differ): the config's
+        #: mask is its base's mask (walked from the same stack) without those tokens, united
+        #: with what ``init`` starts for those tokens only (see :meth:`add_config_on_base`)
+        self.init_base: dict = {}
         self.pair_init: dict = {}        # (config, config, below) -> start of two heads (add_pair)
         self.eos_weight: int | None = None   # weight id of the EOS ids, once interned
         # weight ids whose dense masks the runtime makes first (those masks needed when
@@ -114,9 +118,11 @@ class ParserDWA:
                 return -1
             key = _state_digest(items)
         else:
-            key = items = frozenset((it, w) for it, w in pairs.items() if w != EMPTY_ID)
-            if not key:
+            if EMPTY_ID in pairs.values():       # (a C-level scan: most states have none)
+                pairs = {it: w for it, w in pairs.items() if w != EMPTY_ID}
+            if not pairs:
                 return -1
+            key = items = frozenset(pairs.items())
         q = self._ids.get(key)
         if q is None:
             q = len(self.items)
@@ -189,6 +195,21 @@ class ParserDWA:
             self._bound_memos()
         return entry
 
+    def add_config_on_base(self, cfg: int, base: int, diff_wid: int, outcomes,
+                           bitmap_of=None) -> tuple:
+        """Start configuration ``cfg`` on configuration ``base``: every token outside the
+        token set ``diff_wid`` has the same outcomes in both (the base is started on its
+        own, with :meth:`add_config`), ``outcomes`` are ``cfg``'s for the tokens of
+        ``diff_wid`` (as for :meth:`add_config`). A mask of ``cfg`` on a stack is then the
+        base's mask on it without ``diff_wid``, united with the mask of ``cfg``'s own start
+        (the runtime walks both). Configurations that differ from a free-text
+        configuration on a few tokens (a literal key inside the free key string) compile
+        those few tokens only, and share the base's states."""
+        entry = self.add_config(cfg, outcomes, bitmap_of)
+        with self.lock:
+            self.init_base[cfg] = (base, diff_wid)
+        return entry
+
     def add_pair(self, c_top: int, c_low: int, below: bool) -> tuple | None:
         """Start state of two heads walked as one: configuration ``c_top`` on a GSS node
         and ``c_low`` on the node right below it (``below``; keyed ``(c_top, c_low, 1)``)
@@ -207,7 +228,7 @@ class ParserDWA:
         pairs: dict = {}
         for cfg, delay in ((c_top, 0), (c_low, 1 if below else 0)):
             entry = self.init.get(cfg)
-            if entry is None:
+            if entry is None or cfg in self.init_base:     # a start on a base: not all items
                 return None
             q, w = entry
             acc = wt.union(acc, w)
@@ -487,6 +508,7 @@ class ParserDWA:
             used.update(d[1] for d in self.default if d is not None)
             used.update(w for _, w in self.init.values())
             used.update(w for _, w in self.pair_init.values())
+            used.update(w for _, w in self.init_base.values())
             if self.eos_weight is not None:
                 used.add(self.eos_weight)
             used.update(w for _, w in self.special_weights or ())
@@ -512,6 +534,7 @@ class ParserDWA:
             self.default = [entry(d) for d in self.default]
             self.init = {c: entry(e) for c, e in self.init.items()}
             self.pair_init = {k: entry(e) for k, e in self.pair_init.items()}
+            self.init_base = {c: entry(e) for c, e in self.init_base.items()}
             if self.eos_weight is not None:
                 self.eos_weight = m[self.eos_weight]
             if self.special_weights is not None:
@@ -689,6 +712,8 @@ class ParserDWA:
             "init": np.array([(c, *self.init[c]) for c in init_keys], dtype=np.int64).reshape(-1, 3),
             "pair_init": np.array([(*key, *self.pair_init[key]) for key in pair_keys],
                                   dtype=np.int64).reshape(-1, 5),
+            "init_base": np.array([(c, *self.init_base[c]) for c in sorted(self.init_base)],
+                                  dtype=np.int64).reshape(-1, 3),
             "eos_weight": self.eos_weight, "hot_weights": tuple(self.hot_weights),
             "special_weights": self.special_weights, "special_check": self.special_check,
             "budget_exhausted": bool(self.budget_exhausted),
@@ -723,6 +748,10 @@ class ParserDWA:
         dwa._digest_ids = True
         dwa.init = {c: (q, w) for c, q, w in data["init"].tolist()}
         dwa.pair_init = {(a, b, c): (q, w) for a, b, c, q, w in data["pair_init"].tolist()}
+        dwa.init_base = {c: (b, w) for c, b, w in data["init_base"].tolist()}
+        if any(c not in dwa.init or b in dwa.init_base for c, (b, _) in dwa.init_base.items()):
+            raise ValueError("a configuration started on a base that is not started, "
+                             "or on a base with a base")
         dwa.eos_weight = data["eos_weight"]
         dwa.hot_weights = tuple(data["hot_weights"])
         sw = data["special_weights"]
@@ -742,7 +771,7 @@ class ParserDWA:
                 "budget_used_up": self.budget_used_up, "edges": edges,
                 "defaults": sum(1 for d in self.default if d is not None),
                 "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth,
-                "head_pairs": len(self.pair_init)}
+                "head_pairs": len(self.pair_init), "configs_on_base": len(self.init_base)}
 
 
 _ITEMS = Codec()

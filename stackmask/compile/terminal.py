@@ -101,6 +101,9 @@ class TerminalCompiler:
         self._subtrees: dict = {}        # trie_walk memo: (first byte, branches) -> subtree result
         self._runs: dict = {}
         self._req: dict = {}
+        self._advance_memo: dict = {}    # diff_walk: (branches, byte) -> branches
+        self._rows = None                # (DFA rows as lists, accepting): _narrow_sparse
+        self._bases: dict = {}           # pending DFA state -> its base state or None
         # the lexer DFA for whole-vocabulary runs, flattened (state * 256 + byte), with two
         # absorbing states: n (dead: no lexeme) and n + 1 (entered an accepting state)
         trans = np.asarray(scanner.dfa.trans, dtype=np.int64)
@@ -131,15 +134,104 @@ class TerminalCompiler:
             self._subtrees.clear()
             self._runs.clear()
             self._req.clear()
+            self._advance_memo.clear()
             self._cache_used = 0
         self._cache_used += n
 
     def outcomes(self, cfg: int):
         """``(groups, end_configs)``: outcome ``(emissions, requirement)`` -> int64 array of
         byte-order token positions, and the viable configurations tokens end in."""
+        d, _ = self.scanner.config(cfg)
+        return self._group(cfg, self._walk(d))
+
+    #: a pending DFA state has a base (:meth:`base_config`) when it reads at least this many
+    #: bytes, and agrees with the base on this share of the bytes either reads
+    BASE_MIN_BYTES = 32
+    BASE_AGREE = 7 / 8
+
+    def base_config(self, cfg: int) -> int | None:
+        """A configuration that most tokens treat as they treat ``cfg`` (same shadows, a
+        pending DFA state ``cfg``'s bytes lead to that agrees with it on most bytes, or
+        the end of the chain of such states: a base has no base of its own), or None.
+        Inside a literal property name that is also a free string (``"na`` of ``"name"``
+        where any key may come), every byte but the name's next one leads where the free
+        string's body leads: the tokens that differ are the few continuing the name
+        (:meth:`diff_outcomes`)."""
+        d, shadows = self.scanner.config(cfg)
+        if d < 0:
+            return None
+        # a base has no base of its own: follow the chain (a counted string inside
+        # another: each count's state leads to the next) to its end
+        seen = {d}
+        g = self._base_state(d)
+        while g is not None:
+            if g in seen:                  # a cycle of bases: none is a root
+                return None
+            seen.add(g)
+            h = self._base_state(g)
+            if h is None:
+                return self.scanner.intern(g, shadows)
+            g = h
+        return None
+
+    def _base_state(self, d: int) -> int | None:
+        """A state ``d``'s bytes lead to that agrees with ``d`` on most bytes (where either
+        leads somewhere), when ``d`` reads enough bytes (memoized), else None."""
+        r = self._bases.get(d, -1)
+        if r != -1:
+            return r
+        r = None
+        trans = self.scanner.dfa.trans
+        row = np.asarray(trans[d])
+        live = row[row >= 0]
+        if len(live) >= self.BASE_MIN_BYTES:
+            # of the states d's bytes lead to, the one whose bytes agree most with d's
+            # (inside a name that is also a free string, the free string's state after a
+            # byte that leaves the name)
+            cands = np.unique(live)
+            cands = cands[cands != d][:64]
+            if len(cands):
+                rows = np.asarray(trans)[cands]
+                agree = np.count_nonzero((rows == row) & (row >= 0), axis=1)
+                either = np.count_nonzero((rows >= 0) | (row >= 0), axis=1)
+                k = int(np.argmax(agree - self.BASE_AGREE * either))
+                if agree[k] >= self.BASE_AGREE * either[k]:
+                    r = int(cands[k])
+        self._bases[d] = r
+        return r
+
+    def diff_outcomes(self, cfg: int, base_cfg: int, max_tokens: int | None = None):
+        """The tokens that may behave differently in ``cfg`` than in ``base_cfg`` (same
+        shadows, another pending DFA state): ``(diff, groups, end_configs)`` with ``diff``
+        the ascending byte-order positions of those tokens and ``groups``/``end_configs``
+        as :meth:`outcomes` gives them for ``cfg``, restricted to ``diff``. Every token
+        not in ``diff`` has the same outcomes in both configurations.
+
+        Found by walking the token trie from both pending states at once
+        (:func:`diff_walk`): a prefix after which both have the same branches (emissions
+        so far and configurations) has the same outcomes for every token below it, and
+        its subtree is skipped, so the walk costs the part of the trie where the two
+        differ. Returns None when ``diff`` would pass ``max_tokens``."""
         sc = self.scanner
         d, shadows = sc.config(cfg)
-        base = self._walk(d)
+        db, shadows_b = sc.config(base_cfg)
+        if shadows != shadows_b or d < 0 or db < 0:
+            raise ValueError("a diff needs two pending configurations with the same shadows")
+        r = diff_walk(sc.step, self.index, sc.intern(d, frozenset()), sc.intern(db, frozenset()),
+                      self._advance_memo, max_tokens)
+        if r is None:
+            return None
+        diff, base = r
+        groups, ends = self._group(cfg, base)
+        return diff, groups, ends
+
+    def _group(self, cfg: int, base: dict):
+        """Outcomes of ``cfg = (d, S)`` from the branches of tokens from ``(d, ∅)``
+        (``base``: branch tuple -> ascending positions): the shadows ``S`` run on each
+        token, kill it or join its end configurations; then tokens are grouped by outcome.
+        Returns ``(groups, end_configs)`` as :meth:`outcomes`."""
+        sc = self.scanner
+        _, shadows = sc.config(cfg)
         acc: dict = {}
         ends: set = set()
         intern = sc.intern
@@ -168,7 +260,7 @@ class TerminalCompiler:
         if not shadows:
             for branches, pos in base.items():
                 add(branches, pos, None)
-        else:
+        elif base:
             runs = np.stack([self._dfa_run(s) for s in sorted(shadows)], axis=1)
             keys = list(base)
             pos = np.concatenate([base[k] for k in keys])
@@ -191,29 +283,32 @@ class TerminalCompiler:
 
         A token that keeps the lexeme pending to its end (every byte leads to a live
         state that completes no terminal) has one branch, no emissions, ending in
-        ``(final state, ∅)``: those come from one whole-vocabulary DFA run (numpy). Only
+        ``(final state, ∅)``: those come from one DFA run (numpy; :meth:`_sparse_run`). Only
         the tokens that complete a lexeme (an emission, maybe a fork) are walked by the
         scanner over the token trie. Inside a string most tokens are of the first kind."""
         w = self._walks.get(d)
         if w is None:
             sc = self.scanner
-            run = self._dfa_run(d if d >= 0 else sc.mode_starts[-1 - d])
+            pos, fin = self._sparse_run(d if d >= 0 else sc.mode_starts[-1 - d])
             acc: dict = {}
-            plain = np.flatnonzero(run >= 0)
+            pending = fin >= 0
+            plain = pos[pending]
             if len(plain):
-                ends = run[plain]
+                ends = fin[pending]
                 if ends.min() == ends.max():
-                    parts = [plain]
+                    parts, last = [plain], [int(ends[0])]
                 else:               # a stable sort keeps each group's positions ascending
                     if self._n_dfa < 1 << 16:
                         ends = ends.astype(np.uint16)    # sorted by radix: ~2-4x faster
                     order = np.argsort(ends, kind="stable")
-                    cut = np.flatnonzero(np.diff(ends[order])) + 1
+                    ends = ends[order]
+                    cut = np.flatnonzero(np.diff(ends)) + 1
                     parts = np.split(plain[order], cut)
-                for sel in parts:
-                    acc[(((), sc.intern(int(run[sel[0]]), frozenset())),)] = [sel]
+                    last = ends[np.concatenate([[0], cut])].tolist()
+                for sel, e in zip(parts, last):
+                    acc[(((), sc.intern(int(e), frozenset())),)] = [sel]
             cfg = sc.intern(d, frozenset())
-            lexed = np.flatnonzero(run == KILLED)
+            lexed = pos[fin == KILLED]
             for k, v in trie_walk(sc, cfg, self.index, self._subtrees, lexed).items():
                 acc.setdefault(k, []).extend(v)
             w = {k: (v[0] if len(v) == 1 else np.sort(np.concatenate(v))) for k, v in acc.items()}
@@ -222,17 +317,109 @@ class TerminalCompiler:
             self._walks[d] = w
         return w
 
+    #: a state whose bytes lead anywhere for fewer first bytes than this runs only the
+    #: tokens starting with those bytes (most lexer states: inside a keyword, a literal
+    #: key, after a digit); the others run the whole vocabulary column by column
+    NARROW_BYTES = 96
+    #: a narrow run finishes the rows still running one by one once this few are left
+    ROW_BY_ROW = 48
+
     def _dfa_run(self, s: int) -> np.ndarray:
         """Per token (byte order), the lexer DFA run from state ``s`` over its bytes: the
         state after the token, GONE when a byte leads nowhere, KILLED when a byte enters
         an accepting state (for a shadow: a longer match completed; for a pending lexeme:
-        it completes a terminal inside the token). One gather per byte column, over the
-        tokens long enough for it; once a column has stopped more than a quarter of
-        them (GONE and KILLED are absorbing), only the tokens still running are read
-        (most lexer states stop most tokens within a byte or two: 2-3x less work)."""
+        it completes a terminal inside the token). A state with few live first bytes runs
+        only the tokens starting with them (:meth:`_narrow_run`); otherwise one gather
+        per byte column, over the tokens long enough for it; once a column has stopped
+        more than a quarter of them (GONE and KILLED are absorbing), only the tokens
+        still running are read (most lexer states stop most tokens within a byte or two:
+        2-3x less work)."""
         r = self._runs.get(s)
         if r is not None:
             return r
+        first = self._first_bytes(s)
+        if len(first) < self.NARROW_BYTES:
+            out = self._narrow_run(s, first)
+        else:
+            out = self._full_run(s)
+        self._account(out.nbytes + self.ENTRY_BYTES)
+        self._runs[s] = out
+        return out
+
+    def _first_bytes(self, s: int) -> np.ndarray:
+        """The bytes that do not stop a run from DFA state ``s`` at once."""
+        return np.flatnonzero(self._run_table[s * 256:(s + 1) * 256] != self._n_dfa)
+
+    def _narrow_run(self, s: int, first: np.ndarray) -> np.ndarray:
+        """:meth:`_dfa_run` from ``s`` for a state whose live first bytes are ``first``
+        (:meth:`_narrow_sparse`, as a whole-vocabulary array)."""
+        out = np.full(len(self.index.toks), GONE, dtype=np.int32)
+        pos, fin = self._narrow_sparse(s, first)
+        out[pos] = fin
+        return out
+
+    def _narrow_sparse(self, s: int, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The run from ``s`` of only the tokens starting with a byte of ``first``:
+        ``(positions, last states)`` (ascending positions; GONE among the states for
+        tokens stopped later). Byte by byte, dropping the rows that stopped or ended;
+        every other token is GONE at its first byte."""
+        bounds = self.index.first_byte_bounds()
+        parts = [np.arange(bounds[b], bounds[b + 1], dtype=np.int64) for b in first.tolist()
+                 if bounds[b + 1] > bounds[b]]
+        if not parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+        pos = np.concatenate(parts)
+        blob, offsets = self.index.flat_bytes()
+        start = offsets[pos]
+        length = offsets[pos + 1] - start
+        table = self._run_table
+        n = self._n_dfa
+        state = np.full(len(pos), s, dtype=np.int32)
+        alive = np.arange(len(pos))
+        j = 0
+        while len(alive) > self.ROW_BY_ROW:
+            alive = alive[length[alive] > j]
+            cur = table[state[alive] * 256 + blob[start[alive] + j]]
+            state[alive] = cur
+            alive = alive[cur < n]
+            j += 1
+        # the last few rows (long tokens that keep running: digits, spaces, long words)
+        # one by one: a numpy pass per byte would cost more than the bytes themselves
+        if len(alive):
+            if self._rows is None:
+                self._rows = (self.scanner.dfa.trans.tolist(), list(self.scanner.accepting))
+            trans, accepting = self._rows
+            for r in alive.tolist():
+                q = int(state[r])
+                a = int(start[r])
+                for b in blob[a + j:a + int(length[r])].tolist():
+                    q = trans[q][b]
+                    if q < 0:
+                        q = n
+                        break
+                    if accepting[q]:
+                        q = n + 1
+                        break
+                state[r] = q
+        return pos, self._final[state]
+
+    def _sparse_run(self, s: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_dfa_run` from ``s`` without its GONE tokens: ``(positions, last
+        states)``, positions ascending. A narrow state's run is never made whole-vocabulary
+        (its cost is then the tokens starting with its live bytes, not the vocabulary)."""
+        run = self._runs.get(s)
+        if run is None:
+            first = self._first_bytes(s)
+            if len(first) < self.NARROW_BYTES:
+                pos, fin = self._narrow_sparse(s, first)
+                keep = fin != GONE
+                return pos[keep], fin[keep]
+            run = self._dfa_run(s)
+        pos = np.flatnonzero(run != GONE)
+        return pos, run[pos]
+
+    def _full_run(self, s: int) -> np.ndarray:
+        """:meth:`_dfa_run` from ``s`` over the whole vocabulary, column by column."""
         order, cols = self.index.byte_columns()
         table = self._run_table
         n = self._n_dfa
@@ -263,8 +450,6 @@ class TerminalCompiler:
                     alive = alive[running]
         out = np.empty_like(state)
         out[order] = self._final[state]
-        self._account(out.nbytes + self.ENTRY_BYTES)
-        self._runs[s] = out
         return out
 
 
@@ -404,3 +589,82 @@ def successor(prefix: bytes) -> bytes | None:
     if not p:
         return None
     return p[:-1] + bytes([p[-1] + 1])
+
+
+def diff_walk(step, index: VocabIndex, c: int, b: int, memo: dict,
+              max_tokens: int | None = None):
+    """The tokens (byte-order positions) whose scanner branches from configuration ``c``
+    may differ from those from ``b``, and the branches from ``c`` of those that survive:
+    ``(diff, {branches: positions})`` (positions ascending), or None when ``diff`` passes
+    ``max_tokens``.
+
+    The trie is walked depth first from both configurations at once. Below a prefix after
+    which both have the same branches (the same emissions so far, the same configurations)
+    every token has the same branches from both: the subtree is skipped. Where ``c`` is
+    dead the whole subtree is in ``diff`` (whatever ``b`` does with it: a superset is
+    harmless, those tokens get ``c``'s outcomes, i.e. none); where both are dead it is
+    skipped. ``memo`` caches ``(branches, byte) -> branches`` (reusable across calls on the
+    same scanner)."""
+    toks = index.toks
+    n = len(toks)
+    diff: list = []            # ascending positions, or (lo, hi) ranges in order
+    n_diff = 0
+    groups: dict = {}
+
+    def advance(branches, x):
+        key = (branches, x)
+        r = memo.get(key)
+        if r is None:
+            r = memo[key] = _advance(step, branches, x)
+        return r
+
+    # frames: (lo, hi, depth, branches from c, branches from b); tokens[lo:hi] share the
+    # prefix toks[lo][:depth]; pushed in reverse so positions come out ascending
+    stack = [(0, n, 0, (((), c),), (((), b),))]
+    while stack:
+        lo, hi, depth, bc, bb = stack.pop()
+        if depth < 0:                          # c is dead on all of them: taken whole
+            diff.append((lo, hi))
+            n_diff += hi - lo
+            if max_tokens is not None and n_diff > max_tokens:
+                return None
+            continue
+        t = toks[lo]
+        if len(t) == depth:                    # the prefix itself is a token
+            if bc != bb:
+                diff.append(lo)
+                n_diff += 1
+                if bc:
+                    g = groups.get(bc)
+                    if g is None:
+                        groups[bc] = [lo]
+                    else:
+                        g.append(lo)
+            lo += 1
+        children = []
+        i = lo
+        while i < hi:
+            x = toks[i][depth]
+            if x == 255:
+                j = hi
+            else:
+                j = bisect_left(toks, toks[i][:depth] + bytes([x + 1]), i + 1, hi)
+            nc = advance(bc, x) if bc else ()
+            nb = advance(bb, x) if bb else ()
+            if nc != nb:
+                if not nc:
+                    children.append((i, j, None))
+                else:
+                    children.append((i, j, (nc, nb)))
+            i = j
+        for i, j, br in reversed(children):
+            if br is None:
+                stack.append((i, j, -1, None, None))
+            else:
+                stack.append((i, j, depth + 1, br[0], br[1]))
+        if max_tokens is not None and n_diff > max_tokens:
+            return None
+    parts = [np.arange(e[0], e[1], dtype=np.int64) if type(e) is tuple
+             else np.array([e], dtype=np.int64) for e in diff]
+    out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return out, {k: np.asarray(v, dtype=np.int64) for k, v in groups.items()}

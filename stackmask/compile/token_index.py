@@ -67,6 +67,18 @@ class VocabIndex:
             b = self._first_bounds = [bisect_left(self.toks, bytes([x])) for x in range(256)] + [len(self.toks)]
         return b
 
+    def flat_bytes(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(blob, offsets)``: every token's bytes in byte order, concatenated (uint8), and
+        ``offsets[p]:offsets[p + 1]`` the bytes of position ``p`` (for runs over a few
+        positions, e.g. the tokens starting with the bytes a lexer state accepts)."""
+        f = getattr(self, "_flat", None)
+        if f is None:
+            lengths = np.fromiter((len(t) for t in self.toks), dtype=np.int64, count=len(self.toks))
+            offsets = np.zeros(len(self.toks) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=offsets[1:])
+            f = self._flat = (np.frombuffer(b"".join(self.toks), dtype=np.uint8), offsets)
+        return f
+
     def byte_columns(self) -> tuple[np.ndarray, list[np.ndarray]]:
         """The tokens ordered by decreasing length (``order``: byte-order positions) and,
         per byte column ``j``, the ``j``-th bytes of the tokens longer than ``j`` in that

@@ -188,6 +188,12 @@ class Scanner:
             self._finish.clear()
             self._special_memo.clear()
 
+    @property
+    def byte_representatives(self) -> list[int]:
+        """One byte per class of bytes that every DFA state treats alike: :meth:`step`
+        gives the same outcomes for every byte of a class, in every configuration."""
+        return self._byte_classes
+
     def at_boundary(self, cid: int) -> bool:
         return self._configs[cid][0] < 0
 

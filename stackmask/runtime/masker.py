@@ -142,6 +142,8 @@ class Masker:
         # token set id -> how many masks computed since construction united it (no lock:
         # concurrent misses may lose a count; it only orders hot_weights)
         self._uses: Counter = Counter()
+        # diff token set of a configuration started on a base -> its complement, dense
+        self._not_dense: dict = {}
         self._out = (None, None)   # the last caller's buffer (checked) and a view of it
         self._new_pool()
         self.prewarmed = self._prewarm(dwa.hot_weights)    # token sets made dense ahead
@@ -245,7 +247,8 @@ class Masker:
         level = []
         if mask_of(empty, empty, EMPTY_ID) is None:
             return 0
-        for q, w in list(dwa.init.values()) + list(dwa.pair_init.values()):
+        starts = [e for c, e in dwa.init.items() if c not in dwa.init_base]
+        for q, w in starts + list(dwa.pair_init.values()):
             key = frozenset((w,)) if w else empty
             if w and mask_of(key, empty, w) is None:
                 return added
@@ -389,30 +392,12 @@ class Masker:
                 if k[0] == cfg:
                     k = k[1]
                 else:
-                    node = top
-                    e = dwa.init.get(cfg)
-                    if e is None:
-                        e = dwa.pair_init[cfg] if type(cfg) is tuple else self._ensure_config(cfg)
-                    q, w = e
-                    outs = {w} if w else set()
-                    add = outs.add
-                    trans = dwa.trans
-                    while q >= 0:            # one path: one link per node
-                        e = trans[q].get(node.state)
-                        if e is None:
-                            e = dwa.default[q] if dwa.complete[q] else dwa.edge(q, node.state)
-                            if e is None:
-                                break
-                        q, w = e
-                        if w:
-                            add(w)
-                        below = node.below
-                        if below is None:    # the root, or several links
-                            if node.links and q >= 0:
-                                outs |= self._branches(q, node)
-                            break
-                        node = below
-                    k = frozenset(outs)
+                    k = self._walk(top, cfg)
+                    b = dwa.init_base.get(cfg)
+                    if b is not None:
+                        # the base's mask on this stack without the tokens that differ,
+                        # and this configuration's own walk for those
+                        k = k | {(b[1], self._walk(top, b[0]))}
                     top.mask_memo = (cfg, k)
                 key = k if key is None else key | k
             state.mask_key = key
@@ -427,6 +412,34 @@ class Masker:
         else:               # another buffer, or the first since the last text ended: kept
             self._out = (out, _fill(out, src))
         return out
+
+    def _walk(self, node, cfg) -> frozenset:
+        """The weights met walking the GSS from ``node`` down, from the start of lexer
+        configuration ``cfg`` (or of a pair of heads: ``cfg`` a pair key)."""
+        dwa = self.dwa
+        e = dwa.init.get(cfg)
+        if e is None:
+            e = dwa.pair_init[cfg] if type(cfg) is tuple else self._ensure_config(cfg)
+        q, w = e
+        outs = {w} if w else set()
+        add = outs.add
+        trans = dwa.trans
+        while q >= 0:            # one path: one link per node
+            e = trans[q].get(node.state)
+            if e is None:
+                e = dwa.default[q] if dwa.complete[q] else dwa.edge(q, node.state)
+                if e is None:
+                    break
+            q, w = e
+            if w:
+                add(w)
+            below = node.below
+            if below is None:    # the root, or several links
+                if node.links and q >= 0:
+                    outs |= self._branches(q, node)
+                break
+            node = below
+        return frozenset(outs)
 
     def release_out(self) -> None:
         """Drop the view of the last buffer filled (a text ended): the caller's buffer is
@@ -522,6 +535,21 @@ class Masker:
         self._memo[key] = m
         self._memo_cur_bytes += m.nbytes
 
+    def _without(self, term: tuple) -> np.ndarray:
+        """The mask of a term ``(diff token set, base weights)`` of a configuration
+        started on a base: the base's mask (memoized under its weights like any mask)
+        without the tokens of the set."""
+        wid, base = term
+        m = self._memo.get(base)
+        if m is None:
+            m = self._lookup_old(base)
+        keep = self._not_dense.get(wid)
+        if keep is None:
+            keep = np.invert(self.dwa.weights.dense(wid, self.n_bits))   # (bits past the
+            keep.flags.writeable = False           # vocabulary: 0 in the base's mask)
+            self._not_dense[wid] = keep
+        return np.bitwise_and(m.obj, keep)
+
     def config_cache_estimate(self) -> int:
         """Bytes held by what compiling lexer configurations on first use cached."""
         return self._ensure_config.cache_estimate()
@@ -541,6 +569,10 @@ class Masker:
         dense, sets = list(bases), []
         if weights is None:
             weights = key
+        terms = [w for w in weights if type(w) is tuple]
+        if terms:                    # (token set, weights): a base's mask without the set
+            weights = [w for w in weights if type(w) is not tuple]
+            dense.extend(self._without(t) for t in terms)
         self._uses.update(weights)
         for w in weights:
             if w != EMPTY_ID:

@@ -1,0 +1,137 @@
+"""Lexer configurations started on a base configuration.
+
+A configuration that most tokens treat as they treat another one (inside a literal
+property name that is also a free string: every byte but the name's next one leads
+where the free string's body leads) compiles only the tokens that differ
+(``TerminalCompiler.diff_outcomes``); its masks are the base's masks without those
+tokens, united with its own (``ParserDWA.add_config_on_base``, ``Masker``).
+
+* the diff: every token outside it has the same outcomes in both configurations, and
+  the outcomes given for the tokens inside it are the configuration's own;
+* masks equal the oracle at every step of instances and random walks through names
+  that share prefixes with the declared ones, with the real Qwen2.5 vocabulary, also
+  after the artifact is reloaded.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from stackmask import Constraint, Grammar
+from stackmask.compile import make_scanner
+from stackmask.compile.tables import build_tables
+from stackmask.compile.terminal import TerminalCompiler
+from stackmask.compile.token_index import VocabIndex
+from stackmask.runtime import mask_to_ids
+
+from conftest import read_bench_grammar
+from test_compile import sample_vocab
+from test_compiled_property import assert_exact
+
+# additional properties allowed (no "additionalProperties": false): a key is a declared
+# name or any string, so the lexer is inside both at once while a name is being written.
+# (A counted string, e.g. "maxLength": 8, anywhere in the schema makes every string state
+# up to the count its own state, a chain with no base: see TerminalCompiler.base_config.)
+SCHEMA = {"type": "object", "properties": {
+    "name": {"type": "string"},
+    "names": {"type": "array", "items": {"type": "string"}},
+    "nickname": {"type": "string", "pattern": "^[a-z]+$"},
+    "age": {"type": "integer"},
+    "address": {"type": "object", "properties": {"street": {"type": "string"},
+                                                 "city": {"type": "string"}}}},
+    "required": ["name"]}
+
+
+def _outcome_sets(groups: dict) -> dict:
+    """byte-order position -> set of outcomes, from ``outcome -> positions``."""
+    out: dict = {}
+    for k, pos in groups.items():
+        for p in pos.tolist():
+            out.setdefault(p, set()).add(k)
+    return out
+
+
+def _schema_tables():
+    from stackmask.grammars.json_schema import convert_schema
+    conv = convert_schema(SCHEMA)
+    return build_tables(conv.grammar, ambiguous=conv.ambiguous)
+
+
+@pytest.mark.parametrize("name", ["schema", "c"])
+def test_diff_outcomes_are_the_configurations_own(name, qwen_vocab):
+    vocab = sample_vocab(qwen_vocab, 3000, seed=17)
+    vocab = type(vocab)(list(vocab.tokens) + [b'"n', b'"na', b'"nam', b'"name', b'"names"',
+                                              b'ame', b'ames', b'ick', b'"nick', b'whi',
+                                              b'while', b'whil', b'ile', b'_x', b'while_'])
+    tables = _schema_tables() if name == "schema" else build_tables(read_bench_grammar("c"),
+                                                                    ambiguous=True)
+    sc = make_scanner(tables)
+    index = VocabIndex(vocab)
+    tc = TerminalCompiler(sc, index)
+    todo, seen = [0], {0}
+    on_base = 0
+    while todo and len(seen) < 400:
+        cfg = todo.pop(0)
+        groups, ends = tc.outcomes(cfg)
+        base = tc.base_config(cfg)
+        if base is not None:
+            assert tc.base_config(base) is None                   # bases are roots
+            diff, dgroups, dends = tc.diff_outcomes(cfg, base)
+            assert np.all(np.diff(diff) > 0)
+            mine, theirs, inside = _outcome_sets(groups), _outcome_sets(tc.outcomes(base)[0]), \
+                _outcome_sets(dgroups)
+            in_diff = set(diff.tolist())
+            for p in range(len(index.toks)):
+                if p in in_diff:
+                    assert inside.get(p) == mine.get(p), (sc.config(cfg), index.toks[p])
+                else:
+                    assert mine.get(p) == theirs.get(p), (sc.config(cfg), index.toks[p])
+            assert dends <= ends
+            assert len(diff) < len(index.toks) // 4
+            on_base += 1
+        for c in sorted(ends):
+            if c not in seen:
+                seen.add(c)
+                todo.append(c)
+    assert on_base >= 3, "no configuration had a base"
+
+
+def _check_walk(c: Constraint, rng: random.Random, steps: int, label: str) -> None:
+    s = c.start()
+    text = b""
+    for k in range(steps):
+        ref = assert_exact(c, s, text, f"{label} step {k}")
+        ids = [int(i) for i in mask_to_ids(ref, c.vocab.size) if int(i) not in c.vocab.eos_token_ids]
+        if not ids:
+            break
+        # into names: prefer tokens continuing a quoted name
+        keyish = [i for i in ids if c.vocab.token_bytes(i)[:1].isalpha()]
+        tok = rng.choice(keyish if keyish and rng.random() < 0.7 else ids)
+        s = c.commit(s, tok)
+        text += c.vocab.token_bytes(tok)
+
+
+def test_masks_on_a_base_equal_the_oracle(qwen_vocab, qwen_encoding, tmp_path):
+    texts = ['{"name": "x", "nam": 1, "names": ["a"], "nickname": "nick", "namesake": {}}',
+             '{"na\\u006de": "y", "nicknames": [], "age": 3, "address": {"street": "s", "cit": 1}}',
+             '{"name":"a","age":-1,"address":{"street":"x","citi":"c","city":"c"}}']
+    g = Grammar.from_json_schema(SCHEMA)
+    for attempt in range(2):                      # compiled, then loaded from the artifact
+        c = Constraint(g, qwen_vocab, cache_dir=tmp_path, progress=False)
+        assert c.loaded_from_cache == bool(attempt)
+        assert c.compile_stats()["configs_on_base"] >= 5
+        for t in texts:
+            json.loads(t)
+            s = c.start()
+            done = b""
+            for k, tok in enumerate(qwen_encoding.encode(t)):
+                if attempt == 0 or k % 3 == 0:
+                    assert_exact(c, s, done, f"{t!r} at {k}")
+                s = c.commit(s, tok)
+                done += qwen_vocab.token_bytes(tok)
+            assert c.is_accepting(s)
+        _check_walk(c, random.Random(attempt), 15 if attempt == 0 else 6, f"walk {attempt}")
