@@ -124,6 +124,9 @@ def test_masks_on_a_base_equal_the_oracle(qwen_vocab, qwen_encoding, tmp_path):
         c = Constraint(g, qwen_vocab, cache_dir=tmp_path, progress=False)
         assert c.loaded_from_cache == bool(attempt)
         assert c.compile_stats()["configs_on_base"] >= 5
+        # masks of configurations on a base were computed ahead (then met below: a wrong
+        # one would differ from the oracle)
+        assert any(type(x) is tuple for key in c._masker._memo for x in key)
         for t in texts:
             json.loads(t)
             s = c.start()

@@ -23,10 +23,10 @@ _NO_MASK = (None, None)
 class Node:
     """One GSS node: an LR state with links to the nodes below it."""
 
-    #: ``mask_memo``, ``walk_memo`` and ``link_groups`` belong to the masker
+    #: ``mask_memo``, ``walk_memo``, ``link_groups`` and ``base_memo`` belong to the masker
     #: (:mod:`stackmask.runtime.masker`), which keeps its memos on the nodes it walks.
     __slots__ = ("state", "links", "below", "_shiftable", "mask_memo", "walk_memo",
-                 "link_groups", "__weakref__")
+                 "link_groups", "base_memo", "__weakref__")
 
     def __init__(self, state: int, links: list):
         self.state = state
@@ -36,7 +36,8 @@ class Node:
         self.mask_memo = _NO_MASK    # memo of the masker: (lexer config, weights met)
         self.walk_memo = None        # memo of the masker: automaton state -> weights met
                                       # walking this node's links (several links only)
-        # link_groups (memo of the masker: links grouped by state) is set on first use
+        # link_groups (memo of the masker: links grouped by state) and base_memo (the walk
+        # of a base configuration, for configurations on a base) are set on first use
 
     def __repr__(self) -> str:
         return f"Node({self.state}, {len(self.links)} links)"

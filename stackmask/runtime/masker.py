@@ -146,6 +146,9 @@ class Masker:
         self._not_dense: dict = {}
         self._out = (None, None)   # the last caller's buffer (checked) and a view of it
         self._new_pool()
+        for _, wid in dwa.init_base.values():    # one per configuration on a base: ahead
+            if wid not in self._not_dense:
+                self._complement(wid)
         self.prewarmed = self._prewarm(dwa.hot_weights)    # token sets made dense ahead
         self.prefilled = self._prefill()         # masks computed ahead
 
@@ -227,7 +230,8 @@ class Masker:
         if not any(complete):
             return 0
         memo = self._memo
-        added = 0
+        # configurations on a base first (their masks need both walks), in half the time
+        added = self._prefill_on_base(cap, time.perf_counter() + self.PREFILL_S / 2)
 
         def mask_of(key: frozenset, prefix: frozenset, w: int):
             nonlocal added
@@ -272,6 +276,63 @@ class Masker:
                     if q2 >= 0 and (q2, key2) not in seen:
                         seen.add((q2, key2))
                         nxt.append((q2, key2))
+            level = nxt
+        return added
+
+    def _prefill_on_base(self, cap: int, deadline: float) -> int:
+        """:meth:`_prefill` for the configurations on a base: their own start and their
+        base's walked in lock step (both read the same stack; either may stop first),
+        the mask of every pair of weight sets met computed (the stack may end there),
+        breadth first, over compiled states only, until ``cap`` masks or ``deadline``.
+        Returns the number of masks computed."""
+        dwa = self.dwa
+        trans, default, complete = dwa.trans, dwa.default, dwa.complete
+        memo = self._memo
+        added = 0
+
+        def step(q: int, s):
+            """The edge of state ``q`` on stack state ``s`` (None: the default edge),
+            or None where the walk stops (or would compile)."""
+            if q < 0 or not complete[q]:
+                return None
+            e = None if s is None else trans[q].get(s)
+            return default[q] if e is None else e
+
+        def grow(k: frozenset, w: int) -> frozenset:
+            return k | {w} if w and w not in k else k
+
+        # breadth first over all of them at once: every configuration's shallow walks
+        # (the most frequent stacks) before any one's deep ones
+        level = []
+        for cfg, (base, wid) in dwa.init_base.items():
+            e_own, e_base = dwa.init.get(cfg), dwa.init.get(base)
+            if e_own is not None and e_base is not None:
+                level.append((wid, e_own[0], e_base[0], grow(frozenset(), e_own[1]),
+                              grow(frozenset(), e_base[1])))
+        seen = set(level)
+        while level:
+            nxt = []
+            for wid, q_own, q_base, k_own, k_base in level:
+                key = k_own | {(wid, k_base)}
+                if key not in memo:
+                    if added >= cap or time.perf_counter() > deadline:
+                        return added
+                    self._union(key, computed=False)
+                    added += 1
+                syms = {None}
+                for q in (q_own, q_base):
+                    if q >= 0 and complete[q]:
+                        syms.update(trans[q])
+                for s in syms:
+                    a, b = step(q_own, s), step(q_base, s)
+                    if a is None and b is None:
+                        continue
+                    item = (wid, -1 if a is None else a[0], -1 if b is None else b[0],
+                            k_own if a is None else grow(k_own, a[1]),
+                            k_base if b is None else grow(k_base, b[1]))
+                    if item not in seen:
+                        seen.add(item)
+                        nxt.append(item)
             level = nxt
         return added
 
@@ -396,8 +457,13 @@ class Masker:
                     b = dwa.init_base.get(cfg)
                     if b is not None:
                         # the base's mask on this stack without the tokens that differ,
-                        # and this configuration's own walk for those
-                        k = k | {(b[1], self._walk(top, b[0]))}
+                        # and this configuration's own walk for those; the base's walk is
+                        # memoized on the node apart (the configurations met while a
+                        # name is written share the base and the node)
+                        bm = getattr(top, "base_memo", None)
+                        if bm is None or bm[0] != b[0]:
+                            bm = top.base_memo = (b[0], self._walk(top, b[0]))
+                        k = k | {(b[1], bm[1])}
                     top.mask_memo = (cfg, k)
                 key = k if key is None else key | k
             state.mask_key = key
@@ -545,10 +611,16 @@ class Masker:
             m = self._lookup_old(base)
         keep = self._not_dense.get(wid)
         if keep is None:
-            keep = np.invert(self.dwa.weights.dense(wid, self.n_bits))   # (bits past the
-            keep.flags.writeable = False           # vocabulary: 0 in the base's mask)
-            self._not_dense[wid] = keep
+            keep = self._complement(wid)
         return np.bitwise_and(m.obj, keep)
+
+    def _complement(self, wid: int) -> np.ndarray:
+        """The dense complement of token set ``wid`` (kept: one per configuration on a
+        base; bits past the vocabulary may be set, they are 0 in the masks it meets)."""
+        keep = np.invert(mask_from_bitmap(self.dwa.weights.get(wid), self.n_bits))
+        keep.flags.writeable = False
+        self._not_dense[wid] = keep
+        return keep
 
     def config_cache_estimate(self) -> int:
         """Bytes held by what compiling lexer configurations on first use cached."""
@@ -559,7 +631,7 @@ class Masker:
         """Bytes held by the memo of dense masks (both generations)."""
         return self._memo_cur_bytes + self._memo_old_bytes
 
-    def _union(self, key: frozenset, bases=(), weights=None) -> memoryview:
+    def _union(self, key: frozenset, bases=(), weights=None, computed: bool = True) -> memoryview:
         """The mask of ``key`` (memoized): the union of ``bases`` (masks) and the dense
         masks of ``weights`` (default: ``key``'s) where they are cached; the others are
         united as token sets first, so a mask costs at most one conversion of a token set
@@ -594,4 +666,4 @@ class Masker:
             np.bitwise_or(dense[0], dense[1], out=m)
             for d in dense[2:]:
                 np.bitwise_or(m, d, out=m)
-        return self._keep(key, m)
+        return self._keep(key, m, computed)
