@@ -383,3 +383,20 @@ def test_not_required_leaves_only_objects_lacking_a_key():
     check({"not": {"required": ["a"]}}, ['{"b": 1}', "{}"], ['{"a": 1}', "3", '"x"', "null", "[]"])
     check({"not": {"required": ["a", "b"]}}, ['{"a": 1}', '{"b": 1}', "{}"],
           ['{"a": 1, "b": 2}', "true"])
+
+
+# --------------------------------------------------------------------------
+# oneOf with an integer branch: a value, not a spelling, is in one branch
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("schema,valid,invalid", [
+    # 1.0 is the integer 1: in both branches, so in neither exactly once
+    ({"oneOf": [{"type": "integer"}, {"type": "number"}]},
+     ['1.5', '-0.25', '2.50'], ['1', '1.0', '1.00', '-0', '-0.0', '0.0', '1e0', '15', '"a"']),
+    ({"oneOf": [{"type": "integer", "minimum": 0}, {"type": "number", "maximum": 10}]},
+     ['-3', '-2.0', '12', '11', '3.5', '0.5'], ['3', '3.0', '10', '10.00', '0', '0.0', '10.5']),
+    ({"oneOf": [{"type": "number"}, {"type": "integer", "multipleOf": 2}]},
+     ['3', '3.0', '1.5', '-1'], ['2', '2.0', '4.00', '0']),
+])
+def test_one_of_with_an_integer_branch_excludes_every_spelling_of_its_values(schema, valid, invalid):
+    check(schema, valid, invalid)

@@ -32,7 +32,8 @@ Policies (what "exact" means here)
 * **Numbers.** Integers are plain integer literals (``-?(0|[1-9][0-9]*)``,
   ``-0`` included; no fraction or exponent); bounds are exact digit-range
   languages. Numbers with bounds other than 0, numbers with ``multipleOf``
-  (any decimal, exact divisibility) and numbers under a ``not`` that removes
+  (any decimal, exact divisibility), numbers in a ``oneOf`` next to an ``integer``
+  branch (whose values are excluded in every spelling: ``1.0``) and numbers under a ``not`` that removes
   number values are accepted in plain decimal notation (no exponent:
   ``x >= 0.5`` is not a regular property of exponent notation); bounds at 0
   and unbounded numbers allow exponents. ``enum``/``const`` numbers are

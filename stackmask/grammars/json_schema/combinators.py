@@ -4,9 +4,14 @@ complements and disjointness tests they need."""
 from __future__ import annotations
 
 from .. import ecma_regex as R
-from ..ecma_regex import NONE, PatternError, TooComplex, alt, lit
+from ..ecma_regex import NONE, PatternError, TooComplex, alt, lit, rep, seq
 from .common import ANNOTATIONS, Lang, _ARRAY_KEYS, _Problem, _canon, _conj, _json_eq, _num, _uniq
-from .numbers import INT_SPELLINGS, PLAIN, _lcm_multiple, _value_spellings
+from .numbers import INT_SPELLINGS, PLAIN, _lcm_multiple, _value_spellings, int_range
+
+#: every integer literal (the "integer" type's spellings), and the zero fraction that
+#: spells the same value (1 -> 1.0, 1.00)
+INT_LITERALS = int_range(None, None)
+INT_ZEROS = rep(seq(lit("."), rep(lit("0"), 1, None)), 0, 1)
 
 
 class CombinatorsMixin:
@@ -141,12 +146,21 @@ class CombinatorsMixin:
                     setattr(out[i], attr, parts[i])
                 continue
             try:
+                # a branch of integer literals (the "integer" type's spelling policy) has
+                # its values spelt other ways too (1.0, 1.00): excluded from the others by
+                # value, every spelling; those others then keep plain decimals only (1e0
+                # is the value 1 as well, and "exponent denotes an integer" is not regular)
+                ints = {i for i in nonempty if attr == "number" and R.is_subset(parts[i], INT_LITERALS)}
+                closed = {i: seq(parts[i], INT_ZEROS) if i in ints else parts[i] for i in nonempty}
                 for i in nonempty:
-                    others = alt(*[parts[j] for j in nonempty if j != i])
-                    if R.is_disjoint(parts[i], others):
-                        setattr(out[i], attr, parts[i])
+                    others = alt(*[closed[j] for j in nonempty if j != i])
+                    mine = parts[i]
+                    if i not in ints and any(j in ints for j in nonempty if j != i):
+                        mine = R.intersect(mine, PLAIN)
+                    if R.is_disjoint(mine, others):
+                        setattr(out[i], attr, mine)
                     else:
-                        setattr(out[i], attr, R.difference(parts[i], others))
+                        setattr(out[i], attr, R.difference(mine, others))
             except TooComplex:
                 self.problem("oneOf", ptr, f"overlapping {attr} branches")
                 for i in nonempty:
