@@ -173,14 +173,21 @@ def add_config(dwa: ParserDWA, terms, cfg: int, eos_w: int) -> tuple:
     """Add lexer configuration ``cfg``: its token outcomes (and EOS) become start items.
     Returns ``(start entry, configurations its tokens end in)``."""
     groups, ends = terms.outcomes(cfg)
-    # outcome -> positions (vocabulary tokens) and outcome -> weight ids (EOS, special tokens)
+    outcomes = start_outcomes(dwa, terms.scanner, cfg, groups, ends, eos_w)
+    return dwa.add_config(cfg, outcomes, terms.index.bitmap_of), ends
+
+
+def start_outcomes(dwa: ParserDWA, scanner, cfg: int, groups: dict, ends: set, eos_w: int) -> list:
+    """The start outcomes of ``cfg``: outcome -> positions (vocabulary tokens, ``groups``)
+    and outcome -> weight ids (EOS, special tokens); the configurations special tokens end
+    in are added to ``ends``."""
     outcomes = list(groups.items())
     if eos_w != EMPTY_ID:
-        outcomes.extend((key, eos_w) for key in final_outcomes(terms.scanner, cfg))
-    for key, ncfg, wid in special_outcomes(terms.scanner, cfg, dwa.special_weights or ()):
+        outcomes.extend((key, eos_w) for key in final_outcomes(scanner, cfg))
+    for key, ncfg, wid in special_outcomes(scanner, cfg, dwa.special_weights or ()):
         outcomes.append((key, wid))
         ends.add(ncfg)
-    return dwa.add_config(cfg, outcomes, terms.index.bitmap_of), ends
+    return outcomes
 
 
 #: a configuration is started on its base when at most this share of the vocabulary's
@@ -213,17 +220,12 @@ def add_config_on_base(dwa: ParserDWA, terms, cfg: int, eos_w: int):
     if r is None:
         return None
     diff, groups, ends = r
-    outcomes = list(groups.items())
+    outcomes = start_outcomes(dwa, terms.scanner, cfg, groups, ends, eos_w)
     wt = dwa.weights
-    diff_ids = index.bitmap_of(diff)
-    if eos_w != EMPTY_ID:
-        outcomes.extend((key, eos_w) for key in final_outcomes(terms.scanner, cfg))
-        diff_ids |= wt.get(eos_w)
-    for key, ncfg, wid in special_outcomes(terms.scanner, cfg, dwa.special_weights or ()):
-        outcomes.append((key, wid))
-        ends.add(ncfg)
-    for _, wid in dwa.special_weights or ():
-        diff_ids |= wt.get(wid)
+    diff_ids = index.bitmap_of(diff)       # and every EOS and special token: all theirs
+    for wid in [eos_w] + [w for _, w in dwa.special_weights or ()]:
+        if wid != EMPTY_ID:
+            diff_ids |= wt.get(wid)
     entry = dwa.add_config_on_base(cfg, base, wt.intern(diff_ids), outcomes, index.bitmap_of)
     ends.add(base)
     return entry, ends

@@ -645,10 +645,8 @@ def diff_walk(step, index: VocabIndex, c: int, b: int, memo: dict,
         i = lo
         while i < hi:
             x = toks[i][depth]
-            if x == 255:
-                j = hi
-            else:
-                j = bisect_left(toks, toks[i][:depth] + bytes([x + 1]), i + 1, hi)
+            succ = successor(toks[i][:depth + 1])       # the tokens after this subtree
+            j = hi if succ is None else bisect_left(toks, succ, i + 1, hi)
             nc = advance(bc, x) if bc else ()
             nb = advance(bb, x) if bb else ()
             if nc != nb:
