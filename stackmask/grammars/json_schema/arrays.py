@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .common import _canon, _conj, _json_eq, _num
+from .common import StateSymbols, _canon, _conj, _json_eq, _num
 
 
 class ArraysMixin:
@@ -89,26 +89,17 @@ class ArraysMixin:
         index = [[next(j for j, w in enumerate(values) if _json_eq(v, w)) for v in dom] for dom in domains]
         syms = [self._literal_value_symbol(v) for v in values]
         LB, RB, CM = self.punct("["), self.punct("]"), self.punct(",")
-        made: dict = {}
-        todo: list = []
-
         # U(i, used): after i items (i counted up to k), the values in the bit set used
-        def U(i, used):
-            got = made.get((i, used))
-            if got is None:
-                got = made[(i, used)] = f"{nt}_u{i}s{used}"
-                todo.append((i, used))
-            return got
+        U = StateSymbols(lambda i, used: f"{nt}_u{i}s{used}")
 
         if lo == 0:
             self.rule(nt, [self.punct("[]")], ptr)
         if hi is None or hi >= 1:
             for j in index[0]:
                 self.rule(nt, [LB, syms[j], U(min(1, k), 1 << j), RB], ptr)
-        while todo:
-            i, used = todo.pop()
+        while U:
+            (i, used), name = U.pop()
             n = bin(used).count("1")
-            name = made[(i, used)]
             if n >= lo:
                 self.rule(name, [], ptr)
             if hi is None or n < hi:
@@ -147,17 +138,9 @@ class ArraysMixin:
 
         LB, RB, CM = self.punct("["), self.punct("]"), self.punct(",")
         src = ptr
-        made: dict = {}
-        todo: list = []
-
         # T(i, c): after i items (saturating at limit when unbounded), c of them valid
         # under contains (saturating at cap when maxContains is absent)
-        def T(i, c):
-            got = made.get((i, c))
-            if got is None:
-                got = made[(i, c)] = f"{nt}_t{i}c{c}"
-                todo.append((i, c))
-            return got
+        T = StateSymbols(lambda i, c: f"{nt}_t{i}c{c}")
 
         def step(i, c, m):
             c2 = c + m if hi_c is not None else min(c + m, cap)
@@ -171,9 +154,8 @@ class ArraysMixin:
                 e, nxt = elem(0, m), step(0, 0, m)
                 if e is not None and nxt is not None:
                     self.rule(nt, [LB, e, T(*nxt), RB], src)
-        while todo:
-            i, c = todo.pop()
-            name = made[(i, c)]
+        while T:
+            (i, c), name = T.pop()
             if i >= lo and c >= lo_c:
                 self.rule(name, [], src)
             if hi is None or i < hi:

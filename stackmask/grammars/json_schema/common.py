@@ -61,6 +61,31 @@ SUPPORTED_KEYWORDS = (
 _ALL_TYPES = ("null", "boolean", "object", "array", "string", "number")
 
 
+class StateSymbols:
+    """Nonterminals named after the states of a counting construction (items so far,
+    values used, members emitted, ...), made on first use: ``sym(*state)`` gives the
+    state's name; ``pop()`` the next ``(state, name)`` whose rules are not written yet."""
+
+    def __init__(self, name_of):
+        self._name_of = name_of
+        self._made: dict = {}
+        self._todo: list = []
+
+    def __call__(self, *state) -> str:
+        got = self._made.get(state)
+        if got is None:
+            got = self._made[state] = self._name_of(*state)
+            self._todo.append(state)
+        return got
+
+    def __bool__(self) -> bool:
+        return bool(self._todo)
+
+    def pop(self) -> tuple:
+        state = self._todo.pop()
+        return state, self._made[state]
+
+
 @dataclass
 class Lang:
     """The JSON values of one schema, split by type. ``string`` is the

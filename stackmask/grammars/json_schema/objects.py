@@ -8,7 +8,7 @@ import math
 from ...grammar import TerminalDef
 from .. import ecma_regex as R
 from ..ecma_regex import ANYSTAR, NONE, PatternError, TooComplex, alt, lit
-from .common import _canon, _esc_ptr, _num, _uniq
+from .common import StateSymbols, _canon, _esc_ptr, _num, _uniq
 
 
 class ObjectsMixin:
@@ -199,15 +199,7 @@ class ObjectsMixin:
         # S(j, c): the next member, c emitted so far, declared candidates from j on;
         # H(j, c): the next member is declared, entry j or later; R(j, c): after a member.
         # Without counting c is always 0 (one nonterminal per j).
-        made: dict = {}
-        todo: list = []
-
-        def need(kind: str, j: int, c: int) -> str:
-            got = made.get((kind, j, c))
-            if got is None:
-                got = made[(kind, j, c)] = f"{nt}_{kind}{j}" + (f"c{c}" if count else "")
-                todo.append((kind, j, c))
-            return got
+        need = StateSymbols(lambda kind, j, c: f"{nt}_{kind}{j}" + (f"c{c}" if count else ""))
 
         def inc(c: int) -> int:
             return 0 if not count else (c + 1 if hi_p is not None else min(c + 1, cap))
@@ -216,9 +208,8 @@ class ObjectsMixin:
             self.rule(nt, [self.punct("{}")], src)
         if has_S[0] and (hi_p is None or hi_p >= 1):
             self.rule(nt, [LB, need("s", 0, 0), RB], src)
-        while todo:
-            kind, j, c = todo.pop()
-            name = made[(kind, j, c)]
+        while need:
+            (kind, j, c), name = need.pop()
             if kind == "r":
                 if opt_from[j] and (not count or c >= lo_p):
                     self.rule(name, [], src)
