@@ -400,3 +400,26 @@ def test_not_required_leaves_only_objects_lacking_a_key():
 ])
 def test_one_of_with_an_integer_branch_excludes_every_spelling_of_its_values(schema, valid, invalid):
     check(schema, valid, invalid)
+
+
+def test_the_grammar_text_does_not_depend_on_the_hash_seed():
+    """The artifact key is the grammar's text: a schema must give the same text in every
+    process (key terminals were numbered in a set's order, so a cache never hit across
+    processes)."""
+    import os
+    import subprocess
+    import sys
+    code = ("import json, sys; from stackmask.grammars.json_schema import convert_schema; "
+            "from stackmask.compile import grammar_text; "
+            "print(grammar_text(convert_schema(json.loads(sys.argv[1])).grammar))")
+    schema = {"type": "object", "required": ["b"], "properties": {
+        "alpha": {"type": "string"}, "b": {"type": "integer"}, "gamma": {"type": "boolean"},
+        "delta": {"type": "object", "properties": {"x": {}, "y": {}, "zeta": {}}}}}
+    import json
+    texts = set()
+    for seed in ("1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        out = subprocess.run([sys.executable, "-c", code, json.dumps(schema)], env=env,
+                             capture_output=True, text=True, check=True)
+        texts.add(out.stdout)
+    assert len(texts) == 1

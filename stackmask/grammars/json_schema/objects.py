@@ -157,7 +157,9 @@ class ObjectsMixin:
                 continue
             ok_entries.append((name, schemas, req))
         own = {n for n, _, _ in entries} | forbidden
-        for x in own:
+        # in a fixed order (entries, then the forbidden names sorted), not the set's: the
+        # key terminals' numbering is part of the grammar text an artifact is keyed by
+        for x in dict.fromkeys([n for n, _, _ in entries] + sorted(forbidden)):
             self.declared_key(x)
         # extra members: a nonterminal E (pattern atoms, additional keys; names
         # declared elsewhere in the grammar are added by _finish_extras)
