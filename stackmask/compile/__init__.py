@@ -261,7 +261,7 @@ class LazyConfigs:
     def __call__(self, cfg: int) -> tuple:
         dwa = self.dwa
         with dwa.lock:
-            e = dwa.init.get(cfg)
+            e = dwa.init.get(dwa.alias.get(cfg, cfg))
             if e is None:
                 if self._terms is None:
                     self._terms = TerminalCompiler(self.scanner, vocab_index(self.vocab),

@@ -18,6 +18,7 @@ from pyroaring import BitMap
 from ..glr.lalr import LRTables
 from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from ..wfa.weights import EMPTY_ID, WeightTable
+from .config_classes import ConfigClasses, base_horizon
 from .parser_dwa import ParserDWA, pair_key
 from .terminal import TRUE, TerminalCompiler, final_outcomes
 
@@ -42,8 +43,12 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     eos_w = dwa.eos_weight = weights.intern(BitMap(sorted(vocab.eos_token_ids)))
     dwa.bind_specials(specials)
     on_base = bases_allowed(dwa, index)
+    classes = config_classes(scanner, index)
     todo = [BOUNDARY_CONFIG] if configs is None else list(configs)
+    if configs is None:
+        todo.extend(scanner.intern(d, frozenset()) for d in reversed(classes.seeds))
     seen = set(todo)
+    long_diff: list = []          # the weight id of the long tokens (and EOS, specials)
     t0 = time.monotonic()
     last = [t0]
     deadline = None if budget_s is None else t0 + budget_s
@@ -76,11 +81,23 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
         if stop():
             break
         cfg = todo.pop()
-        r = add_config_on_base(dwa, terms, cfg, eos_w) if on_base else None
-        if r is None:
-            _, ends = add_config(dwa, terms, cfg, eos_w)
+        a = classes.alias(cfg)
+        if a is not None:
+            dwa.alias[cfg] = a
+            ends = (a,)
         else:
-            _, ends = r
+            r = None
+            if on_base:
+                b = classes.base(cfg)
+                if b is not None:
+                    r = add_config_on_class_base(dwa, terms, cfg, b, classes.horizon, eos_w,
+                                                 long_diff)
+                elif not classes.is_root(cfg):
+                    r = add_config_on_base(dwa, terms, cfg, eos_w, classes.root_of)
+            if r is None:
+                _, ends = add_config(dwa, terms, cfg, eos_w)
+            else:
+                _, ends = r
         report(f"{len(seen)} lexer configurations, {len(dwa.items)} automaton states")
         if configs is None:
             for c in ends:
@@ -206,27 +223,65 @@ def bases_allowed(dwa: ParserDWA, index) -> bool:
     return not len(ids) or not ids.intersect(index.bitmap_of(np.arange(len(index.toks))))
 
 
-def add_config_on_base(dwa: ParserDWA, terms, cfg: int, eos_w: int):
+#: configurations equivalent up to a depth beyond which at most this share of the
+#: vocabulary's tokens are longer start on one base (:mod:`.config_classes`)
+LONG_SHARE = 1 / 64
+
+
+def config_classes(scanner, index) -> ConfigClasses:
+    """The configuration classes of ``scanner``'s lexer for the vocabulary of ``index``."""
+    lengths = np.diff(index.flat_bytes()[1])
+    return ConfigClasses(scanner, int(lengths.max(initial=0)), base_horizon(lengths, LONG_SHARE))
+
+
+def add_config_on_class_base(dwa: ParserDWA, terms, cfg: int, base: int, horizon: int,
+                             eos_w: int, long_diff: list):
+    """Add lexer configuration ``cfg`` on ``base``, equivalent to it up to ``horizon``
+    bytes (:class:`ConfigClasses`): every token of at most ``horizon`` bytes has the
+    same outcomes in both; the longer ones (and EOS and the special tokens) get ``cfg``'s
+    own start. ``long_diff`` keeps the weight id of those tokens across calls. Returns
+    ``(start entry, configurations to compile)``."""
+    diff, groups, ends = terms.long_outcomes(cfg, horizon)
+    outcomes = start_outcomes(dwa, terms.scanner, cfg, groups, ends, eos_w)
+    if not long_diff:
+        long_diff.append(_diff_weight(dwa, terms.index.bitmap_of(diff), eos_w))
+    entry = dwa.add_config_on_base(cfg, base, long_diff[0], outcomes, terms.index.bitmap_of)
+    ends.add(base)
+    return entry, ends
+
+
+def _diff_weight(dwa: ParserDWA, diff_ids: BitMap, eos_w: int) -> int:
+    """The weight id of ``diff_ids`` and every EOS and special token (a configuration on
+    a base has all of those in its own start)."""
+    wt = dwa.weights
+    for wid in [eos_w] + [w for _, w in dwa.special_weights or ()]:
+        if wid != EMPTY_ID:
+            diff_ids |= wt.get(wid)
+    return wt.intern(diff_ids)
+
+
+def add_config_on_base(dwa: ParserDWA, terms, cfg: int, eos_w: int, root_of=None):
     """Add lexer configuration ``cfg`` on its base configuration
-    (:meth:`TerminalCompiler.base_config`) when few tokens behave differently in it:
-    those tokens, EOS and the special tokens get ``cfg``'s own start, the others are its
-    base's. Returns ``(start entry, configurations to compile: the base and where the
-    differing tokens end)``, or None (no base, or too many tokens differ)."""
+    (:meth:`TerminalCompiler.base_config`; ``root_of`` maps it to the root it must be)
+    when few tokens behave differently in it: those tokens, EOS and the special tokens
+    get ``cfg``'s own start, the others are its base's. Returns ``(start entry,
+    configurations to compile: the base and where the differing tokens end)``, or None
+    (no base, or too many tokens differ)."""
     base = terms.base_config(cfg)
     if base is None:
         return None
+    if root_of is not None:
+        base = root_of(base)
+        if base == cfg:
+            return None
     index = terms.index
     r = terms.diff_outcomes(cfg, base, max_tokens=int(len(index.toks) * BASE_MAX_SHARE))
     if r is None:
         return None
     diff, groups, ends = r
     outcomes = start_outcomes(dwa, terms.scanner, cfg, groups, ends, eos_w)
-    wt = dwa.weights
-    diff_ids = index.bitmap_of(diff)       # and every EOS and special token: all theirs
-    for wid in [eos_w] + [w for _, w in dwa.special_weights or ()]:
-        if wid != EMPTY_ID:
-            diff_ids |= wt.get(wid)
-    entry = dwa.add_config_on_base(cfg, base, wt.intern(diff_ids), outcomes, index.bitmap_of)
+    entry = dwa.add_config_on_base(cfg, base, _diff_weight(dwa, index.bitmap_of(diff), eos_w),
+                                   outcomes, index.bitmap_of)
     ends.add(base)
     return entry, ends
 

@@ -72,6 +72,9 @@ class ParserDWA:
         #: mask is its base's mask (walked from the same stack) without those tokens, united
         #: with what ``init`` starts for those tokens only (see :meth:`add_config_on_base`)
         self.init_base: dict = {}
+        #: lexer config -> the config it is an alias of: no token tells them apart
+        #: (:mod:`stackmask.compile.config_classes`); masks walk the other's start
+        self.alias: dict = {}
         self.pair_init: dict = {}        # (config, config, below) -> start of two heads (add_pair)
         self.eos_weight: int | None = None   # weight id of the EOS ids, once interned
         # weight ids whose dense masks the runtime makes first (those masks needed when
@@ -714,6 +717,8 @@ class ParserDWA:
                                   dtype=np.int64).reshape(-1, 5),
             "init_base": np.array([(c, *self.init_base[c]) for c in sorted(self.init_base)],
                                   dtype=np.int64).reshape(-1, 3),
+            "alias": np.array([(c, self.alias[c]) for c in sorted(self.alias)],
+                              dtype=np.int64).reshape(-1, 2),
             "eos_weight": self.eos_weight, "hot_weights": tuple(self.hot_weights),
             "special_weights": self.special_weights, "special_check": self.special_check,
             "budget_exhausted": bool(self.budget_exhausted),
@@ -752,6 +757,10 @@ class ParserDWA:
         if any(c not in dwa.init or b in dwa.init_base for c, (b, _) in dwa.init_base.items()):
             raise ValueError("a configuration started on a base that is not started, "
                              "or on a base with a base")
+        dwa.alias = {c: a for c, a in data["alias"].tolist()}
+        if any(a not in dwa.init or c in dwa.init for c, a in dwa.alias.items()):
+            raise ValueError("an alias of a configuration that is not started, or of one "
+                             "that is started itself")
         dwa.eos_weight = data["eos_weight"]
         dwa.hot_weights = tuple(data["hot_weights"])
         sw = data["special_weights"]
@@ -771,7 +780,8 @@ class ParserDWA:
                 "budget_used_up": self.budget_used_up, "edges": edges,
                 "defaults": sum(1 for d in self.default if d is not None),
                 "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth,
-                "head_pairs": len(self.pair_init), "configs_on_base": len(self.init_base)}
+                "head_pairs": len(self.pair_init), "configs_on_base": len(self.init_base),
+                "configs_aliased": len(self.alias)}
 
 
 _ITEMS = Codec()

@@ -104,6 +104,7 @@ class TerminalCompiler:
         self._advance_memo: dict = {}    # diff_walk: (branches, byte) -> branches
         self._rows = None                # (DFA rows as lists, accepting): _narrow_sparse
         self._bases: dict = {}           # pending DFA state -> its base state or None
+        self._long: dict = {}            # horizon -> the tokens longer (long_outcomes)
         # the lexer DFA for whole-vocabulary runs, flattened (state * 256 + byte), with two
         # absorbing states: n (dead: no lexeme) and n + 1 (entered an accepting state)
         trans = np.asarray(scanner.dfa.trans, dtype=np.int64)
@@ -290,32 +291,89 @@ class TerminalCompiler:
         if w is None:
             sc = self.scanner
             pos, fin = self._sparse_run(d if d >= 0 else sc.mode_starts[-1 - d])
-            acc: dict = {}
-            pending = fin >= 0
-            plain = pos[pending]
-            if len(plain):
-                ends = fin[pending]
-                if ends.min() == ends.max():
-                    parts, last = [plain], [int(ends[0])]
-                else:               # a stable sort keeps each group's positions ascending
-                    if self._n_dfa < 1 << 16:
-                        ends = ends.astype(np.uint16)    # sorted by radix: ~2-4x faster
-                    order = np.argsort(ends, kind="stable")
-                    ends = ends[order]
-                    cut = np.flatnonzero(np.diff(ends)) + 1
-                    parts = np.split(plain[order], cut)
-                    last = ends[np.concatenate([[0], cut])].tolist()
-                for sel, e in zip(parts, last):
-                    acc[(((), sc.intern(int(e), frozenset())),)] = [sel]
-            cfg = sc.intern(d, frozenset())
-            lexed = pos[fin == KILLED]
-            for k, v in trie_walk(sc, cfg, self.index, self._subtrees, lexed).items():
-                acc.setdefault(k, []).extend(v)
-            w = {k: (v[0] if len(v) == 1 else np.sort(np.concatenate(v))) for k, v in acc.items()}
+            w = self._branches(d, pos, fin, self._subtrees)
             # the walk's arrays, and about as much again for the subtree memo's
             self._account(2 * sum(a.nbytes + self.ENTRY_BYTES for a in w.values()))
             self._walks[d] = w
         return w
+
+    def _branches(self, d: int, pos: np.ndarray, fin: np.ndarray, memo: dict) -> dict:
+        """Branch set -> ascending positions, for the tokens at ``pos`` (ascending) whose
+        DFA run from ``d`` ended in ``fin`` (a state, or KILLED: walked by the scanner;
+        GONE: dropped). ``memo``: the subtree memo of :func:`trie_walk` for this set of
+        tokens."""
+        sc = self.scanner
+        acc: dict = {}
+        pending = fin >= 0
+        plain = pos[pending]
+        if len(plain):
+            ends = fin[pending]
+            if ends.min() == ends.max():
+                parts, last = [plain], [int(ends[0])]
+            else:               # a stable sort keeps each group's positions ascending
+                if self._n_dfa < 1 << 16:
+                    ends = ends.astype(np.uint16)    # sorted by radix: ~2-4x faster
+                order = np.argsort(ends, kind="stable")
+                ends = ends[order]
+                cut = np.flatnonzero(np.diff(ends)) + 1
+                parts = np.split(plain[order], cut)
+                last = ends[np.concatenate([[0], cut])].tolist()
+            for sel, e in zip(parts, last):
+                acc[(((), sc.intern(int(e), frozenset())),)] = [sel]
+        cfg = sc.intern(d, frozenset())
+        lexed = pos[fin == KILLED]
+        for k, v in trie_walk(sc, cfg, self.index, memo, lexed).items():
+            acc.setdefault(k, []).extend(v)
+        return {k: (v[0] if len(v) == 1 else np.sort(np.concatenate(v))) for k, v in acc.items()}
+
+    def long_outcomes(self, cfg: int, horizon: int):
+        """``(positions, groups, end_configs)``: the tokens longer than ``horizon`` bytes
+        (ascending byte-order positions) and, as :meth:`outcomes` gives them, their
+        outcomes from ``cfg`` (a pending configuration without shadows). Their DFA runs
+        are one gather per byte column over those tokens only, longest first; only the
+        tokens that complete a lexeme are walked by the scanner."""
+        d, shadows = self.scanner.config(cfg)
+        if d < 0 or shadows:
+            raise ValueError("long_outcomes needs a pending configuration without shadows")
+        lt = self._long.get(horizon)
+        if lt is None:
+            lt = self._long[horizon] = self._long_tokens(horizon)
+        D, perm, M, cnt, memo = lt
+        table = self._run_table
+        n = self._n_dfa
+        s = np.full(len(perm), d, dtype=np.int32)
+        for c, a in enumerate(cnt):
+            head = s[:a]
+            head *= 256
+            head += M[:a, c]
+            np.take(table, head, out=head)
+            if c % 8 == 7 and int(head.min(initial=n)) >= n:
+                break                      # every run still going has stopped
+        fin = np.empty_like(s)
+        fin[perm] = self._final[s]
+        keep = fin != GONE
+        pos = D[keep]
+        groups, ends = self._group(cfg, self._branches(d, pos, fin[keep], memo))
+        return D, groups, ends
+
+    def _long_tokens(self, horizon: int) -> tuple:
+        """For :meth:`long_outcomes`: the positions of the tokens longer than ``horizon``
+        (ascending), their order by length (longest first), their bytes in that order as
+        a padded matrix, per byte column the number of them that reach it, and their own
+        subtree memo for :func:`trie_walk`."""
+        blob, offsets = self.index.flat_bytes()
+        lengths = np.diff(offsets)
+        D = np.flatnonzero(lengths > horizon).astype(np.int64)
+        ln = lengths[D]
+        perm = np.argsort(-ln, kind="stable")
+        width = int(ln.max(initial=0))
+        M = np.zeros((len(D), width), dtype=np.int32)
+        starts = offsets[D][perm]
+        for c in range(width):
+            a = int(np.count_nonzero(ln > c))
+            M[:a, c] = blob[starts[:a] + c]
+        cnt = [int(np.count_nonzero(ln > c)) for c in range(width)]
+        return D, perm, M, cnt, {}
 
     #: a state whose bytes lead anywhere for fewer first bytes than this runs only the
     #: tokens starting with those bytes (most lexer states: inside a keyword, a literal

@@ -261,6 +261,19 @@ class Scanner:
             self._special_memo[key] = r
         return r
 
+    def state_observations(self) -> list:
+        """Per DFA state ``q``, everything the scanner reads of a pending lexeme in ``q``
+        itself (the rest is where ``q``'s bytes lead): its winners, whether it reads on,
+        the boundary after emitting it (its mode's), the alternatives it can still
+        become, and, for a state whose emission leaves a shadow (a complete lexeme that
+        can grow), the state itself (the shadow is that state). Two pending
+        configurations without shadows whose states lead, by every byte string of up to
+        ``k`` bytes, to states observed alike give every token of up to ``k`` bytes the
+        same outcomes (once a shadow is made both runs are in the same state)."""
+        grows = [bool(w) and lo for w, lo in zip(self.winners, self._live_out)]
+        return [(self.winners[q], self._live_out[q], self._next_boundary[q], self._reach[q],
+                 q if grows[q] else -1) for q in range(self.dfa.n_states)]
+
     def shadows(self, cid: int) -> frozenset[int]:
         return self._configs[cid][1]
 

@@ -442,6 +442,9 @@ class Masker:
         else:
             dwa = self.dwa
             heads = state.heads
+            alias = dwa.alias
+            if alias:           # configurations no token tells apart share one start
+                heads = tuple([(top, alias.get(cfg, cfg)) for top, cfg in heads])
             if len(heads) == 2 and dwa.pair_init:
                 heads = self._paired(heads)
             key = None

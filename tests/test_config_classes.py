@@ -1,0 +1,181 @@
+"""Lexer configurations no token (or no short token) can tell apart.
+
+``ConfigClasses`` puts two pending configurations in one class when their DFA states are
+equivalent up to a depth: the vocabulary's longest token (an *alias*: one start for
+both) or the base horizon (the configuration starts on its class's root and compiles
+only the longer tokens, ``TerminalCompiler.long_outcomes``).
+
+* classes are exact: a configuration has the same outcome for every token as its alias,
+  the same for every short token as its base, and ``long_outcomes`` are its own;
+* masks equal the oracle at every step of instances that write strings up to and
+  around their ``maxLength`` (where the classes change), and of random walks that
+  prefer long tokens, with the real Qwen2.5 vocabulary, also after a reload.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from stackmask import Constraint, Grammar
+from stackmask.compile import make_scanner
+from stackmask.compile.config_classes import ConfigClasses, base_horizon
+from stackmask.compile.tables import build_tables
+from stackmask.compile.terminal import TerminalCompiler
+from stackmask.compile.token_index import VocabIndex
+from stackmask.runtime import mask_to_ids
+
+from test_compile import sample_vocab
+from test_compiled_property import assert_exact
+from test_config_bases import _outcome_sets
+
+SCHEMA = {"type": "object", "properties": {
+    "title": {"type": "string", "maxLength": 300},
+    "code": {"type": "string", "minLength": 40, "maxLength": 60},
+    "tags": {"type": "array", "items": {"type": "string", "maxLength": 20}},
+    "note": {"type": "string"}},
+    "required": ["title", "code"]}
+
+
+def test_base_horizon():
+    lengths = np.array([1, 2, 2, 3, 3, 3, 10, 20])
+    assert base_horizon(lengths, 1 / 8) == 10        # one token (20) is longer
+    assert base_horizon(lengths, 1 / 4) == 3         # two are longer
+    assert base_horizon(lengths, 0) == 20
+    assert base_horizon(np.zeros(0, dtype=np.int64), 0.5) == 0
+
+
+# identifiers and numbers make shadows (a complete lexeme that can grow); the counted
+# string and comment make classes
+LARK = r"""
+start: item+
+item: ID | KW | STR | NUM | COMMENT | "(" item* ")"
+KW: "while" | "if"
+ID: /[a-z_][a-z0-9_]*/
+STR: /'[^'\n]{0,100}'/
+COMMENT: /#[^\n]{0,90}\n/
+NUM: /[0-9]+(\.[0-9]+)?/
+%ignore " "
+"""
+
+
+def _tables(name: str):
+    if name == "lark":
+        return build_tables(LARK, ambiguous=True)
+    from stackmask.grammars.json_schema import convert_schema
+    conv = convert_schema(SCHEMA if name == "schema" else {"type": "string", "maxLength": 150})
+    return build_tables(conv.grammar, ambiguous=conv.ambiguous)
+
+
+@pytest.mark.parametrize("name", ["schema", "string", "lark"])
+def test_classes_are_exact(name, qwen_vocab):
+    vocab = sample_vocab(qwen_vocab, 2500, seed=len(name))
+    vocab = type(vocab)(list(vocab.tokens) + [b"x" * k for k in (5, 9, 17, 23, 31, 40)]
+                        + [b" " * 24, b'abc"', b'"' + b"y" * 12, b"# " + b"z" * 20, b"ab'", b"9.5 w"])
+    sc = make_scanner(_tables(name))
+    index = VocabIndex(vocab)
+    lengths = np.diff(index.flat_bytes()[1])
+    cls = ConfigClasses(sc, int(lengths.max()), base_horizon(lengths, 1 / 16))
+    assert cls.horizon < cls.max_len
+    tc = TerminalCompiler(sc, index)
+    n = len(index.toks)
+    short = lengths <= cls.horizon
+    aliased = on_base = 0
+    for d in cls.seeds:
+        cfg = sc.intern(d, frozenset())
+        mine = _outcome_sets(tc.outcomes(cfg)[0])
+        a = cls.alias(cfg)
+        if a is not None:
+            assert cls.alias(a) is None                    # a representative is its own
+            theirs = _outcome_sets(tc.outcomes(a)[0])
+            assert all(mine.get(p) == theirs.get(p) for p in range(n)), sc.config(cfg)
+            aliased += 1
+            continue
+        b = cls.base(cfg)
+        if b is None:
+            continue
+        assert cls.is_root(b) and cls.base(b) is None and cls.alias(b) is None
+        theirs = _outcome_sets(tc.outcomes(b)[0])
+        for p in np.flatnonzero(short).tolist():
+            assert mine.get(p) == theirs.get(p), (sc.config(cfg), index.toks[p])
+        diff, groups, ends = tc.long_outcomes(cfg, cls.horizon)
+        assert np.array_equal(diff, np.flatnonzero(~short))
+        inside = _outcome_sets(groups)
+        for p in diff.tolist():
+            assert inside.get(p) == mine.get(p), (sc.config(cfg), index.toks[p])
+        on_base += 1
+    assert on_base >= 5 and aliased >= 5
+
+
+# the title is written up to its limit of 300 characters in steps of long tokens (runs of
+# spaces, long words), across the points where the classes change (128 and the base
+# horizon characters left); the code between its bounds; escapes and multi-byte
+# characters count one character each
+def _texts() -> list[str]:
+    rng = random.Random(5)
+    out = []
+    for n_title in (300, 299, 172, 171, 170, 17, 0):
+        parts = []
+        k = 0
+        while k < n_title:
+            piece = rng.choice([" " * 64, " " * 31, "-" * 16, "international", "é", "\\n",
+                                "\\u00e9", "x"])
+            chars = len(json.loads('"' + piece + '"'))
+            if k + chars > n_title:
+                piece, chars = "y", 1
+            parts.append(piece)
+            k += chars
+        title = "".join(parts)
+        code = "c" * rng.choice([40, 41, 59, 60])
+        tags = json.dumps(["t" * rng.choice([0, 16, 19, 20])] * 2)
+        out.append('{"title": "%s", "code": "%s", "tags": %s}' % (title, code, tags))
+    return out
+
+
+def _walk(c: Constraint, rng: random.Random, steps: int, label: str) -> None:
+    s = c.start()
+    text = b""
+    for k in range(steps):
+        ref = assert_exact(c, s, text, f"{label} step {k}")
+        ids = [int(i) for i in mask_to_ids(ref, c.vocab.size) if int(i) not in c.vocab.eos_token_ids]
+        if not ids:
+            break
+        longest = sorted(ids, key=lambda i: -len(c.vocab.token_bytes(i)))[:40]
+        tok = rng.choice(longest if rng.random() < 0.8 else ids)
+        s = c.commit(s, tok)
+        text += c.vocab.token_bytes(tok)
+
+
+def _check(qwen_vocab, qwen_encoding, tmp_path, texts, walks: int, steps: int) -> None:
+    g = Grammar.from_json_schema(SCHEMA)
+    for attempt in range(2):                      # compiled, then loaded from the artifact
+        c = Constraint(g, qwen_vocab, cache_dir=tmp_path, progress=False)
+        assert c.loaded_from_cache == bool(attempt)
+        st = c.compile_stats()
+        assert st["configs_aliased"] >= 100 and st["configs_on_base"] >= 100, st
+        for t in texts if attempt == 0 else texts[:1]:
+            json.loads(t)
+            s = c.start()
+            done = b""
+            for k, tok in enumerate(qwen_encoding.encode(t)):
+                if attempt == 0 or k % 4 == 0:
+                    assert_exact(c, s, done, f"{t[:40]!r}.. at {k}")
+                s = c.commit(s, tok)
+                done += qwen_vocab.token_bytes(tok)
+            assert c.is_accepting(s)
+        for w in range(walks if attempt == 0 else 1):
+            _walk(c, random.Random(10 * attempt + w), steps, f"walk {attempt}.{w}")
+
+
+def test_masks_with_classes_equal_the_oracle(qwen_vocab, qwen_encoding, tmp_path):
+    # the title written to its limit: across both class boundaries, up to the end
+    _check(qwen_vocab, qwen_encoding, tmp_path, _texts()[:1], 1, 30)
+
+
+@pytest.mark.slow
+def test_masks_with_classes_equal_the_oracle_all(qwen_vocab, qwen_encoding, tmp_path):
+    _check(qwen_vocab, qwen_encoding, tmp_path, _texts(), 3, 60)
+
