@@ -63,7 +63,7 @@ def test_first_masks_of_a_fresh_constraint_equal_the_oracle(stride, qwen_vocab, 
     up to 25 of them, every ``stride``-th other step: the oracle takes ~0.2 s a mask), and every
     several-head mask met was computed from its parts. Compiled without head pairs
     (with them every two-head state of this corpus is walked as one: see below)."""
-    monkeypatch.setattr(dwa_build, "head_pairs", lambda scanner, configs: set())
+    monkeypatch.setattr(dwa_build, "head_pairs", lambda scanner, configs, allowed=None: set())
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
     assert c.compile_stats()["head_pairs"] == 0
     m = c._masker
@@ -220,7 +220,7 @@ def test_pairs_past_their_state_limit_are_dropped(qwen_vocab, qwen_encoding, mon
     the automaton is the one compiled without pairs, and masks still equal the oracle."""
     full = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False).compile_stats()
     with monkeypatch.context() as mp:
-        mp.setattr(dwa_build, "head_pairs", lambda scanner, configs: set())
+        mp.setattr(dwa_build, "head_pairs", lambda scanner, configs, allowed=None: set())
         none = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False).compile_stats()
     assert none["head_pairs"] == 0 and full["states"] > none["states"]
     monkeypatch.setattr(dwa_build, "PAIR_MIN_STATES", 0)

@@ -118,12 +118,13 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     return dwa
 
 
-def head_pairs(scanner, configs) -> set:
+def head_pairs(scanner, configs, allowed=None) -> set:
     """The two-head situations a byte creates from ``configs``: a byte whose lexing both
     emits a terminal (the new head's node is then usually right above the other's) or
     an ignored terminal (the same node) and keeps a lexeme pending. Returns
     ``(config of the emitting branch, config of the pending one, below)`` triples (bytes
-    that every lexer state treats alike give the same: one of each class is read)."""
+    that every lexer state treats alike give the same: one of each class is read), both
+    in ``allowed`` when it is given."""
     out = set()
     reps = scanner.byte_representatives
     for cfg in configs:
@@ -139,7 +140,7 @@ def head_pairs(scanner, configs) -> set:
                 if below and len(em) != 1:
                     continue                  # several terminals: the nodes are further apart
                 for c2 in pending:
-                    if c2 != c:
+                    if c2 != c and (allowed is None or (c in allowed and c2 in allowed)):
                         out.add((c, c2, below))
     return out
 
@@ -163,7 +164,9 @@ def add_pairs(dwa: ParserDWA, scanner, stop=None, guard=None, seconds: float | N
     limit = max(PAIR_MIN_STATES, int(len(dwa.items) * PAIR_SHARE))
     deadline = None if seconds is None else time.monotonic() + seconds
     kept = dropped = 0
-    for c_top, c_low, below in sorted(head_pairs(scanner, list(dwa.init))):
+    # a configuration on a base has no start of its own for every token: never in a pair
+    whole = [c for c in dwa.init if c not in dwa.init_base]
+    for c_top, c_low, below in sorted(head_pairs(scanner, whole, set(whole))):
         if dropped >= PAIR_GIVE_UP:
             log.debug("stackmask: %d head pairs dropped in a row: no more tried", dropped)
             break

@@ -105,6 +105,9 @@ class TerminalCompiler:
         self._rows = None                # (DFA rows as lists, accepting): _narrow_sparse
         self._bases: dict = {}           # pending DFA state -> its base state or None
         self._long: dict = {}            # horizon -> the tokens longer (long_outcomes)
+        self._req_ids = None             # DFA state -> requirement id (_state_requirements)
+        self._req_index: dict = {}
+        self._req_values: list = []
         # the lexer DFA for whole-vocabulary runs, flattened (state * 256 + byte), with two
         # absorbing states: n (dead: no lexeme) and n + 1 (entered an accepting state)
         trans = np.asarray(scanner.dfa.trans, dtype=np.int64)
@@ -331,7 +334,10 @@ class TerminalCompiler:
         (ascending byte-order positions) and, as :meth:`outcomes` gives them, their
         outcomes from ``cfg`` (a pending configuration without shadows). Their DFA runs
         are one gather per byte column over those tokens only, longest first; only the
-        tokens that complete a lexeme are walked by the scanner."""
+        tokens that complete a lexeme are walked by the scanner. ``end_configs`` are
+        those of the tokens that complete a lexeme: one that keeps it pending ends in a
+        pending configuration without shadows whose state some byte string reaches
+        (:attr:`ConfigClasses.seeds` has them all)."""
         d, shadows = self.scanner.config(cfg)
         if d < 0 or shadows:
             raise ValueError("long_outcomes needs a pending configuration without shadows")
@@ -351,10 +357,44 @@ class TerminalCompiler:
                 break                      # every run still going has stopped
         fin = np.empty_like(s)
         fin[perm] = self._final[s]
-        keep = fin != GONE
-        pos = D[keep]
-        groups, ends = self._group(cfg, self._branches(d, pos, fin[keep], memo))
+        killed = fin == KILLED
+        groups, ends = self._group(cfg, self._branches(d, D[killed], fin[killed], memo))
+        pend = fin >= 0
+        if pend.any():
+            # a token that keeps the lexeme pending: outcome ((), requirement of its end
+            # state), grouped by requirement, not by end state (inside a counted string
+            # every count is a state of its own, with one requirement)
+            ppos = D[pend]
+            rid = self._state_requirements(fin[pend])
+            order = np.argsort(rid, kind="stable")
+            rid = rid[order]
+            cut = np.flatnonzero(np.diff(rid)) + 1
+            for part, r in zip(np.split(ppos[order], cut), rid[np.concatenate([[0], cut])].tolist()):
+                if r < 0:
+                    continue                      # never viable
+                key = ((), self._req_values[r])
+                g = groups.get(key)
+                groups[key] = part if g is None else np.sort(np.concatenate([g, part]))
         return D, groups, ends
+
+    def _state_requirements(self, states: np.ndarray) -> np.ndarray:
+        """Per DFA state of ``states``, an id of the requirement of the pending
+        configuration ``(state, ∅)`` (-1: never viable); ``_req_values[id]`` is it."""
+        tab = self._req_ids
+        if tab is None:
+            tab = self._req_ids = np.full(self._n_dfa, -2, dtype=np.int64)
+        u = np.unique(states)
+        for q in u[tab[u] == -2].tolist():
+            r = self.requirement(self.scanner.intern(q, frozenset()))
+            if r is None:
+                tab[q] = -1
+            else:
+                i = self._req_index.get(r)
+                if i is None:
+                    i = self._req_index[r] = len(self._req_values)
+                    self._req_values.append(r)
+                tab[q] = i
+        return tab[states]
 
     def _long_tokens(self, horizon: int) -> tuple:
         """For :meth:`long_outcomes`: the positions of the tokens longer than ``horizon``
