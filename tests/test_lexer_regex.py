@@ -734,3 +734,20 @@ def test_lexer_small_handmade():
     assert lex.fullmatch(b'"x"') == {4}
     assert lex.fullmatch(b"1a") == frozenset()
     assert lex.run(b"1a") == -1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 300), st.integers(1, 5), st.lists(st.tuples(st.integers(0, 255),
+                                                                   st.integers(0, 255)),
+                                                         max_size=250), st.integers(0, 2 ** 32))
+def test_column_classes_group_equal_columns(n, k, copies, seed):
+    from stackmask.lexer.dfa import column_classes
+    g = np.random.default_rng(seed).integers(-1, k, size=(n, 256))
+    for a, b in copies:
+        g[:, a] = g[:, b]
+    c = column_classes(g)
+    for a in range(256):
+        for b in (0, 7, 128, 255):
+            assert (c[a] == c[b]) == bool((g[:, a] == g[:, b]).all())
+    firsts = [int(x) for i, x in enumerate(c.tolist()) if x not in c[:i]]
+    assert firsts == list(range(len(firsts)))          # numbered by first byte

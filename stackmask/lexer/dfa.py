@@ -32,7 +32,7 @@ class TooManyStates(Exception):
     """Raised by :func:`determinize` past its ``max_states`` subsets."""
 
 
-__all__ = ["ByteNFA", "DFA", "TooManyStates", "MAX_DFA_STATES", "MAX_NFA_STATES", "determinize",
+__all__ = ["ByteNFA", "DFA", "column_classes", "TooManyStates", "MAX_DFA_STATES", "MAX_NFA_STATES", "determinize",
            "minimize", "trim", "expand_classes", "product"]
 
 
@@ -465,6 +465,32 @@ def minimize(trans: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndar
     return q2, rep[old]
 
 
+def column_classes(table: np.ndarray) -> np.ndarray:
+    """byte -> class id for a ``(n, 256)`` table: bytes whose columns are equal share a
+    class; classes are numbered in the order of their first byte.
+
+    Each column is hashed twice (a random combination of its entries, one matrix
+    product), columns are grouped by their hashes, and each group is checked to be equal
+    columns; a group that is not (a collision) is split exactly. Sorting the 256 columns
+    as byte strings instead costs seconds for a lexer of tens of thousands of states."""
+    t = np.asarray(table)
+    weights = np.random.default_rng(0x5eed).random((2, len(t)))
+    keys = (weights @ t.astype(np.float64)).T                   # 256 x 2
+    _, group = np.unique(keys, axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    cls = np.full(256, -1, dtype=np.int64)
+    n_cls = 0
+    for b in range(256):
+        if cls[b] >= 0:
+            continue
+        same = np.flatnonzero((group == group[b]) & (cls < 0))
+        if len(same) > 1:
+            same = same[(t[:, same] == t[:, [b]]).all(axis=0)]
+        cls[same] = n_cls
+        n_cls += 1
+    return cls.astype(np.int32)
+
+
 def expand_classes(trans_cls: np.ndarray, b2c: np.ndarray) -> np.ndarray:
     """A ``(n_states, n_classes)`` table as the full ``(n_states, 256)`` one."""
     return np.ascontiguousarray(trans_cls[:, b2c], dtype=np.int32)
@@ -490,8 +516,7 @@ def product(dfas: Sequence[DFA]) -> DFA:
         acc = np.fromiter((bool(a) for a in d.accepts), dtype=bool, count=d.n_states)
         acc_term[o:o + d.n_states][acc] = i
     # global byte classes: columns identical in every automaton
-    _, inv = np.unique(g.T, axis=0, return_inverse=True)
-    b2c = inv.reshape(-1).astype(np.int32)
+    b2c = column_classes(g)
     n_classes = int(b2c.max()) + 1
     rep = np.zeros(n_classes, dtype=np.int64)
     rep[b2c[::-1]] = np.arange(255, -1, -1)

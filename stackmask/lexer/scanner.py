@@ -49,7 +49,7 @@ import numpy as np
 from ..errors import GrammarError
 from ..grammar import TerminalDef
 from ..memo import Generations, Memo
-from .dfa import DFA
+from .dfa import DFA, column_classes
 
 BOUNDARY = -1          # no pending lexeme
 IGNORE = -1            # emitted alternative: an ignored terminal
@@ -333,9 +333,9 @@ class Scanner:
 
 
 def _byte_classes(trans: np.ndarray) -> list[int]:
-    """One representative byte per class of bytes with identical columns."""
-    cols = np.ascontiguousarray(trans.T)
-    _, first = np.unique(cols, axis=0, return_index=True)
+    """One representative byte (the first) per class of bytes with identical columns."""
+    b2c = column_classes(trans)
+    _, first = np.unique(b2c, return_index=True)
     return sorted(int(i) for i in first)
 
 
