@@ -347,10 +347,42 @@ def test_pattern_is_unanchored_unless_anchored():
 
 def test_unsupported_patterns_are_reported_by_name():
     for pat, what in [("(?=a)a", "lookahead"), ("a\\b", "word boundary"), ("(a)\\1", "backreference"),
-                      ("\\p{L}", "property")]:
+                      ("\\p{Script=Greek}", "property"), ("\\p{Alphabetic}", "property")]:
         with pytest.raises(GrammarError) as ei:
             convert_schema({"type": "string", "pattern": pat})
         assert ei.value.keyword == "pattern" and what in str(ei.value)
+
+
+def test_unicode_property_escapes():
+    # general categories (the categories of Python's unicodedata; the jsonschema package
+    # cannot check these: Python's re has no \p)
+    check({"type": "string", "pattern": "^\\p{Lu}\\p{Ll}+$"},
+          ['"Hello"', '"\u03a9mega"', '"\u00c9cole"', '"Éa"'],
+          ['"hello"', '"H1"', '"HELLO"', '"H"', '"H ello"'], validator=False)
+    check({"type": "string", "pattern": "^[\\p{L}\\d_]+$"}, ['"ab_9é"', '"日本"'],
+          ['"a-b"', '"a b"', '""'], validator=False)
+    check({"type": "string", "pattern": "^\\P{L}+$"}, ['"12 !"', '"٣"'], ['"1a"', '"é"'],
+          validator=False)
+    check({"type": "string", "pattern": "^\\p{gc=Decimal_Number}{2}$"}, ['"42"', '"٣٤"'],
+          ['"4"', '"4a"', '"²3"'], validator=False)
+    check({"type": "string", "pattern": "^\\p{ASCII}*$"}, ['"plain text"'], ['"caf\u00e9"'],
+          validator=False)
+
+
+def test_unicode_property_sets_match_unicodedata():
+    import unicodedata
+    for name, cats in [("L", {"Lu", "Ll", "Lt", "Lm", "Lo"}), ("Nd", {"Nd"}),
+                       ("Punctuation", {"Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po"}),
+                       ("LC", {"Lu", "Ll", "Lt"}), ("gc=Zs", {"Zs"})]:
+        ivs = R.unicode_property(name)
+        inside = set()
+        for a, b in ivs:
+            inside.update(range(a, b + 1))
+        for cp in list(range(0, 0x3000)) + list(range(0x1F000, 0x1F100)) + [0x10FFFF]:
+            want = unicodedata.category(chr(cp)) in cats and not 0xD800 <= cp <= 0xDFFF
+            assert (cp in inside) == want, (name, hex(cp))
+    assert R.unicode_property("Cs") == ()                  # surrogates are never members
+    assert R.unicode_property("Script=Latin") is None and R.unicode_property("Xx") is None
 
 
 def test_ecma_semantics():

@@ -34,8 +34,10 @@ quantifiers (laziness does not change which strings match), Annex-B literal
 ``{ } ]``, and ``^``/``$`` anywhere outside quantified groups (a mid-pattern
 ``^`` requires everything before it to match empty). Not supported (raise
 :class:`PatternError` naming the feature): lookahead/lookbehind, word
-boundaries ``\\b \\B``, backreferences, ``\\p{...}`` property escapes, inline
-flags, anchors inside quantified groups.
+boundaries ``\\b \\B``, backreferences, ``\\p{...}`` properties other than general
+categories (scripts, binary properties but ``Any``/``ASCII``/``Assigned``), inline
+flags, anchors inside quantified groups. ``\\p{L}``, ``\\p{Lu}``, ``\\P{Nd}``,
+``\\p{gc=Letter}``: the categories of Python's ``unicodedata``.
 """
 
 from __future__ import annotations
@@ -268,6 +270,85 @@ _CTRL_ESC = {"t": 9, "n": 10, "v": 11, "f": 12, "r": 13}
 # intermediate tree: ("bol",), ("eol",), ("chars", ivs), ("seq", [..]), ("alt", [..]), ("rep", t, lo, hi)
 
 
+_GC_LONG = {
+    "Letter": "L", "Cased_Letter": "LC", "Uppercase_Letter": "Lu", "Lowercase_Letter": "Ll",
+    "Titlecase_Letter": "Lt", "Modifier_Letter": "Lm", "Other_Letter": "Lo", "Mark": "M",
+    "Combining_Mark": "M", "Nonspacing_Mark": "Mn", "Spacing_Mark": "Mc", "Enclosing_Mark": "Me",
+    "Number": "N", "Decimal_Number": "Nd", "digit": "Nd", "Letter_Number": "Nl",
+    "Other_Number": "No", "Punctuation": "P", "punct": "P", "Connector_Punctuation": "Pc",
+    "Dash_Punctuation": "Pd", "Open_Punctuation": "Ps", "Close_Punctuation": "Pe",
+    "Initial_Punctuation": "Pi", "Final_Punctuation": "Pf", "Other_Punctuation": "Po",
+    "Symbol": "S", "Math_Symbol": "Sm", "Currency_Symbol": "Sc", "Modifier_Symbol": "Sk",
+    "Other_Symbol": "So", "Separator": "Z", "Space_Separator": "Zs", "Line_Separator": "Zl",
+    "Paragraph_Separator": "Zp", "Other": "C", "Control": "Cc", "cntrl": "Cc", "Format": "Cf",
+    "Surrogate": "Cs", "Private_Use": "Co", "Unassigned": "Cn",
+}
+
+
+@lru_cache(maxsize=None)
+def _general_categories() -> dict:
+    """Two-letter general category -> code point intervals (Python's ``unicodedata``)."""
+    import unicodedata
+    out: dict = {}
+    cat = unicodedata.category
+    prev, start = None, 0
+    for cp in range(MAX_CP + 2):
+        c = cat(chr(cp)) if cp <= MAX_CP else None
+        if c != prev:
+            if prev is not None:
+                out.setdefault(prev, []).append((start, cp - 1))
+            prev, start = c, cp
+    return {k: iv_norm(v) for k, v in out.items()}
+
+
+@lru_cache(maxsize=None)
+def unicode_property(body: str):
+    """The code points of ``\\p{body}``, as intervals (surrogates never members), or None
+    when the property is not one this module knows: a general category by its short or
+    long name, alone or as ``General_Category=``/``gc=``, and ``Any``, ``ASCII``,
+    ``Assigned``. Categories are those of the running Python's Unicode database
+    (``unicodedata.unidata_version``)."""
+    name = body
+    if "=" in body:
+        key, name = body.split("=", 1)
+        if key not in ("General_Category", "gc"):
+            return None
+    elif body == "Any":
+        return iv_complement(())
+    elif body == "ASCII":
+        return ((0, 0x7F),)
+    elif body == "Assigned":
+        return iv_complement(_general_categories().get("Cn", ()))
+    gc = _GC_LONG.get(name, name)
+    cats = _general_categories()
+    if gc == "LC":
+        parts = ["Lu", "Ll", "Lt"]
+    elif len(gc) == 1 and gc in "LMNPSZC":
+        parts = [k for k in cats if k[0] == gc]
+    elif len(gc) == 2 and gc[0] in "LMNPSZC" and gc in ("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc",
+                                                         "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps",
+                                                         "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk",
+                                                         "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs",
+                                                         "Co", "Cn"):
+        parts = [gc]
+    else:
+        return None
+    ivs = [iv for k in parts for iv in cats.get(k, ())]
+    # surrogates are never members (a JSON string holds no lone surrogate)
+    return iv_norm([(a, b) for a, b in _minus_surrogates(ivs)])
+
+
+def _minus_surrogates(ivs):
+    for a, b in ivs:
+        if b < SURR_LO or a > SURR_HI:
+            yield a, b
+            continue
+        if a < SURR_LO:
+            yield a, SURR_LO - 1
+        if b > SURR_HI:
+            yield SURR_HI + 1, b
+
+
 class _Parser:
     def __init__(self, src: str):
         self.src = src
@@ -471,12 +552,27 @@ class _Parser:
             self.i -= 1
             return ord("\\")          # Annex B: "\c" is a literal backslash then c
         if c in ("p", "P"):
-            self.fail("Unicode property escapes \\p{...} are not supported")
+            return self._property(c == "P")
         if c == "k":
             self.fail("named backreferences are not supported")
         if c.isalnum() or c == "_":
             self.fail(f"unknown escape \\{c}")
         return ord(c)
+
+    def _property(self, negated: bool) -> tuple:
+        """After ``\\p``/``\\P``: ``{Name}`` or ``{Name=Value}``, a general category
+        (``L``, ``Lu``, ``Letter``, ``gc=Nd``, ...) or ``Any``/``ASCII``/``Assigned``, as
+        code point intervals (complemented for ``\\P``)."""
+        j = self.src.find("}", self.i)
+        if self.peek() != "{" or j < 0:
+            self.fail("\\p must be followed by {Name}")
+        body = self.src[self.i + 1:j]
+        self.i = j + 1
+        ivs = unicode_property(body)
+        if ivs is None:
+            self.fail(f"Unicode property \\p{{{body}}} is not supported (general categories, "
+                      f"Any, ASCII and Assigned are; scripts and other properties are not)")
+        return iv_complement(ivs) if negated else ivs
 
     def atom_escape(self):
         self.i += 1
