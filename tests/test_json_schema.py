@@ -297,6 +297,31 @@ def test_refs_defs_definitions_and_ids():
         convert_schema({"$ref": "http://elsewhere.example/schema.json"})
 
 
+def test_refs_with_urn_and_other_non_url_bases():
+    # a fragment inside a nested urn: document resolves in that document, not the root's
+    s = {"$id": "urn:example:root", "type": "object",
+         "properties": {"a": {"$ref": "urn:example:inner"}, "b": {"$ref": "#/$defs/top"}},
+         "$defs": {"top": {"type": "boolean"},
+                   "inner": {"$id": "urn:example:inner", "$ref": "#/$defs/top",
+                             "$defs": {"top": {"type": "integer", "minimum": 5}}}}}
+    check(s, ['{"a": 5, "b": true}'], ['{"a": true}', '{"a": 4}', '{"b": 5}'])
+    # anchors under urn: and tag: bases
+    s2 = {"$id": "tag:example.com,2026:root", "type": "array",
+          "items": {"$ref": "tag:example.com,2026:root#Name"},
+          "$defs": {"n": {"$anchor": "Name", "type": "string", "maxLength": 2}}}
+    check(s2, ['["ab"]'], ['["abc"]', "[1]"])
+    s3 = {"$id": "urn:uuid:6e8bc430-9c3a-11d9-9669-0800200c9a66", "$ref": "#/$defs/x",
+          "$defs": {"x": {"enum": ["x", "y"]}}}
+    check(s3, ['"x"'], ['"z"'])
+    # draft-07 "#name" ids are anchors
+    s4 = {"$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:example:d7",
+          "definitions": {"p": {"$id": "#pos", "type": "integer", "minimum": 0}},
+          "items": {"$ref": "#pos"}, "type": "array"}
+    check(s4, ["[0, 3]"], ["[-1]"])
+    with pytest.raises(GrammarError, match="other documents"):
+        convert_schema({"$id": "urn:example:a", "$ref": "urn:example:missing"})
+
+
 def test_recursive_schemas_are_not_unrolled():
     tree = {"$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"},
                                                                "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},

@@ -47,8 +47,6 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
         self.lit_cache: dict = {}
         self.counter: dict[str, int] = {}
         self.base_of: dict[int, str] = {}
-        self.ids: dict[str, object] = {}
-        self.anchors: dict[tuple[str, str], object] = {}
         self.canon_memo: dict[int, str] = {}
         self.obj_source: dict = {}
         self.key_terms: dict[str, str] = {}      # declared property name -> key terminal

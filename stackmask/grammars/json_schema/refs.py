@@ -1,10 +1,22 @@
-"""``$id``/``$anchor`` indexing and ``$ref`` resolution inside one document."""
+"""Base URIs of a document's subschemas, and ``$ref`` resolution inside the document
+(by the ``referencing`` library: ``$id``/``$anchor`` by each draft's rules, any URI scheme)."""
 
 from __future__ import annotations
 
-from urllib.parse import unquote, urldefrag, urljoin
+from urllib.parse import urldefrag, urljoin
 
 from .common import ANNOTATIONS, _Problem, _canon
+
+#: the URI the document is registered under when it has no ``$id`` of its own
+_ROOT_URI = "urn:stackmask:schema-root"
+
+
+def _join(base: str, ref: str) -> str:
+    """``ref`` resolved against ``base`` (RFC 3986 for hierarchical schemes; a fragment-only
+    ``ref`` keeps any base's document, also ``urn:`` ones, which ``urljoin`` drops)."""
+    if ref.startswith("#"):
+        return urldefrag(base)[0] + ref
+    return urljoin(base, ref) if base else ref
 
 
 class RefsMixin:
@@ -29,17 +41,12 @@ class RefsMixin:
                 idv = node.get("$id")
                 if not isinstance(idv, str) and self.draft <= 4:
                     idv = node.get("id")
-                if isinstance(idv, str):
-                    if idv.startswith("#") and self.draft <= 7 and len(idv) > 1:
-                        self.anchors[(urldefrag(base)[0], idv[1:])] = node
-                    else:
-                        base = urljoin(base, idv)
-                        self.ids[urldefrag(base)[0]] = node
-                        if first:
-                            self.root_base = urldefrag(base)[0]
-                anc = node.get("$anchor")
-                if isinstance(anc, str):
-                    self.anchors[(urldefrag(base)[0], anc)] = node
+                # each node's base URI, for the references inside it (a draft <= 7
+                # "#name" id is an anchor, not a base); resolving is referencing's
+                if isinstance(idv, str) and not (idv.startswith("#") and self.draft <= 7):
+                    base = _join(base, idv)
+                    if first:
+                        self.root_base = urldefrag(base)[0]
                 self.base_of[id(node)] = base
                 for k, v in node.items():
                     if k in ("enum", "const", "default", "examples", "example"):
@@ -69,36 +76,33 @@ class RefsMixin:
         return self.base_of.get(id(node), default)
 
     # -- $ref -------------------------------------------------------------------
+    def _registry(self):
+        """The ``referencing`` registry of the document (its ``$id``/``$anchor``
+        resources, crawled by the rules of its draft)."""
+        reg = getattr(self, "_reg", None)
+        if reg is None:
+            from referencing import Registry
+            from referencing.jsonschema import DRAFT4, DRAFT6, DRAFT7, DRAFT201909, DRAFT202012
+            spec = {4: DRAFT4, 6: DRAFT6, 7: DRAFT7, 2019: DRAFT201909}.get(self.draft, DRAFT202012)
+            resource = spec.create_resource(self.root)
+            reg = self._reg = Registry().with_resource(self.root_base or _ROOT_URI, resource).crawl()
+        return reg
+
     def resolve(self, ref, base: str, ptr: str):
-        """(target node, its base, its pointer) or raise _Problem."""
+        """(target node, its base, its pointer) or raise _Problem. Resolved by the
+        ``referencing`` library within this document (any URI scheme: ``https:``,
+        ``urn:``, ``tag:``...); a reference to another document is refused."""
         if not isinstance(ref, str):
             raise _Problem("$ref must be a string")
-        full = urljoin(base, ref) if base else ref
-        url, frag = urldefrag(full)
-        if url in ("", self.root_base) or (not base and not url):
-            doc, doc_base = self.root, self.root_base
-        elif url in self.ids:
-            doc = self.ids[url]
-            doc_base = url
-        else:
-            raise _Problem(f"cannot resolve remote reference {ref!r}")
-        if not frag:
-            return doc, self.base(doc, doc_base), "#"
-        if frag.startswith("/"):
-            node = doc
-            for part in frag[1:].split("/"):
-                part = unquote(part).replace("~1", "/").replace("~0", "~")
-                if isinstance(node, dict) and part in node:
-                    node = node[part]
-                elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                    node = node[int(part)]
-                else:
-                    raise _Problem(f"unresolvable reference {ref!r}")
-            return node, self.base(node, doc_base), "#" + frag
-        node = self.anchors.get((url or self.root_base, frag))
-        if node is None:
-            raise _Problem(f"unknown anchor in reference {ref!r}")
-        return node, self.base(node, doc_base), "#" + frag
+        from referencing.exceptions import Unresolvable
+        try:
+            found = self._registry().resolver(base_uri=base or self.root_base or _ROOT_URI).lookup(ref)
+        except Unresolvable:
+            raise _Problem(f"cannot resolve reference {ref!r} (references to other documents "
+                           f"are not fetched)") from None
+        node = found.contents
+        frag = urldefrag(ref)[1]
+        return node, self.base(node, base), "#" + frag
 
     def _ref_of(self, d):
         for k in ("$ref", "$recursiveRef", "$dynamicRef"):
