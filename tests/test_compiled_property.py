@@ -224,6 +224,37 @@ def assert_exact(c: Constraint, s, text: bytes, where: str) -> np.ndarray:
     return ref
 
 
+def assert_replay_exact(c: Constraint, encoding, text: str, every: int = 1):
+    """Commit ``text``'s tokens (``encoding``: the vocabulary's tokenizer) from the start,
+    checking the mask against the oracle before every ``every``-th token; the text must
+    be accepted at its end."""
+    s = c.start()
+    done = b""
+    for k, tok in enumerate(encoding.encode(text)):
+        if k % every == 0:
+            assert_exact(c, s, done, f"{text[:40]!r}.. at {k}")
+        s = c.commit(s, tok)
+        done += c.vocab.token_bytes(tok)
+    assert c.is_accepting(s), f"{text[:40]!r}.. not accepted"
+
+
+def assert_walk_exact(c: Constraint, rng: random.Random, steps: int, label: str,
+                      prefer=None, p: float = 0.0) -> None:
+    """A random walk from the start, checking every mask against the oracle: each step
+    commits an allowed token, with probability ``p`` one of ``prefer(allowed ids)``."""
+    s = c.start()
+    text = b""
+    for k in range(steps):
+        ref = assert_exact(c, s, text, f"{label} step {k}")
+        ids = [int(i) for i in mask_to_ids(ref, c.vocab.size) if int(i) not in c.vocab.eos_token_ids]
+        if not ids:
+            break
+        pick = prefer(ids) if prefer is not None else None
+        tok = rng.choice(pick if pick and rng.random() < p else ids)
+        s = c.commit(s, tok)
+        text += c.vocab.token_bytes(tok)
+
+
 def assert_mask_matches_commit(c: Constraint, s, mask: np.ndarray, text: bytes, where: str) -> None:
     allowed = set(mask_to_ids(mask, c.vocab.size).tolist())
     accepting = c.is_accepting(s)

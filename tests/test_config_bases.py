@@ -26,11 +26,10 @@ from stackmask.compile import make_scanner
 from stackmask.compile.tables import build_tables
 from stackmask.compile.terminal import TerminalCompiler
 from stackmask.compile.token_index import VocabIndex
-from stackmask.runtime import mask_to_ids
 
 from conftest import read_bench_grammar
 from test_compile import sample_vocab
-from test_compiled_property import assert_exact
+from test_compiled_property import assert_replay_exact, assert_walk_exact
 
 # additional properties allowed (no "additionalProperties": false): a key is a declared
 # name or any string, so the lexer is inside both at once while a name is being written.
@@ -101,18 +100,9 @@ def test_diff_outcomes_are_the_configurations_own(name, qwen_vocab):
 
 
 def _check_walk(c: Constraint, rng: random.Random, steps: int, label: str) -> None:
-    s = c.start()
-    text = b""
-    for k in range(steps):
-        ref = assert_exact(c, s, text, f"{label} step {k}")
-        ids = [int(i) for i in mask_to_ids(ref, c.vocab.size) if int(i) not in c.vocab.eos_token_ids]
-        if not ids:
-            break
-        # into names: prefer tokens continuing a quoted name
-        keyish = [i for i in ids if c.vocab.token_bytes(i)[:1].isalpha()]
-        tok = rng.choice(keyish if keyish and rng.random() < 0.7 else ids)
-        s = c.commit(s, tok)
-        text += c.vocab.token_bytes(tok)
+    # into names: prefer tokens continuing a quoted name
+    assert_walk_exact(c, rng, steps, label,
+                      lambda ids: [i for i in ids if c.vocab.token_bytes(i)[:1].isalpha()], 0.7)
 
 
 def test_masks_on_a_base_equal_the_oracle(qwen_vocab, qwen_encoding, tmp_path):
@@ -129,12 +119,5 @@ def test_masks_on_a_base_equal_the_oracle(qwen_vocab, qwen_encoding, tmp_path):
         assert any(type(x) is tuple for key in c._masker._memo for x in key)
         for t in texts:
             json.loads(t)
-            s = c.start()
-            done = b""
-            for k, tok in enumerate(qwen_encoding.encode(t)):
-                if attempt == 0 or k % 3 == 0:
-                    assert_exact(c, s, done, f"{t!r} at {k}")
-                s = c.commit(s, tok)
-                done += qwen_vocab.token_bytes(tok)
-            assert c.is_accepting(s)
+            assert_replay_exact(c, qwen_encoding, t, 1 if attempt == 0 else 3)
         _check_walk(c, random.Random(attempt), 15 if attempt == 0 else 6, f"walk {attempt}")

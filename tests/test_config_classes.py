@@ -28,10 +28,9 @@ from stackmask.compile.config_classes import ConfigClasses, base_horizon, refine
 from stackmask.compile.tables import build_tables
 from stackmask.compile.terminal import TerminalCompiler
 from stackmask.compile.token_index import VocabIndex
-from stackmask.runtime import mask_to_ids
 
 from test_compile import sample_vocab
-from test_compiled_property import assert_exact
+from test_compiled_property import assert_replay_exact, assert_walk_exact
 from test_config_bases import _outcome_sets
 
 SCHEMA = {"type": "object", "properties": {
@@ -137,18 +136,8 @@ def _texts() -> list[str]:
     return out
 
 
-def _walk(c: Constraint, rng: random.Random, steps: int, label: str) -> None:
-    s = c.start()
-    text = b""
-    for k in range(steps):
-        ref = assert_exact(c, s, text, f"{label} step {k}")
-        ids = [int(i) for i in mask_to_ids(ref, c.vocab.size) if int(i) not in c.vocab.eos_token_ids]
-        if not ids:
-            break
-        longest = sorted(ids, key=lambda i: -len(c.vocab.token_bytes(i)))[:40]
-        tok = rng.choice(longest if rng.random() < 0.8 else ids)
-        s = c.commit(s, tok)
-        text += c.vocab.token_bytes(tok)
+def _longest(c: Constraint):
+    return lambda ids: sorted(ids, key=lambda i: -len(c.vocab.token_bytes(i)))[:40]
 
 
 def _check(qwen_vocab, qwen_encoding, tmp_path, texts, walks: int, steps: int) -> None:
@@ -160,16 +149,10 @@ def _check(qwen_vocab, qwen_encoding, tmp_path, texts, walks: int, steps: int) -
         assert st["configs_aliased"] >= 100 and st["configs_on_base"] >= 100, st
         for t in texts if attempt == 0 else texts[:1]:
             json.loads(t)
-            s = c.start()
-            done = b""
-            for k, tok in enumerate(qwen_encoding.encode(t)):
-                if attempt == 0 or k % 4 == 0:
-                    assert_exact(c, s, done, f"{t[:40]!r}.. at {k}")
-                s = c.commit(s, tok)
-                done += qwen_vocab.token_bytes(tok)
-            assert c.is_accepting(s)
+            assert_replay_exact(c, qwen_encoding, t, 1 if attempt == 0 else 4)
         for w in range(walks if attempt == 0 else 1):
-            _walk(c, random.Random(10 * attempt + w), steps, f"walk {attempt}.{w}")
+            assert_walk_exact(c, random.Random(10 * attempt + w), steps, f"walk {attempt}.{w}",
+                              _longest(c), 0.8)
 
 
 def test_masks_with_classes_equal_the_oracle(qwen_vocab, qwen_encoding, tmp_path):
