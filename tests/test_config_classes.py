@@ -206,3 +206,28 @@ def test_refine_counted_chain_is_incremental():
     for d in (15, 128):
         assert len(set(parts[d].tolist())) == d + 2
         assert _same_partition(parts[d], _refine_naive(cls0, succ, d))
+
+
+def test_an_alias_whose_representative_is_missing(qwen_vocab):
+    """A budget can stop a compile after an alias was noted and before its representative
+    was compiled: the artifact leaves that alias out (it loads), and a mask that needs the
+    configuration compiles the representative, never the alias itself."""
+    from stackmask.compile import LazyConfigs
+    from stackmask.compile.parser_dwa import ParserDWA
+
+    vocab = sample_vocab(qwen_vocab, 2000, seed=3)
+    c = Constraint(Grammar.from_json_schema({"type": "string", "maxLength": 150}), vocab,
+                   cache_dir=False, progress=False)
+    dwa = c.compiled.dwa
+    assert dwa.alias
+    cfg, rep = next(iter(sorted(dwa.alias.items())))
+    dwa.init.pop(rep)
+    dwa.init_base.pop(rep, None)
+    lr, accepts_empty = c.compiled.tables.lr, c.compiled.tables.normal_form.accepts_empty
+    back = ParserDWA.from_data(lr, accepts_empty, dwa.to_data())
+    assert cfg not in back.alias and len(back.alias) == len(dwa.alias) - sum(
+        1 for a in dwa.alias.values() if a == rep)
+    lazy = LazyConfigs(dwa, c.scanner, vocab)
+    again = lazy(cfg)
+    assert rep in dwa.init and cfg not in dwa.init and again == dwa.init[rep]
+    assert_walk_exact(c, random.Random(1), 25, "after the lazy compile", _longest(c), 0.9)

@@ -261,7 +261,8 @@ class LazyConfigs:
     def __call__(self, cfg: int) -> tuple:
         dwa = self.dwa
         with dwa.lock:
-            e = dwa.init.get(dwa.alias.get(cfg, cfg))
+            cfg = dwa.alias.get(cfg, cfg)   # an alias's start is its representative's
+            e = dwa.init.get(cfg)
             if e is None:
                 if self._terms is None:
                     self._terms = TerminalCompiler(self.scanner, vocab_index(self.vocab),

@@ -717,7 +717,9 @@ class ParserDWA:
                                   dtype=np.int64).reshape(-1, 5),
             "init_base": np.array([(c, *self.init_base[c]) for c in sorted(self.init_base)],
                                   dtype=np.int64).reshape(-1, 3),
-            "alias": np.array([(c, self.alias[c]) for c in sorted(self.alias)],
+            # (an alias whose representative a budget left uncompiled is not kept: the
+            # configuration is then compiled on first use, as any other not compiled)
+            "alias": np.array([(c, a) for c, a in sorted(self.alias.items()) if a in self.init],
                               dtype=np.int64).reshape(-1, 2),
             "eos_weight": self.eos_weight, "hot_weights": tuple(self.hot_weights),
             "special_weights": self.special_weights, "special_check": self.special_check,
