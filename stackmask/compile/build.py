@@ -48,7 +48,7 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     if configs is None:
         todo.extend(scanner.intern(d, frozenset()) for d in reversed(classes.seeds))
     seen = set(todo)
-    long_diff: list = []          # the weight id of the long tokens (and EOS, specials)
+    long_diff: dict = {}          # depth -> weight id of the longer tokens (and EOS, specials)
     t0 = time.monotonic()
     last = [t0]
     deadline = None if budget_s is None else t0 + budget_s
@@ -90,8 +90,8 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
             if on_base:
                 b = classes.base(cfg)
                 if b is not None:
-                    r = add_config_on_class_base(dwa, terms, cfg, b, classes.horizon, eos_w,
-                                                 long_diff)
+                    r = add_config_on_class_base(dwa, terms, cfg, b, classes.depth(cfg, b),
+                                                 eos_w, long_diff)
                 elif not classes.is_root(cfg):
                     r = add_config_on_base(dwa, terms, cfg, eos_w, classes.root_of)
             if r is None:
@@ -238,17 +238,18 @@ def config_classes(scanner, index) -> ConfigClasses:
 
 
 def add_config_on_class_base(dwa: ParserDWA, terms, cfg: int, base: int, horizon: int,
-                             eos_w: int, long_diff: list):
+                             eos_w: int, long_diff: dict):
     """Add lexer configuration ``cfg`` on ``base``, equivalent to it up to ``horizon``
     bytes (:class:`ConfigClasses`): every token of at most ``horizon`` bytes has the
     same outcomes in both; the longer ones (and EOS and the special tokens) get ``cfg``'s
-    own start. ``long_diff`` keeps the weight id of those tokens across calls. Returns
+    own start. ``long_diff`` keeps the weight ids of those token sets across calls. Returns
     ``(start entry, configurations to compile)``."""
     diff, groups, ends = terms.long_outcomes(cfg, horizon)
     outcomes = start_outcomes(dwa, terms.scanner, cfg, groups, ends, eos_w)
-    if not long_diff:
-        long_diff.append(_diff_weight(dwa, terms.index.bitmap_of(diff), eos_w))
-    entry = dwa.add_config_on_base(cfg, base, long_diff[0], outcomes, terms.index.bitmap_of)
+    wid = long_diff.get(horizon)
+    if wid is None:
+        wid = long_diff[horizon] = _diff_weight(dwa, terms.index.bitmap_of(diff), eos_w)
+    entry = dwa.add_config_on_base(cfg, base, wid, outcomes, terms.index.bitmap_of)
     ends.add(base)
     return entry, ends
 

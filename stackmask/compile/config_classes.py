@@ -14,7 +14,10 @@ on they are one run.) So:
 * at a small depth ``h`` (the *base horizon*: beyond it only a small share of the
   vocabulary is longer) they differ only on the tokens longer than ``h``: a
   configuration is started on its class's representative and compiles those long
-  tokens only (``ParserDWA.add_config_on_base``).
+  tokens only (``ParserDWA.add_config_on_base``) -- or only the tokens longer than the
+  deepest of a few depths between ``h`` and ``L`` at which it still agrees with the
+  representative (:meth:`ConfigClasses.depth`: inside a counted string with 100
+  characters left, the tokens longer than 96 bytes).
 
 The equivalences are a Moore refinement stopped after ``L`` rounds (or when it stops
 changing). Only the DFA's states are looked at, never the tokens: it costs the lexer DFA's size
@@ -64,6 +67,8 @@ class ConfigClasses:
         self.base_rep = np.full(n, -1, dtype=np.int64)
         self.seeds: list[int] = []
         self.rounds = 0
+        self.depths: tuple = ()
+        self._parts: list = []
         idx = np.arange(n)
         m = len(idx)
         if m >= 2:
@@ -74,8 +79,16 @@ class ConfigClasses:
             reps = scanner.byte_representatives
             succ = np.asarray(dfa.trans)[:, reps].astype(np.int64)   # states x classes of bytes
             succ[succ < 0] = m                  # dead: a class of its own
-            parts, self.rounds = refine(cls, succ, (self.horizon, self.max_len))
+            # the depths between the horizon and L at which a configuration on a root
+            # may agree with it, each about a third deeper (15, 20, 26, 34, ...)
+            ds, d = [], self.horizon
+            while d < self.max_len:
+                ds.append(d)
+                d = max(d + 1, d + d // 3)
+            self.depths = tuple(ds)
+            parts, self.rounds = refine(cls, succ, self.depths + (self.max_len,))
             base, cls = parts[self.horizon], parts[self.max_len]
+            self._parts = [parts[d] for d in self.depths]
             self._reps(idx, cls, self.alias_rep)
             self._reps(idx, base, self.base_rep)
             if (self.base_rep >= 0).any():
@@ -119,6 +132,19 @@ class ConfigClasses:
         """The configuration ``cfg`` is started on (its class's at the base horizon; the
         tokens longer than the horizon are its own), or None."""
         return self._of(self.base_rep, cfg)
+
+    def depth(self, cfg: int, base: int) -> int:
+        """The deepest of :attr:`depths` at which ``cfg`` and its base (:meth:`base`) are
+        in one class: every token of at most that many bytes has the same outcomes in
+        both (the horizon at least)."""
+        d, _ = self.scanner.config(cfg)
+        b, _ = self.scanner.config(base)
+        best = self.horizon
+        for k, part in zip(self.depths, self._parts):
+            if part[d] != part[b]:
+                break
+            best = k
+        return best
 
     def is_root(self, cfg: int) -> bool:
         """Whether ``cfg`` is the base of its class (it must not start on another)."""

@@ -345,18 +345,23 @@ class TerminalCompiler:
         if lt is None:
             lt = self._long[horizon] = self._long_tokens(horizon)
         D, perm, M, cnt, memo = lt
-        table = self._run_table
         n = self._n_dfa
-        s = np.full(len(perm), d, dtype=np.int32)
-        for c, a in enumerate(cnt):
-            head = s[:a]
-            head *= 256
-            head += M[:a, c]
-            np.take(table, head, out=head)
-            if c % 8 == 7 and int(head.min(initial=n)) >= n:
-                break                      # every run still going has stopped
-        fin = np.empty_like(s)
-        fin[perm] = self._final[s]
+        if len(D) <= self.ROW_BY_ROW:
+            # a few tokens (a deep horizon): one by one, a numpy pass per byte costs more
+            fin = np.fromiter((self._run_one(d, self.index.toks[p]) for p in D.tolist()),
+                              dtype=np.int32, count=len(D))
+        else:
+            table = self._run_table
+            s = np.full(len(perm), d, dtype=np.int32)
+            for c, a in enumerate(cnt):
+                head = s[:a]
+                head *= 256
+                head += M[:a, c]
+                np.take(table, head, out=head)
+                if c % 8 == 7 and int(head.min(initial=n)) >= n:
+                    break                      # every run still going has stopped
+            fin = np.empty_like(s)
+            fin[perm] = self._final[s]
         killed = fin == KILLED
         groups, ends = self._group(cfg, self._branches(d, D[killed], fin[killed], memo))
         pend = fin >= 0
@@ -376,6 +381,19 @@ class TerminalCompiler:
                 g = groups.get(key)
                 groups[key] = part if g is None else np.sort(np.concatenate([g, part]))
         return D, groups, ends
+
+    def _run_one(self, q: int, tok: bytes) -> int:
+        """The DFA run of one token from state ``q``, as :meth:`_dfa_run` reports it."""
+        if self._rows is None:
+            self._rows = (self.scanner.dfa.trans.tolist(), list(self.scanner.accepting))
+        trans, accepting = self._rows
+        for b in tok:
+            q = trans[q][b]
+            if q < 0:
+                return GONE
+            if accepting[q]:
+                return KILLED
+        return q
 
     def _state_requirements(self, states: np.ndarray) -> np.ndarray:
         """Per DFA state of ``states``, an id of the requirement of the pending
