@@ -751,3 +751,45 @@ def test_column_classes_group_equal_columns(n, k, copies, seed):
             assert (c[a] == c[b]) == bool((g[:, a] == g[:, b]).all())
     firsts = [int(x) for i, x in enumerate(c.tolist()) if x not in c[:i]]
     assert firsts == list(range(len(firsts)))          # numbered by first byte
+
+
+@pytest.mark.parametrize("which", ["json", "c", "schema"])
+def test_product_by_levels_equals_the_reference(which, monkeypatch):
+    """The level-at-a-time product BFS gives the automaton the one-tuple-at-a-time BFS gives
+    (both are minimized and renumbered canonically, so the tables are equal)."""
+    from stackmask.lexer import dfa as D
+    if which == "schema":
+        from stackmask.grammars.json_schema import convert_schema
+        g = convert_schema({"type": "object", "properties": {
+            "a": {"type": "string", "maxLength": 40}, "b": {"type": "string", "pattern": "^[a-z]+@x$"},
+            "c": {"type": "integer"}, "d": {"enum": ["x", "yy"]}}}).grammar
+        terms = [t for t in g.terminals if t.is_lexed]
+    else:
+        g = Grammar.from_lark((GRAMMAR_DIR / f"{which}.lark").read_text())
+        terms = [t for t in g.terminals if t.is_lexed]
+    dfas = terminal_dfas(terms)
+    new = D.product(dfas)
+    monkeypatch.setattr(D, "_product_bfs", D._product_bfs_reference)
+    ref = D.product(dfas)
+    assert np.array_equal(new.trans, ref.trans) and new.accepts == ref.accepts
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["a+", "ab*c", "[a-c]{2,5}", "(ab|ba)+", "a{0,7}b", "[^ab]x?",
+                                 "c+a", "\\d{1,4}", "é+", "x|xy|xyz"]), min_size=1, max_size=5,
+                unique=True))
+def test_product_by_levels_on_random_terminal_sets(regexes):
+    from stackmask.lexer import dfa as D
+    dfas = terminal_dfas(regexes)
+    sizes = [d.n_states for d in dfas]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    g = np.vstack([np.where(d.trans >= 0, d.trans + o, -1) for d, o in zip(dfas, offsets)])
+    start = tuple(int(o) for o in offsets[:-1])
+    s1, t1 = D._product_bfs(g, start)
+    s2, t2 = D._product_bfs_reference(g, start)
+    # the same reachable tuples, and the same transitions up to the numbering
+    assert sorted(s1) == sorted(s2)
+    pos2 = {s: i for i, s in enumerate(s2)}
+    perm = np.array([pos2[s] for s in s1])
+    mapped = np.where(t1 >= 0, perm[np.maximum(t1, 0)], -1)
+    assert np.array_equal(mapped, t2[perm])

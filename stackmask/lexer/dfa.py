@@ -521,10 +521,83 @@ def product(dfas: Sequence[DFA]) -> DFA:
     rep = np.zeros(n_classes, dtype=np.int64)
     rep[b2c[::-1]] = np.arange(255, -1, -1)
     gc = np.ascontiguousarray(g[:, rep])  # (total, n_classes)
-    gc_rows = gc.tolist()
     acc_l = acc_term.tolist()
 
-    start = tuple(int(o) for o in offsets[:-1])
+    states, trans = _product_bfs(gc, tuple(int(o) for o in offsets[:-1]))
+    acc_sets = [frozenset(acc_l[x] for x in st if acc_l[x] >= 0) for st in states]
+    label_ids: dict[frozenset, int] = {}
+    labels = np.array([label_ids.setdefault(a, len(label_ids)) for a in acc_sets], dtype=np.int64)
+    t, old = minimize(trans, labels)
+    full = expand_classes(t, b2c)
+    accepts = tuple(acc_sets[o] for o in old.tolist())
+    return DFA(trans=full, accepts=accepts, n_states=full.shape[0])
+
+
+def _product_bfs(gc: np.ndarray, start: tuple) -> tuple[list, np.ndarray]:
+    """The reachable tuples of live component states from ``start`` (``gc``: the
+    components' transitions side by side, states x byte classes, -1 dead), breadth first
+    a level at a time: a level's successors for every class are gathered at once, made
+    canonical (a tuple is its live states in ascending order: component order, since
+    each component's states are a range of their own) and deduplicated with one sort;
+    only the new tuples of the level are looked up one by one. Returns ``(tuples in id
+    order, transitions)``; raises past ``MAX_DFA_STATES``."""
+    n_classes = gc.shape[1]
+    dead = len(gc)
+    g = np.vstack([gc, np.full((1, n_classes), -1, dtype=gc.dtype)])   # row `dead`: all -1
+    ids: dict[bytes, int] = {}
+    states: list[tuple] = []
+    rows: list[np.ndarray] = []
+
+    def key(arr: np.ndarray) -> bytes:
+        return arr.tobytes()
+
+    first = np.array(sorted(start), dtype=np.int64)
+    ids[key(first)] = 0
+    states.append(tuple(first.tolist()))
+    frontier = first[None, :]                       # level x width, padded with `dead`
+    while len(frontier):
+        f, w = frontier.shape
+        nxt = g[frontier]                           # f x w x classes
+        nxt = np.where(nxt < 0, dead, nxt).astype(np.int64)
+        nxt = np.sort(nxt, axis=1)                  # live states first, ascending; dead last
+        live = (nxt < dead).sum(axis=1)             # f x classes
+        w2 = int(live.max(initial=0))
+        out = np.full(f * n_classes, -1, dtype=np.int64)
+        if w2:
+            cand = nxt[:, :w2, :].transpose(0, 2, 1).reshape(-1, w2)   # (f*classes) x w2
+            sel = np.flatnonzero(live.reshape(-1) > 0)
+            uniq, inv = np.unique(cand[sel], axis=0, return_inverse=True)
+            inv = inv.reshape(-1)
+            uid = np.empty(len(uniq), dtype=np.int64)
+            new_rows = []
+            n_live = (uniq < dead).sum(axis=1).tolist()
+            for u in range(len(uniq)):
+                row = uniq[u]
+                k = key(row[:n_live[u]])              # the live states: any level's width
+                q = ids.get(k)
+                if q is None:
+                    q = ids[k] = len(states)
+                    states.append(tuple(row[:n_live[u]].tolist()))
+                    new_rows.append(row)
+                    if len(states) > MAX_DFA_STATES:
+                        raise GrammarError(f"the combined lexer automaton needs more than "
+                                           f"{MAX_DFA_STATES} states (MAX_DFA_STATES)")
+                uid[u] = q
+            out[sel] = uid[inv]
+            frontier = np.array(new_rows, dtype=np.int64).reshape(-1, w2) if new_rows else \
+                np.zeros((0, w2), dtype=np.int64)
+        else:
+            frontier = np.zeros((0, 1), dtype=np.int64)
+        rows.append(out.reshape(f, n_classes))
+    trans = np.concatenate(rows).astype(np.int32) if rows else np.zeros((0, n_classes), np.int32)
+    return states, trans
+
+
+def _product_bfs_reference(gc: np.ndarray, start: tuple) -> tuple[list, np.ndarray]:
+    """:func:`_product_bfs` one tuple at a time (the reference the tests compare with)."""
+    gc_rows = gc.tolist()
+    n_classes = gc.shape[1]
+    start = tuple(sorted(start))
     ids: dict[tuple[int, ...], int] = {start: 0}
     states = [start]
     rows: list[list[int]] = []
@@ -560,11 +633,4 @@ def product(dfas: Sequence[DFA]) -> DFA:
         if len(states) > MAX_DFA_STATES:
             raise GrammarError(f"the combined lexer automaton needs more than {MAX_DFA_STATES} "
                                f"states (MAX_DFA_STATES)")
-    trans = np.array(rows, dtype=np.int32).reshape(len(rows), n_classes)
-    acc_sets = [frozenset(acc_l[x] for x in st if acc_l[x] >= 0) for st in states]
-    label_ids: dict[frozenset, int] = {}
-    labels = np.array([label_ids.setdefault(a, len(label_ids)) for a in acc_sets], dtype=np.int64)
-    t, old = minimize(trans, labels)
-    full = expand_classes(t, b2c)
-    accepts = tuple(acc_sets[o] for o in old.tolist())
-    return DFA(trans=full, accepts=accepts, n_states=full.shape[0])
+    return states, np.array(rows, dtype=np.int32).reshape(len(rows), n_classes)
