@@ -69,16 +69,13 @@ class ConfigClasses:
         self.rounds = 0
         self.depths: tuple = ()
         self._parts: list = []
-        idx = np.arange(n)
-        m = len(idx)
-        if m >= 2:
-            obs = scanner.state_observations()
+        if n >= 2:
             ids: dict = {}
-            cls = np.fromiter((ids.setdefault(obs[q], len(ids)) for q in idx.tolist()),
-                              dtype=np.int64, count=m)
+            cls = np.fromiter((ids.setdefault(o, len(ids)) for o in scanner.state_observations()),
+                              dtype=np.int64, count=n)
             reps = scanner.byte_representatives
             succ = np.asarray(dfa.trans)[:, reps].astype(np.int64)   # states x classes of bytes
-            succ[succ < 0] = m                  # dead: a class of its own
+            succ[succ < 0] = n                  # dead: a class of its own
             # the depths between the horizon and L at which a configuration on a root
             # may agree with it, each about a third deeper (15, 20, 26, 34, ...)
             ds, d = [], self.horizon
@@ -89,8 +86,8 @@ class ConfigClasses:
             parts, self.rounds = refine(cls, succ, self.depths + (self.max_len,))
             base, cls = parts[self.horizon], parts[self.max_len]
             self._parts = [parts[d] for d in self.depths]
-            self._reps(idx, cls, self.alias_rep)
-            self._reps(idx, base, self.base_rep)
+            self._reps(cls, self.alias_rep)
+            self._reps(base, self.base_rep)
             if (self.base_rep >= 0).any():
                 self.seeds = _reachable(np.asarray(dfa.trans), scanner.mode_starts)
         self.seconds = time.perf_counter() - t0
@@ -101,19 +98,16 @@ class ConfigClasses:
                   self.max_len, self.horizon, self.rounds, self.seconds)
 
     @staticmethod
-    def _reps(idx: np.ndarray, cls: np.ndarray, out: np.ndarray) -> None:
-        order = np.lexsort((idx, cls))           # by class, then state
+    def _reps(cls: np.ndarray, out: np.ndarray) -> None:
+        """``out[q]``: the least state of ``q``'s class (block ids ``cls``), for the states
+        of classes of two or more."""
+        order = np.argsort(cls, kind="stable")   # by class, then state
         c = cls[order]
-        first = np.concatenate([[True], c[1:] != c[:-1]])
-        start = np.flatnonzero(first)
+        start = np.flatnonzero(np.concatenate([[True], c[1:] != c[:-1]]))
         size = np.diff(np.append(start, len(c)))
-        rep = np.repeat(idx[order][start], size)
+        rep = np.repeat(order[start], size)
         multi = np.repeat(size >= 2, size)
-        out[idx[order][multi]] = rep[multi]
-
-    @property
-    def active(self) -> bool:
-        return bool(self.seeds)
+        out[order[multi]] = rep[multi]
 
     def _of(self, table: np.ndarray, cfg: int) -> int | None:
         d, shadows = self.scanner.config(cfg)

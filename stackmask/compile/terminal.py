@@ -348,8 +348,8 @@ class TerminalCompiler:
         n = self._n_dfa
         if len(D) <= self.ROW_BY_ROW:
             # a few tokens (a deep horizon): one by one, a numpy pass per byte costs more
-            fin = np.fromiter((self._run_one(d, self.index.toks[p]) for p in D.tolist()),
-                              dtype=np.int32, count=len(D))
+            fin = self._final[np.fromiter((self._run_one(d, self.index.toks[p]) for p in D.tolist()),
+                                          dtype=np.int32, count=len(D))]
         else:
             table = self._run_table
             s = np.full(len(perm), d, dtype=np.int32)
@@ -382,17 +382,19 @@ class TerminalCompiler:
                 groups[key] = part if g is None else np.sort(np.concatenate([g, part]))
         return D, groups, ends
 
-    def _run_one(self, q: int, tok: bytes) -> int:
-        """The DFA run of one token from state ``q``, as :meth:`_dfa_run` reports it."""
+    def _run_one(self, q: int, data) -> int:
+        """The lexer DFA run of the bytes ``data`` from state ``q``, in the run table's
+        terms (``n``: a byte led nowhere; ``n + 1``: it entered an accepting state):
+        a few rows are cheaper one by one than as numpy passes."""
         if self._rows is None:
             self._rows = (self.scanner.dfa.trans.tolist(), list(self.scanner.accepting))
         trans, accepting = self._rows
-        for b in tok:
+        for b in data:
             q = trans[q][b]
             if q < 0:
-                return GONE
+                return self._n_dfa
             if accepting[q]:
-                return KILLED
+                return self._n_dfa + 1
         return q
 
     def _state_requirements(self, states: np.ndarray) -> np.ndarray:
@@ -427,10 +429,9 @@ class TerminalCompiler:
         width = int(ln.max(initial=0))
         M = np.zeros((len(D), width), dtype=np.int32)
         starts = offsets[D][perm]
-        for c in range(width):
-            a = int(np.count_nonzero(ln > c))
-            M[:a, c] = blob[starts[:a] + c]
         cnt = [int(np.count_nonzero(ln > c)) for c in range(width)]
+        for c, a in enumerate(cnt):
+            M[:a, c] = blob[starts[:a] + c]
         return D, perm, M, cnt, {}
 
     #: a state whose bytes lead anywhere for fewer first bytes than this runs only the
@@ -501,22 +502,9 @@ class TerminalCompiler:
             j += 1
         # the last few rows (long tokens that keep running: digits, spaces, long words)
         # one by one: a numpy pass per byte would cost more than the bytes themselves
-        if len(alive):
-            if self._rows is None:
-                self._rows = (self.scanner.dfa.trans.tolist(), list(self.scanner.accepting))
-            trans, accepting = self._rows
-            for r in alive.tolist():
-                q = int(state[r])
-                a = int(start[r])
-                for b in blob[a + j:a + int(length[r])].tolist():
-                    q = trans[q][b]
-                    if q < 0:
-                        q = n
-                        break
-                    if accepting[q]:
-                        q = n + 1
-                        break
-                state[r] = q
+        for r in alive.tolist():
+            a = int(start[r])
+            state[r] = self._run_one(int(state[r]), blob[a + j:a + int(length[r])].tolist())
         return pos, self._final[state]
 
     def _sparse_run(self, s: int) -> tuple[np.ndarray, np.ndarray]:

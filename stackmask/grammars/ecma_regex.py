@@ -325,28 +325,12 @@ def unicode_property(body: str):
         parts = ["Lu", "Ll", "Lt"]
     elif len(gc) == 1 and gc in "LMNPSZC":
         parts = [k for k in cats if k[0] == gc]
-    elif len(gc) == 2 and gc[0] in "LMNPSZC" and gc in ("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc",
-                                                         "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps",
-                                                         "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk",
-                                                         "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs",
-                                                         "Co", "Cn"):
+    elif gc in cats:                       # a two-letter category
         parts = [gc]
     else:
         return None
-    ivs = [iv for k in parts for iv in cats.get(k, ())]
-    # surrogates are never members (a JSON string holds no lone surrogate)
-    return iv_norm([(a, b) for a, b in _minus_surrogates(ivs)])
-
-
-def _minus_surrogates(ivs):
-    for a, b in ivs:
-        if b < SURR_LO or a > SURR_HI:
-            yield a, b
-            continue
-        if a < SURR_LO:
-            yield a, SURR_LO - 1
-        if b > SURR_HI:
-            yield SURR_HI + 1, b
+    # (normalizing drops surrogates: a JSON string holds no lone surrogate)
+    return iv_norm([iv for k in parts for iv in cats.get(k, ())])
 
 
 class _Parser:

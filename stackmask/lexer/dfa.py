@@ -547,12 +547,8 @@ def _product_bfs(gc: np.ndarray, start: tuple) -> tuple[list, np.ndarray]:
     ids: dict[bytes, int] = {}
     states: list[tuple] = []
     rows: list[np.ndarray] = []
-
-    def key(arr: np.ndarray) -> bytes:
-        return arr.tobytes()
-
     first = np.array(sorted(start), dtype=np.int64)
-    ids[key(first)] = 0
+    ids[first.tobytes()] = 0
     states.append(tuple(first.tolist()))
     frontier = first[None, :]                       # level x width, padded with `dead`
     while len(frontier):
@@ -573,7 +569,7 @@ def _product_bfs(gc: np.ndarray, start: tuple) -> tuple[list, np.ndarray]:
             n_live = (uniq < dead).sum(axis=1).tolist()
             for u in range(len(uniq)):
                 row = uniq[u]
-                k = key(row[:n_live[u]])              # the live states: any level's width
+                k = row[:n_live[u]].tobytes()         # the live states: any level's width
                 q = ids.get(k)
                 if q is None:
                     q = ids[k] = len(states)
@@ -591,46 +587,3 @@ def _product_bfs(gc: np.ndarray, start: tuple) -> tuple[list, np.ndarray]:
         rows.append(out.reshape(f, n_classes))
     trans = np.concatenate(rows).astype(np.int32) if rows else np.zeros((0, n_classes), np.int32)
     return states, trans
-
-
-def _product_bfs_reference(gc: np.ndarray, start: tuple) -> tuple[list, np.ndarray]:
-    """:func:`_product_bfs` one tuple at a time (the reference the tests compare with)."""
-    gc_rows = gc.tolist()
-    n_classes = gc.shape[1]
-    start = tuple(sorted(start))
-    ids: dict[tuple[int, ...], int] = {start: 0}
-    states = [start]
-    rows: list[list[int]] = []
-    i = 0
-    while i < len(states):
-        cur = states[i]
-        i += 1
-        if len(cur) == 1:
-            r = gc_rows[cur[0]]
-            row = [-1] * n_classes
-            for c, x in enumerate(r):
-                if x >= 0:
-                    key = (x,)
-                    d = ids.get(key)
-                    if d is None:
-                        d = len(states)
-                        ids[key] = d
-                        states.append(key)
-                    row[c] = d
-        else:
-            cols = zip(*[gc_rows[x] for x in cur])
-            row = [-1] * n_classes
-            for c, col in enumerate(cols):
-                key = tuple(x for x in col if x >= 0)
-                if key:
-                    d = ids.get(key)
-                    if d is None:
-                        d = len(states)
-                        ids[key] = d
-                        states.append(key)
-                    row[c] = d
-        rows.append(row)
-        if len(states) > MAX_DFA_STATES:
-            raise GrammarError(f"the combined lexer automaton needs more than {MAX_DFA_STATES} "
-                               f"states (MAX_DFA_STATES)")
-    return states, np.array(rows, dtype=np.int32).reshape(len(rows), n_classes)
