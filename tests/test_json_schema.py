@@ -74,6 +74,12 @@ def check(schema, valid=(), invalid=(), policy=(), validator=True, **opts):
 
 def test_scalar_types():
     check({"type": "string"}, ['"a"', '""', '"\\u00e9\\n"', '"é"'], ['1', 'null', '"a', '"\x01"'])
+    # the spellings JSON writers use (json.dumps with and without ensure_ascii); an
+    # escaped printable ASCII character is refused (policy)
+    for v in ["a/b\"\\\x00\x1f\x7f", "é€😀", "\n\t\u2028"]:
+        check({"type": "string"}, [json.dumps(v), json.dumps(v, ensure_ascii=False)])
+    check({"type": "string"}, ['"\\/"', '"\\u0022\\u005C"', '"\\u007f\\u0001"', '"\\uD83D\\uDE00"'],
+          policy=['"\\u0061"', '"\\u0020"', '"x\\u007E"'])
     check({"type": "integer"}, ["0", "-0", "12", "-7"], ["1.5", "01", "\"1\""], policy=["1.0", "1e3"])
     check({"type": "number"}, ["0", "-1.5", "1e10", "2.5E-3"], ['"1"', "01", "1.", ".5", "+1"])
     check({"type": "boolean"}, ["true", "false"], ["1", "null", '"true"'])
@@ -143,8 +149,22 @@ def test_extra_property_named_like_a_property_declared_elsewhere():
           ['{"a": 1}', '{"inner": {"a": "x"}}', '{"inner": {"b": 1}}'])
 
 
-def test_escaped_property_names():
-    check(THREE, ['{"\\u0061": 1}', '{"\\u0062": "x"}'], ['{"\\u0061": "x"}'], policy=['{"\\u0061": 1, "a": 2}'])
+def test_property_name_spelling():
+    """Keys are spelled as JSON writers spell strings: printable ASCII raw (``"``, ``\\``
+    and ``/`` also escaped), every other character in any JSON spelling. An escaped
+    ASCII letter is refused in every key, so it never smuggles a declared name in as an
+    additional property."""
+    check(THREE, ['{"a": 1}', '{"b": "x"}'], ['{"a": "x"}'],
+          policy=['{"\\u0061": 1}', '{"\\u0062": "x"}', '{"\\u0061": 1, "a": 2}'])
+    s = {"type": "object", "properties": {"é": {"type": "integer"}, 'q"/': {"type": "integer"}},
+         "additionalProperties": {"type": "string"}}
+    check(s, ['{"é": 1}', '{"\\u00e9": 1}', '{"\\u00E9": 1}', '{"q\\"/": 2}', '{"q\\u0022\\/": 2}',
+              '{"x": "y"}', '{"\\u00e8\\n": "y"}', '{"x\\"": "y"}'],
+          ['{"é": "x"}', '{"\\u00e9": "x"}', '{"q\\"/": "x"}'],
+          policy=['{"\\u0078": "y"}', '{"\\u00e9": 1, "é": 2}'])
+    # an escaped declared name is not an additional property (it would take a string)
+    check({"type": "object", "properties": {"a": {"type": "integer"}}},
+          ['{"a": 1}', '{"b": "x"}'], ['{"a": "x"}'], policy=['{"\\u0061": "x"}', '{"\\u0061": 1}'])
 
 
 def test_pattern_properties():
@@ -235,8 +255,11 @@ def test_enum_and_const_of_any_json_value():
     s = {"enum": ["a\"b", "é/x", 1, 2.5, None, True, [1, "x"], {"k": [None]}]}
     check(s, ['"a\\"b"', '"a\\u0022b"', '"\\u00e9/x"', '"é\\/x"', "1", "2.5", "null", "true",
               '[1, "x"]', '{"k": [null]}', '{"k":[null]}'],
-          ['"ab"', "2", "false", '[1]', '{"k": []}', '"a"b"'])
-    check({"const": "x"}, ['"x"', '"\\u0078"'], ['"y"', '"x "'])
+          ['"ab"', "2", "false", '[1]', '{"k": []}', '"a"b"'], policy=['"\\u0061\\"b"'])
+    # strings are spelled as JSON writers spell them: printable ASCII raw
+    check({"const": "x"}, ['"x"'], ['"y"', '"x "'], policy=['"\\u0078"'])
+    check({"anyOf": [{"const": "x"}, {"type": "string", "pattern": "^[a-z]$"}]},
+          ['"x"', '"y"'], ['"xy"'], policy=['"\\u0078"', '"\\u0079"'])
     check({"const": {"a": 1}}, ['{"a": 1}'], ['{"a": 2}', "{}"])
     # other keywords filter the values
     check({"type": "string", "enum": ["a", "bb", 1], "maxLength": 1}, ['"a"'], ['"bb"', "1"])

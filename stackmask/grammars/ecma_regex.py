@@ -859,11 +859,23 @@ def _pair_alts(astral) -> list[str]:
     return out
 
 
+#: the characters a string may write escaped: all but the printable ASCII ones that JSON
+#: lets be written raw (``"``, ``\\`` and ``/`` stay escapable). JSON writers escape
+#: nothing else (``json.dumps`` with or without ``ensure_ascii`` included): a ``\\u0061``
+#: for ``a`` is refused (policy). Each spelling of a character is a lexer state of its own,
+#: so this keeps every key and string terminal small, and alike (keys and values share
+#: their escape states).
+ESCAPABLE = iv_norm([(0, 0x1F), (0x22, 0x22), (0x2F, 0x2F), (0x5C, 0x5C), (0x7F, MAX_CP)])
+
+
 @lru_cache(maxsize=8192)
 def json_char_class(ivs: tuple) -> str:
-    """Regex (over JSON text) for one character from ``ivs``, spelled in any
-    way JSON allows: raw (not ``"``, ``\\`` or a control character), a short
-    escape, ``\\uXXXX`` in any hex case, or a surrogate pair of escapes."""
+    """Regex (over JSON text) for one character from ``ivs``, spelled as JSON
+    writers spell it: raw (not ``"``, ``\\`` or a control character), or, for
+    the characters of :data:`ESCAPABLE`, a short escape, ``\\uXXXX`` in any hex
+    case, or a surrogate pair of escapes."""
+    raw = iv_intersect(ivs, RAW_OK)
+    ivs = iv_intersect(ivs, ESCAPABLE)
     esc = []
     shorts = [s for c, s in sorted(_SHORT.items()) if iv_contains(ivs, c)]
     if shorts:
@@ -878,7 +890,6 @@ def json_char_class(ivs: tuple) -> str:
     if u:
         esc.append("u" + (u[0] if len(u) == 1 else "(?:" + "|".join(u) + ")"))
     alts = []
-    raw = iv_intersect(ivs, RAW_OK)
     if raw:
         alts.append(_class_text(raw))
     if esc:
@@ -890,7 +901,7 @@ def json_char_class(ivs: tuple) -> str:
 
 def to_json_string(x) -> str:
     """Python regex over the JSON text *between the quotes* of the strings in
-    the AST's language (every JSON spelling of every such string)."""
+    the AST's language (every spelling :func:`json_char_class` allows)."""
     return _emit(x, json_char_class)
 
 

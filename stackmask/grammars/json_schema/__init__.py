@@ -23,12 +23,14 @@ Policies (what "exact" means here)
   document with declared keys in another order is rejected; duplicate keys
   are rejected. (glrmask, llguidance and xgrammar also require schema
   order.)
-* **Strings.** Every JSON spelling of an accepted string is accepted: raw
-  characters, the short escapes and ``\\uXXXX`` (any hex case, surrogate pairs
-  for characters beyond U+FFFF), also inside property names and ``enum`` /
-  ``const`` strings; raw control characters never. Lone surrogate escapes are
-  rejected. ``minLength``/``maxLength`` count code points, as JSON Schema
-  says.
+* **Strings** are accepted as JSON writers spell them: every character raw
+  where JSON allows it; ``"`` and ``\\`` escaped, ``/`` either way; control
+  characters as short escapes or ``\\uXXXX``; characters beyond ASCII raw or as
+  ``\\uXXXX`` (any hex case, surrogate pairs beyond U+FFFF). ``json.dumps``
+  output with or without ``ensure_ascii`` parses; ``"\\u0061"`` for ``"a"`` is
+  rejected (the same in keys and values, so an escaped declared name never
+  passes as an additional property). Lone surrogate escapes are rejected.
+  ``minLength``/``maxLength`` count code points, as JSON Schema says.
 * **Numbers.** Integers are plain integer literals (``-?(0|[1-9][0-9]*)``,
   ``-0`` included; no fraction or exponent); bounds are exact digit-range
   languages. Numbers with bounds other than 0, numbers with ``multipleOf``
