@@ -49,6 +49,7 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
         todo.extend(scanner.intern(d, frozenset()) for d in reversed(classes.seeds))
     seen = set(todo)
     long_diff: dict = {}          # depth -> weight id of the longer tokens (and EOS, specials)
+    bases: set = set()            # the configurations others started on by their diff
     t0 = time.monotonic()
     last = [t0]
     deadline = None if budget_s is None else t0 + budget_s
@@ -92,8 +93,18 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
                 if b is not None:
                     r = add_config_on_class_base(dwa, terms, cfg, b, classes.depth(cfg, b),
                                                  eos_w, long_diff)
-                elif not classes.is_root(cfg):
-                    r = add_config_on_base(dwa, terms, cfg, eos_w, classes.root_of)
+                elif not classes.is_root(cfg) and cfg not in bases:
+                    # a base never has a base of its own: a configuration some other
+                    # one started on is compiled whole
+                    w = classes.weak_base(cfg)
+                    if w is not None:
+                        r = add_config_on_base(dwa, terms, cfg, eos_w, base=w,
+                                               max_share=WEAK_MAX_SHARE)
+                    if r is None:
+                        r = add_config_on_base(dwa, terms, cfg, eos_w, classes.root_of,
+                                               avoid=dwa.init_base)
+                    if r is not None:
+                        bases.add(dwa.init_base[cfg][0])
             if r is None:
                 _, ends = add_config(dwa, terms, cfg, eos_w)
             else:
@@ -214,6 +225,10 @@ def start_outcomes(dwa: ParserDWA, scanner, cfg: int, groups: dict, ends: set, e
 #: tokens behave differently in it (beyond that, its own start is cheaper to walk)
 BASE_MAX_SHARE = 1 / 8
 
+#: the same for a base its weak class proposes (:meth:`ConfigClasses.weak_base`): a
+#: proposal is a guess, and a failed one costs the walk up to this many differing tokens
+WEAK_MAX_SHARE = 1 / 32
+
 
 def bases_allowed(dwa: ParserDWA, index) -> bool:
     """Whether configurations may start on a base (:meth:`ParserDWA.add_config_on_base`):
@@ -264,22 +279,26 @@ def _diff_weight(dwa: ParserDWA, diff_ids: BitMap, eos_w: int) -> int:
     return wt.intern(diff_ids)
 
 
-def add_config_on_base(dwa: ParserDWA, terms, cfg: int, eos_w: int, root_of=None):
-    """Add lexer configuration ``cfg`` on its base configuration
-    (:meth:`TerminalCompiler.base_config`; ``root_of`` maps it to the root it must be)
-    when few tokens behave differently in it: those tokens, EOS and the special tokens
-    get ``cfg``'s own start, the others are its base's. Returns ``(start entry,
-    configurations to compile: the base and where the differing tokens end)``, or None
-    (no base, or too many tokens differ)."""
-    base = terms.base_config(cfg)
+def add_config_on_base(dwa: ParserDWA, terms, cfg: int, eos_w: int, root_of=None,
+                       base: int | None = None, max_share: float = None, avoid=()):
+    """Add lexer configuration ``cfg`` on ``base`` (by default its chain's base,
+    :meth:`TerminalCompiler.base_config`; ``root_of`` maps that to the root it must be;
+    a base in ``avoid`` is refused) when few tokens behave differently in it (at most
+    ``max_share`` of the vocabulary, :data:`BASE_MAX_SHARE` by default): those tokens,
+    EOS and the special tokens get ``cfg``'s own start, the others are its base's.
+    Returns ``(start entry, configurations to compile: the base and where the differing
+    tokens end)``, or None (no base, or too many tokens differ)."""
     if base is None:
-        return None
-    if root_of is not None:
-        base = root_of(base)
-        if base == cfg:
+        base = terms.base_config(cfg)
+        if base is None:
             return None
+        if root_of is not None:
+            base = root_of(base)
+    if base == cfg or base in avoid:
+        return None
     index = terms.index
-    r = terms.diff_outcomes(cfg, base, max_tokens=int(len(index.toks) * BASE_MAX_SHARE))
+    share = BASE_MAX_SHARE if max_share is None else max_share
+    r = terms.diff_outcomes(cfg, base, max_tokens=int(len(index.toks) * share))
     if r is None:
         return None
     diff, groups, ends = r

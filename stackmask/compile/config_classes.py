@@ -19,6 +19,15 @@ on they are one run.) So:
   representative (:meth:`ConfigClasses.depth`: inside a counted string with 100
   characters left, the tokens longer than 96 bytes).
 
+Where a lexeme is complete and can still grow (a run of counted blanks, a number), the
+state is observed as itself (its emission leaves it as a shadow), so no class holds two such
+states. Many of them still differ on few tokens: the blanks after ``,`` counted 3 and 7 differ on
+the tokens with a long run of blanks only. Their *weak* classes (observations without that
+identity, refined to :data:`WEAK_DEPTH`) propose a base, the class's least state
+(:meth:`ConfigClasses.weak_base`); the build checks the proposal exactly (a joint walk of
+the token trie, :meth:`TerminalCompiler.diff_outcomes`) and starts the configuration on it
+when few tokens differ.
+
 The equivalences are a Moore refinement stopped after ``L`` rounds (or when it stops
 changing). Only the DFA's states are looked at, never the tokens: it costs the lexer DFA's size
 times the rounds. A counted repetition ``x{0,N}`` with ``N`` far beyond ``L`` thus
@@ -35,6 +44,11 @@ import numpy as np
 from .terminal import group_rows
 
 log = logging.getLogger("stackmask")
+
+
+#: rounds of refinement of the weak classes (observations without the identity of
+#: growable states): a proposal must agree on every byte string of this many bytes
+WEAK_DEPTH = 2
 
 
 def base_horizon(lengths: np.ndarray, share: float) -> int:
@@ -65,6 +79,7 @@ class ConfigClasses:
         n = dfa.n_states
         self.alias_rep = np.full(n, -1, dtype=np.int64)
         self.base_rep = np.full(n, -1, dtype=np.int64)
+        self.weak_rep = np.full(n, -1, dtype=np.int64)
         self.seeds: list[int] = []
         self.rounds = 0
         self.depths: tuple = ()
@@ -90,12 +105,35 @@ class ConfigClasses:
             self._reps(base, self.base_rep)
             if (self.base_rep >= 0).any():
                 self.seeds = _reachable(np.asarray(dfa.trans), scanner.mode_starts)
+            self._weak(scanner, succ)
         self.seconds = time.perf_counter() - t0
         log.debug("stackmask: configuration classes: %d of %d DFA states alias another, %d "
                   "start on a base (depth %d and %d, %d rounds, %.3f s)",
                   int(np.count_nonzero((self.alias_rep >= 0) & (self.alias_rep != np.arange(n)))),
                   n, int(np.count_nonzero((self.base_rep >= 0) & (self.base_rep != np.arange(n)))),
                   self.max_len, self.horizon, self.rounds, self.seconds)
+
+    def _weak(self, scanner, succ: np.ndarray) -> None:
+        """``weak_rep``: per growable complete state (observed as itself) that is neither
+        an alias nor started on a class base, the least such state of its weak class,
+        for classes of two or more such states; -1 otherwise. (Other states are in a
+        class with the states they agree with already.)"""
+        n = len(succ)
+        ids: dict = {}
+        obs = scanner.state_observations()
+        cls = np.fromiter((ids.setdefault(o[:4], len(ids)) for o in obs), dtype=np.int64, count=n)
+        grows = np.fromiter((o[4] >= 0 for o in obs), dtype=bool, count=n)
+        if not grows.any():
+            return
+        weak = refine(cls, succ, (WEAK_DEPTH,))[0][WEAK_DEPTH]
+        own = np.arange(n)
+        whole = grows & ((self.alias_rep < 0) | (self.alias_rep == own)) & \
+            ((self.base_rep < 0) | (self.base_rep == own))
+        sub = np.flatnonzero(whole)
+        rep = np.full(n, -1, dtype=np.int64)
+        self._reps(weak[sub], rep[:len(sub)])
+        got = rep[:len(sub)] >= 0
+        self.weak_rep[sub[got]] = sub[rep[:len(sub)][got]]
 
     @staticmethod
     def _reps(cls: np.ndarray, out: np.ndarray) -> None:
@@ -127,6 +165,12 @@ class ConfigClasses:
         tokens longer than the horizon are its own), or None."""
         return self._of(self.base_rep, cfg)
 
+    def weak_base(self, cfg: int) -> int | None:
+        """A configuration to try starting ``cfg`` on (:meth:`TerminalCompiler.diff_outcomes`
+        decides): the least state of its weak class, or None (``cfg`` is that state, or
+        is in no weak class of two or more)."""
+        return self._of(self.weak_rep, cfg)
+
     def depth(self, cfg: int, base: int) -> int:
         """The deepest of :attr:`depths` at which ``cfg`` and its base (:meth:`base`) are
         in one class: every token of at most that many bytes has the same outcomes in
@@ -141,9 +185,10 @@ class ConfigClasses:
         return best
 
     def is_root(self, cfg: int) -> bool:
-        """Whether ``cfg`` is the base of its class (it must not start on another)."""
+        """Whether ``cfg`` is the base of its class or of its weak class (it must not
+        start on another)."""
         d, shadows = self.scanner.config(cfg)
-        return d >= 0 and not shadows and int(self.base_rep[d]) == d
+        return d >= 0 and not shadows and (int(self.base_rep[d]) == d or int(self.weak_rep[d]) == d)
 
     def root_of(self, cfg: int) -> int:
         """``cfg``, or the root its class maps it to (a base must be a root)."""

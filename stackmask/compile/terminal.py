@@ -221,13 +221,32 @@ class TerminalCompiler:
         db, shadows_b = sc.config(base_cfg)
         if shadows != shadows_b or d < 0 or db < 0:
             raise ValueError("a diff needs two pending configurations with the same shadows")
+        # without shadows a token's outcome is its emissions and what its end configuration
+        # requires: tokens whose branches differ only in end configurations that require
+        # alike (a run of blanks ending at another count) are not in ``diff``, but their
+        # end configurations must be compiled too
+        same = None if shadows else self._outcome_key
         r = diff_walk(sc.step, self.index, sc.intern(d, frozenset()), sc.intern(db, frozenset()),
-                      self._advance_memo, max_tokens)
+                      self._advance_memo, max_tokens, same)
         if r is None:
             return None
-        diff, base = r
+        diff, base, more = r
         groups, ends = self._group(cfg, base)
+        ends.update(more)
         return diff, groups, ends
+
+    def _outcome_key(self, branches: tuple) -> tuple:
+        """``(outcome key set, end configurations)`` of a token's branches from a
+        configuration without shadows: the mask automaton reads ``(emissions,
+        requirement of the end)`` of each (:meth:`_group`), never the end itself."""
+        keys = set()
+        ends = []
+        for ems, ec in branches:
+            r = self.requirement(ec)
+            if r is not None:
+                keys.add((ems, r))
+                ends.append(ec)
+        return frozenset(keys), ends
 
     def _group(self, cfg: int, base: dict):
         """Outcomes of ``cfg = (d, S)`` from the branches of tokens from ``(d, ∅)``
@@ -696,11 +715,16 @@ def successor(prefix: bytes) -> bytes | None:
 
 
 def diff_walk(step, index: VocabIndex, c: int, b: int, memo: dict,
-              max_tokens: int | None = None):
+              max_tokens: int | None = None, outcome_key=None):
     """The tokens (byte-order positions) whose scanner branches from configuration ``c``
     may differ from those from ``b``, and the branches from ``c`` of those that survive:
-    ``(diff, {branches: positions})`` (positions ascending), or None when ``diff`` passes
-    ``max_tokens``.
+    ``(diff, {branches: positions}, ends)`` (positions ascending), or None when ``diff``
+    passes ``max_tokens``.
+
+    ``outcome_key(branches) -> (key, end configurations)``: a token whose branches differ
+    but whose keys are equal is not in ``diff``; the end configurations it has from ``c``
+    are collected in ``ends`` (otherwise empty). Such tokens count for ``max_tokens``
+    like those of ``diff`` (the walk takes them one by one).
 
     The trie is walked depth first from both configurations at once. Below a prefix after
     which both have the same branches (the same emissions so far, the same configurations)
@@ -714,6 +738,7 @@ def diff_walk(step, index: VocabIndex, c: int, b: int, memo: dict,
     diff: list = []            # ascending positions, or (lo, hi) ranges in order
     n_diff = 0
     groups: dict = {}
+    ends: set = set()
 
     def advance(branches, x):
         key = (branches, x)
@@ -735,7 +760,16 @@ def diff_walk(step, index: VocabIndex, c: int, b: int, memo: dict,
             continue
         t = toks[lo]
         if len(t) == depth:                    # the prefix itself is a token
-            if bc != bb:
+            same = False
+            if bc != bb and outcome_key is not None and bc:
+                kc, ec = outcome_key(bc)
+                if kc == outcome_key(bb)[0]:
+                    same = True
+                    ends.update(ec)
+                    # not in the diff, but walked one by one all the same: counted for
+                    # ``max_tokens`` (inside a counted string every token differs so)
+                    n_diff += 1
+            if bc != bb and not same:
                 diff.append(lo)
                 n_diff += 1
                 if bc:
@@ -769,4 +803,4 @@ def diff_walk(step, index: VocabIndex, c: int, b: int, memo: dict,
     parts = [np.arange(e[0], e[1], dtype=np.int64) if type(e) is tuple
              else np.array([e], dtype=np.int64) for e in diff]
     out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    return out, {k: np.asarray(v, dtype=np.int64) for k, v in groups.items()}
+    return out, {k: np.asarray(v, dtype=np.int64) for k, v in groups.items()}, ends
