@@ -284,8 +284,44 @@ def test_one_of_disjoint_objects_and_overlap_report():
     a = {"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}, "required": ["kind"]}
     b = {"type": "object", "properties": {"kind": {"const": "b"}, "y": {"type": "string"}}, "required": ["kind"]}
     check({"oneOf": [a, b]}, ['{"kind": "a", "x": 1}', '{"kind": "b", "y": "s"}'], ['{"kind": "c"}', '{"x": 1}'])
+    # overlapping branches whose complements cannot be written are refused
     with pytest.raises(GrammarError, match="oneOf"):
-        convert_schema({"oneOf": [{"type": "object"}, {"type": "object", "required": ["a"]}]})
+        convert_schema({"oneOf": [{"type": "object"}, {"type": "object", "required": ["a"],
+                                                       "properties": {"a": {"pattern": "^x"}}}]})
+
+
+@pytest.mark.parametrize("schema,valid,invalid", [
+    # exactly one of two keys (a common way to write "either ... or ...")
+    ({"type": "object", "properties": {"p": {"type": "string"}, "q": {"type": "string"}},
+      "oneOf": [{"required": ["p"]}, {"required": ["q"]}]},
+     ['{"p": "a"}', '{"q": "b"}', '{"p": "a", "x": 1}'],
+     ['{"p": "a", "q": "b"}', "{}", '{"x": 1}', '{"p": 1}']),
+    # one branch a subset of the other: the larger branch's objects lacking "a"
+    ({"oneOf": [{"type": "object"}, {"type": "object", "required": ["a"]}]},
+     ["{}", '{"b": 1}'], ['{"a": 1}', '{"b": 1, "a": 2}', "1", '"x"']),
+    # a type-less branch holds every non-object: exactly one branch for those too
+    ({"oneOf": [{"type": "object", "required": ["a"]}, {"required": ["b"]}]},
+     ['{"a": 1}', '{"b": 1}', "5", '"x"', "null"], ['{"a": 1, "b": 2}', "{}"]),
+    # three branches of required sets, with overlaps between each pair
+    ({"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}, {"required": ["a", "c"]}]},
+     ['{"b": 1}', '{"a": 1}', '{"b": 2, "c": 1}'],
+     ['{"a": 1, "b": 2}', '{"a": 1, "c": 3}', '{"a": 1, "b": 2, "c": 3}', "{}", '{"c": 1}']),
+    # branches told apart by a property's value, the property not required: an object
+    # without it satisfies both branches, so neither exactly once
+    ({"type": "object", "oneOf": [{"properties": {"kind": {"const": "a"}}},
+                                  {"properties": {"kind": {"enum": ["b", "c"]}}}]},
+     ['{"kind": "a"}', '{"kind": "c", "z": 1}'], ["{}", '{"z": 1}', '{"kind": "d"}']),
+    # discriminated by required keys and typed properties
+    ({"type": "object", "properties": {"id": {"type": "integer"}},
+      "oneOf": [{"properties": {"x": {"type": "integer"}}, "required": ["x"]},
+                {"properties": {"y": {"type": "string"}, "x": {"type": "string"}}, "required": ["y"]}]},
+     ['{"id": 1, "x": 2}', '{"y": "s"}', '{"y": "t", "x": "s"}', '{"x": 2, "y": "t"}'],
+     ["{}", '{"x": "s"}', '{"x": 1.5}', '{"id": "1", "x": 2}']),
+])
+def test_one_of_overlapping_objects_is_exact(schema, valid, invalid):
+    """Overlapping branches: "exactly one" is the union of each branch with the
+    complements of the others, where those complements can be written."""
+    check(schema, valid, invalid)
 
 
 def test_all_of_merges():

@@ -104,30 +104,73 @@ class CombinatorsMixin:
             first_comb = min(order.index(k) for k in ("anyOf", "oneOf", "__oneOf") if k in d)
             before = list(props) if "properties" in d and order.index("properties") < first_comb else []
         carry.pop("before__", None)
-        langs = []
-        for i, b in enumerate(branches):
-            bptr = f"{gptr}/{i}"
-            if self._has_constraints(carry):
-                m = self.merge_all({"allOf": [carry, b] if before else [b, carry]}, base, bptr)
-                if m is not None and before and isinstance(m.get("properties"), dict):
-                    mp = m["properties"]
-                    new = [k for k in mp if k not in props]
-                    order = before + new + [k for k in mp if k in props and k not in before]
-                    m = dict(m, properties={k: mp[k] for k in order})
-                lg = Lang() if m is None else self.lang(m, base, bptr)
-            else:
-                lg = self.lang(b, self.base(b, base), bptr)
-            langs.append(lg)
+
+        def branch_langs(branches) -> list:
+            langs = []
+            for i, b in enumerate(branches):
+                bptr = f"{gptr}/{i}"
+                if self._has_constraints(carry):
+                    m = self.merge_all({"allOf": [carry, b] if before else [b, carry]}, base, bptr)
+                    if m is not None and before and isinstance(m.get("properties"), dict):
+                        mp = m["properties"]
+                        new = [k for k in mp if k not in props]
+                        order = before + new + [k for k in mp if k in props and k not in before]
+                        m = dict(m, properties={k: mp[k] for k in order})
+                    lg = Lang() if m is None else self.lang(m, base, bptr)
+                else:
+                    lg = self.lang(b, self.base(b, base), bptr)
+                langs.append(lg)
+            return langs
+
+        langs = branch_langs(branches)
         if kw == "oneOf":
-            langs = self.one_of(langs, branches, base, gptr)
+            overlaps: list = []
+            one = self.one_of(list(langs), branches, base, gptr, overlaps)
+            excl = self.exclusive_branches(branches, base) if overlaps else None
+            if excl is not None:
+                # each branch and the complements of the others: disjoint by construction
+                langs = branch_langs(excl)
+            else:
+                for why in overlaps:
+                    self.problem("oneOf", gptr, why)
+                langs = one
         out = Lang()
         for lg in langs:
             out = out.union(lg)
         return out
 
-    def one_of(self, langs, branches, base, ptr) -> list:
+    #: at most this many alternatives in a branch of an exclusive ``oneOf`` rewrite (the
+    #: product of the other branches' complements' alternatives)
+    MAX_EXCLUSIVE_ALTERNATIVES = 64
+
+    def exclusive_branches(self, branches, base):
+        """``oneOf`` as disjoint branches: branch ``i`` and the complement of every other
+        branch (:meth:`complement`), so "exactly one" is their union; None when a
+        complement cannot be written or the rewrite grows past
+        :data:`MAX_EXCLUSIVE_ALTERNATIVES` alternatives per branch."""
+        comps = []
+        for b in branches:
+            c = self.complement(b, self.base(b, base))
+            if c is None:
+                return None
+            comps.append(c)
+        sizes = [len(c["anyOf"]) if isinstance(c, dict) and "anyOf" in c else 1 for c in comps]
+        out = []
+        for i, b in enumerate(branches):
+            size = 1
+            for j, k in enumerate(sizes):
+                if j != i:
+                    size *= k
+            if size > self.MAX_EXCLUSIVE_ALTERNATIVES:
+                return None
+            others = [comps[j] for j in range(len(branches)) if j != i]
+            out.append({"allOf": [b] + others} if others else b)
+        return out
+
+    def one_of(self, langs, branches, base, ptr, overlaps=None) -> list:
         """Exactly one branch: exact when the branches are disjoint; string and
-        number parts are made disjoint exactly (symmetric difference)."""
+        number parts are made disjoint exactly (symmetric difference). Structured
+        branches that may overlap are reported (or, with ``overlaps``, listed there)."""
         n = len(langs)
         if n == 1:
             return langs
@@ -182,9 +225,11 @@ class CombinatorsMixin:
                     self.problem("oneOf", ptr, "recursive branches cannot be checked for disjointness")
                     continue
                 if li.objects and lj.objects and not self.objects_disjoint(branches[i], branches[j], base):
-                    self.problem("oneOf", ptr, f"object branches {i} and {j} may overlap")
+                    why = f"object branches {i} and {j} may overlap"
+                    self.problem("oneOf", ptr, why) if overlaps is None else overlaps.append(why)
                 if li.arrays and lj.arrays and not self.arrays_disjoint(branches[i], branches[j], base):
-                    self.problem("oneOf", ptr, f"array branches {i} and {j} may overlap")
+                    why = f"array branches {i} and {j} may overlap"
+                    self.problem("oneOf", ptr, why) if overlaps is None else overlaps.append(why)
         return out
 
     def _flat(self, node, base):
