@@ -54,6 +54,27 @@ def _outcome_sets(groups: dict) -> dict:
     return out
 
 
+def _check_diff(tc, cfg, base, groups, ends, diff_outcomes):
+    """``diff_outcomes`` (:meth:`TerminalCompiler.diff_outcomes` of ``cfg`` on ``base``)
+    against both configurations' own outcomes (``groups``, ``ends``: ``cfg``'s): the tokens
+    outside the diff have the same outcomes in both, those inside it ``cfg``'s, and every
+    configuration a token can end in is compiled (the diff's tokens end where it says, the
+    others where the base's tokens end). Returns the diff."""
+    diff, dgroups, dends = diff_outcomes
+    assert np.all(np.diff(diff) > 0)
+    bgroups, bends = tc.outcomes(base)
+    mine, theirs, inside = _outcome_sets(groups), _outcome_sets(bgroups), _outcome_sets(dgroups)
+    in_diff = set(diff.tolist())
+    toks = tc.index.toks
+    for p in range(len(toks)):
+        if p in in_diff:
+            assert inside.get(p) == mine.get(p), (tc.scanner.config(cfg), toks[p])
+        else:
+            assert mine.get(p) == theirs.get(p), (tc.scanner.config(cfg), toks[p])
+    assert dends <= ends <= dends | bends
+    return diff
+
+
 def _schema_tables():
     from stackmask.grammars.json_schema import convert_schema
     conv = convert_schema(SCHEMA)
@@ -79,20 +100,7 @@ def test_diff_outcomes_are_the_configurations_own(name, qwen_vocab):
         base = tc.base_config(cfg)
         if base is not None:
             assert tc.base_config(base) is None                   # bases are roots
-            diff, dgroups, dends = tc.diff_outcomes(cfg, base)
-            assert np.all(np.diff(diff) > 0)
-            mine, theirs, inside = _outcome_sets(groups), _outcome_sets(tc.outcomes(base)[0]), \
-                _outcome_sets(dgroups)
-            in_diff = set(diff.tolist())
-            for p in range(len(index.toks)):
-                if p in in_diff:
-                    assert inside.get(p) == mine.get(p), (sc.config(cfg), index.toks[p])
-                else:
-                    assert mine.get(p) == theirs.get(p), (sc.config(cfg), index.toks[p])
-            assert dends <= ends
-            # every configuration a token can end in is compiled: the tokens in the diff
-            # end where ``dends`` says, the others where the base's tokens end
-            assert ends <= dends | tc.outcomes(base)[1]
+            diff = _check_diff(tc, cfg, base, groups, ends, tc.diff_outcomes(cfg, base))
             assert len(diff) < len(index.toks) // 4
             on_base += 1
         for c in sorted(ends):
@@ -153,17 +161,7 @@ def test_weak_bases_diff_and_ends(qwen_vocab):
             assert classes.is_root(base) and classes.weak_base(base) is None
             r = tc.diff_outcomes(cfg, base, max_tokens=len(index.toks) // 8)
             if r is not None:
-                diff, dgroups, dends = r
-                bgroups, bends = tc.outcomes(base)
-                mine, theirs, inside = _outcome_sets(groups), _outcome_sets(bgroups), \
-                    _outcome_sets(dgroups)
-                in_diff = set(diff.tolist())
-                for p in range(len(index.toks)):
-                    if p in in_diff:
-                        assert inside.get(p) == mine.get(p), (sc.config(cfg), index.toks[p])
-                    else:
-                        assert mine.get(p) == theirs.get(p), (sc.config(cfg), index.toks[p])
-                assert dends <= ends <= dends | bends
+                _check_diff(tc, cfg, base, groups, ends, r)
                 on_base += 1
         for c in sorted(ends):
             if c not in seen:
