@@ -317,6 +317,13 @@ def test_one_of_disjoint_objects_and_overlap_report():
                 {"properties": {"y": {"type": "string"}, "x": {"type": "string"}}, "required": ["y"]}]},
      ['{"id": 1, "x": 2}', '{"y": "s"}', '{"y": "t", "x": "s"}', '{"x": 2, "y": "t"}'],
      ["{}", '{"x": "s"}', '{"x": 1.5}', '{"id": "1", "x": 2}']),
+    # told apart by property values, one of them a string length
+    ({"type": "object", "oneOf": [
+        {"properties": {"country": {"enum": ["CAN"]}, "code": {"type": "string", "maxLength": 3}}},
+        {"properties": {"country": {"enum": ["MEX"]}, "code": {"type": "string", "minLength": 2}}}]},
+     ['{"country": "CAN", "code": "a"}', '{"country": "MEX", "code": "abcd"}',
+      '{"code": "abcd"}', '{"code": "a"}'],
+     ["{}", '{"code": "ab"}', '{"country": "CAN", "code": "abcd"}', '{"country": "USA"}']),
 ])
 def test_one_of_overlapping_objects_is_exact(schema, valid, invalid):
     """Overlapping branches: "exactly one" is the union of each branch with the
@@ -685,7 +692,7 @@ def test_grammar_from_json_schema_accepts_text_and_options():
 
 def test_strict_false_warns_listing_each_keyword():
     s = {"type": "object", "properties": {"t": {"type": "array", "uniqueItems": True},
-                                          "u": {"if": {"minLength": 2}, "then": {"maxLength": 5}}}}
+                                          "u": {"if": {"pattern": "^a"}, "then": {"maxLength": 5}}}}
     with pytest.raises(GrammarError) as ei:
         convert_schema(s)
     assert "uniqueItems at #/properties/t/uniqueItems" in str(ei.value)

@@ -284,7 +284,18 @@ def test_if_with_a_complement_it_cannot_write_is_reported():
     from stackmask import GrammarError
     from stackmask.grammars.json_schema import convert_schema
     with pytest.raises(GrammarError, match="if at #/if"):
-        convert_schema({"if": {"minLength": 3}, "then": {"maxLength": 5}})
+        convert_schema({"if": {"pattern": "^a"}, "then": {"maxLength": 5}})
+
+
+def test_if_and_contains_on_string_lengths():
+    """A string-length condition has a complement (the other lengths, and non-strings
+    when the condition says ``type: string``)."""
+    check({"if": {"minLength": 3}, "then": {"maxLength": 5}, "else": {"type": "string"}},
+          ['"abc"', '"abcde"', '"ab"', '""', "1", "null"], ['"abcdef"'])
+    check({"if": {"type": "string", "maxLength": 2}, "then": {"const": "ok"}, "else": {"type": "integer"}},
+          ['"ok"', "3"], ['"no"', '"abc"', "1.5", "null"])
+    check({"type": "array", "contains": {"type": "string", "minLength": 2}, "maxContains": 1},
+          ['["ab"]', '["a", "bc", 1]'], ["[]", '["a"]', '["ab", "cd"]'])
 
 
 # --------------------------------------------------------------------------
@@ -315,7 +326,7 @@ def test_contains_with_a_complement_it_cannot_write_is_reported():
     from stackmask import GrammarError
     from stackmask.grammars.json_schema import convert_schema
     with pytest.raises(GrammarError, match="contains at #/contains"):
-        convert_schema({"type": "array", "contains": {"type": "string", "minLength": 2}})
+        convert_schema({"type": "array", "contains": {"type": "string", "pattern": "^a"}})
 
 
 # --------------------------------------------------------------------------

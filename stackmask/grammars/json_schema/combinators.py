@@ -32,8 +32,9 @@ class CombinatorsMixin:
 
     def complement(self, s, base, depth: int = 0):
         """A schema accepting exactly the values ``s`` rejects, for the forms ``if``
-        usually takes: ``type``/``enum``/``const``, and object schemas of ``properties``
-        (whose subschemas have complements), ``required`` and ``type: object``; else None."""
+        usually takes: ``type``/``enum``/``const``, string lengths, and object schemas of
+        ``properties`` (whose subschemas have complements), ``required`` and ``type:
+        object``; else None."""
         if s is True or s == {}:
             return False
         if s is False:
@@ -50,6 +51,9 @@ class CombinatorsMixin:
             if any(isinstance(v, (dict, list)) for v in vals):
                 return None          # not of structured constants is not supported
             return {"not": s}
+        if keys <= {"type", "minLength", "maxLength"} and keys - {"type"} \
+                and s.get("type", "string") == "string":
+            return self._complement_length(s)
         if not keys <= {"type", "properties", "required"} or s.get("type", "object") != "object":
             return None
         props = s.get("properties", {})
@@ -64,6 +68,22 @@ class CombinatorsMixin:
                 return None
             if c is not False:
                 alts.append({"type": "object", "required": [p], "properties": {p: c}})
+        return {"anyOf": alts} if alts else False
+
+    @staticmethod
+    def _complement_length(s):
+        """The complement of a string schema of ``minLength``/``maxLength`` (and ``type:
+        string``): the strings of other lengths (and, with the type, every non-string;
+        without it a non-string satisfies ``s``); None for malformed bounds."""
+        lo, hi = s.get("minLength", 0), s.get("maxLength")
+        if not isinstance(lo, int) or isinstance(lo, bool) or lo < 0 or \
+                (hi is not None and (not isinstance(hi, int) or isinstance(hi, bool) or hi < 0)):
+            return None
+        alts = [{"not": {"type": "string"}}] if "type" in s else []
+        if hi is not None:
+            alts.append({"type": "string", "minLength": hi + 1})
+        if lo > 0:
+            alts.append({"type": "string", "maxLength": lo - 1})
         return {"anyOf": alts} if alts else False
 
     # -- combinators ---------------------------------------------------------------
