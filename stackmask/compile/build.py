@@ -118,7 +118,19 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
     complete = dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"), stop, guard)
     if complete and not todo and configs is None:
         # at most an eighth of the compile so far (0.1 s at least) on them
-        add_pairs(dwa, scanner, stop, guard, seconds=max(0.1, (time.monotonic() - t0) / 8))
+        whole: dict = {}
+
+        def whole_start(cfg: int) -> tuple:
+            # a configuration on a base in a pair: its start items for every token
+            e = whole.get(cfg)
+            if e is None:
+                groups, ends = terms.outcomes(cfg)
+                e = whole[cfg] = dwa.start_items(
+                    start_outcomes(dwa, scanner, cfg, groups, ends, eos_w), terms.index.bitmap_of)
+            return e
+
+        add_pairs(dwa, scanner, stop, guard, seconds=max(0.1, (time.monotonic() - t0) / 8),
+                  whole_start=whole_start)
     dwa.budget_exhausted = bool(todo) or not complete
     dwa.budget_used_up = used_up[0] if used_up else None
     if progress and dwa.budget_exhausted:
@@ -165,9 +177,12 @@ PAIR_SHARE = 1 / 50
 PAIR_GIVE_UP = 2
 
 
-def add_pairs(dwa: ParserDWA, scanner, stop=None, guard=None, seconds: float | None = None) -> int:
+def add_pairs(dwa: ParserDWA, scanner, stop=None, guard=None, seconds: float | None = None,
+              whole_start=None) -> int:
     """Start states for the two-head situations of a completely compiled automaton
-    (:func:`head_pairs`, :meth:`ParserDWA.add_pair`), each compiled completely at once;
+    (:func:`head_pairs`, :meth:`ParserDWA.add_pair`; ``whole_start``: the whole start of a
+    configuration started on a base, or None to leave those unpaired), each compiled
+    completely at once;
     a pair whose walks would add more than ``max(PAIR_MIN_STATES, PAIR_SHARE x states)``
     states, or that is cut by ``seconds`` (all pairs together), is dropped with the
     states it added (its heads are walked one by one, as without it); after
@@ -175,14 +190,15 @@ def add_pairs(dwa: ParserDWA, scanner, stop=None, guard=None, seconds: float | N
     limit = max(PAIR_MIN_STATES, int(len(dwa.items) * PAIR_SHARE))
     deadline = None if seconds is None else time.monotonic() + seconds
     kept = dropped = 0
-    # a configuration on a base has no start of its own for every token: never in a pair
-    whole = [c for c in dwa.init if c not in dwa.init_base]
-    for c_top, c_low, below in sorted(head_pairs(scanner, whole, set(whole))):
+    # a configuration on a base has no start of its own for every token: paired only
+    # with ``whole_start``
+    cfgs = [c for c in dwa.init if whole_start is not None or c not in dwa.init_base]
+    for c_top, c_low, below in sorted(head_pairs(scanner, cfgs, set(cfgs))):
         if dropped >= PAIR_GIVE_UP:
             log.debug("stackmask: %d head pairs dropped in a row: no more tried", dropped)
             break
         mark = len(dwa.items)
-        if dwa.add_pair(c_top, c_low, below) is None:
+        if dwa.add_pair(c_top, c_low, below, whole_start) is None:
             continue
 
         def cut(mark=mark) -> bool:

@@ -148,6 +148,17 @@ class ParserDWA:
         ``bitmap_of`` turns into a token-id bitmap. The tokens of
         every start item are gathered first and made one token set (one bitmap per item, not
         one per outcome and a union per pair)."""
+        pairs, acc = self.start_items(outcomes, bitmap_of)
+        with self.lock:
+            entry = (self._state(pairs), acc)
+            self.init[cfg] = entry
+            self._bound_memos()
+        return entry
+
+    def start_items(self, outcomes, bitmap_of=None) -> tuple:
+        """``(start items: item -> weight id, weight decided at once)`` of ``outcomes`` (as
+        for :meth:`add_config`), no state made (a pair of heads one of which is started on
+        a base needs that configuration's whole start items)."""
         wt = self.weights
         by_item: dict = {}
         ACC = None                           # the tokens decided at once (no stack needed)
@@ -192,11 +203,7 @@ class ParserDWA:
         acc = pairs.pop(ACC, EMPTY_ID)
         if acc != EMPTY_ID:
             pairs = {it: wt.difference(w, acc) for it, w in pairs.items()}
-        with self.lock:
-            entry = (self._state(pairs), acc)
-            self.init[cfg] = entry
-            self._bound_memos()
-        return entry
+        return pairs, acc
 
     def add_config_on_base(self, cfg: int, base: int, diff_wid: int, outcomes,
                            bitmap_of=None) -> tuple:
@@ -213,7 +220,7 @@ class ParserDWA:
             self.init_base[cfg] = (base, diff_wid)
         return entry
 
-    def add_pair(self, c_top: int, c_low: int, below: bool) -> tuple | None:
+    def add_pair(self, c_top: int, c_low: int, below: bool, whole_start=None) -> tuple | None:
         """Start state of two heads walked as one: configuration ``c_top`` on a GSS node
         and ``c_low`` on the node right below it (``below``; keyed ``(c_top, c_low, 1)``)
         or on the same node (keyed by the sorted configurations and 0). ``c_low``'s start
@@ -221,7 +228,9 @@ class ParserDWA:
         decides at once are decided for both. The walk's weights then unite to the two
         heads' mask (a state's mask is the union of its heads'), in one walk instead of
         two. Needs both configurations' start items (before :meth:`release_items`);
-        returns the entry, or None."""
+        for a configuration started on a base, ``whole_start(cfg)`` gives its whole start
+        items (:meth:`start_items`; without it such a pair is not made). Returns the
+        entry, or None."""
         key = pair_key(c_top, c_low, below)
         e = self.pair_init.get(key)
         if e is not None:
@@ -230,18 +239,25 @@ class ParserDWA:
         acc = EMPTY_ID
         pairs: dict = {}
         for cfg, delay in ((c_top, 0), (c_low, 1 if below else 0)):
-            entry = self.init.get(cfg)
-            if entry is None or cfg in self.init_base:     # a start on a base: not all items
-                return None
-            q, w = entry
-            acc = wt.union(acc, w)
-            if q < 0:
-                continue
-            items = self.items[q]
-            if items is None:                 # released after an eager compile
-                return None
-            if isinstance(items, bytes):
-                items = unpack_items(items)
+            if cfg in self.init_base:         # a start on a base has not all items:
+                if whole_start is None:       # the whole ones (start_items) are needed
+                    return None
+                start, w = whole_start(cfg)
+                acc = wt.union(acc, w)
+                items = tuple(start.items())
+            else:
+                entry = self.init.get(cfg)
+                if entry is None:
+                    return None
+                q, w = entry
+                acc = wt.union(acc, w)
+                if q < 0:
+                    continue
+                items = self.items[q]
+                if items is None:             # released after an eager compile
+                    return None
+                if isinstance(items, bytes):
+                    items = unpack_items(items)
             for (skip, lhs, terms, F), w2 in items:
                 it = (skip + delay, lhs, terms, F)
                 pairs[it] = wt.union(pairs.get(it, EMPTY_ID), w2)
