@@ -324,6 +324,13 @@ def test_one_of_disjoint_objects_and_overlap_report():
      ['{"country": "CAN", "code": "a"}', '{"country": "MEX", "code": "abcd"}',
       '{"code": "abcd"}', '{"code": "a"}'],
      ["{}", '{"code": "ab"}', '{"country": "CAN", "code": "abcd"}', '{"country": "USA"}']),
+    # a branch for "any other country" written with not
+    ({"type": "object", "oneOf": [
+        {"properties": {"country": {"enum": ["CAN"]}, "zip": {"type": "string", "maxLength": 3}}},
+        {"properties": {"country": {"not": {"enum": ["CAN"]}}, "zip": {"type": "string", "maxLength": 5}}}]},
+     ['{"country": "CAN", "zip": "abc"}', '{"country": "USA", "zip": "abcde"}', '{"zip": "abcd"}',
+      '{"country": "USA"}'],
+     ['{"country": "CAN", "zip": "abcd"}', "{}", '{"zip": "ab"}', '{"country": "USA", "zip": "abcdef"}']),
 ])
 def test_one_of_overlapping_objects_is_exact(schema, valid, invalid):
     """Overlapping branches: "exactly one" is the union of each branch with the

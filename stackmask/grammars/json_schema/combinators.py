@@ -32,9 +32,9 @@ class CombinatorsMixin:
 
     def complement(self, s, base, depth: int = 0):
         """A schema accepting exactly the values ``s`` rejects, for the forms ``if``
-        usually takes: ``type``/``enum``/``const``, string lengths, and object schemas of
-        ``properties`` (whose subschemas have complements), ``required`` and ``type:
-        object``; else None."""
+        usually takes: ``type``/``enum``/``const``, string lengths, ``not``, and object
+        schemas of ``properties`` (whose subschemas have complements), ``required`` and
+        ``type: object``; else None."""
         if s is True or s == {}:
             return False
         if s is False:
@@ -51,6 +51,8 @@ class CombinatorsMixin:
             if any(isinstance(v, (dict, list)) for v in vals):
                 return None          # not of structured constants is not supported
             return {"not": s}
+        if keys == {"not"} and isinstance(s["not"], (dict, bool)):
+            return s["not"]                     # the complement of a complement
         if keys <= {"type", "minLength", "maxLength"} and keys - {"type"} \
                 and s.get("type", "string") == "string":
             return self._complement_length(s)
