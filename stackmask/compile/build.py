@@ -117,7 +117,6 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
                     todo.append(c)
     complete = dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"), stop, guard)
     if complete and not todo and configs is None:
-        # at most an eighth of the compile so far (0.1 s at least) on them
         whole: dict = {}
 
         def whole_start(cfg: int) -> tuple:
@@ -129,8 +128,9 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
                     start_outcomes(dwa, scanner, cfg, groups, ends, eos_w), terms.index.bitmap_of)
             return e
 
-        add_pairs(dwa, scanner, stop, guard, seconds=max(0.1, (time.monotonic() - t0) / 8),
-                  whole_start=whole_start)
+        # at most an eighth of the compile so far (PAIR_MIN_SECONDS at least) on them
+        add_pairs(dwa, scanner, stop, guard, whole_start=whole_start,
+                  seconds=max(PAIR_MIN_SECONDS, (time.monotonic() - t0) / 8))
     dwa.budget_exhausted = bool(todo) or not complete
     dwa.budget_used_up = used_up[0] if used_up else None
     if progress and dwa.budget_exhausted:
@@ -172,6 +172,9 @@ def head_pairs(scanner, configs, allowed=None) -> set:
 #: the union of two heads' walks can multiply states (C: 17.6k -> 234k with every pair)
 PAIR_MIN_STATES = 150
 PAIR_SHARE = 1 / 50
+#: the pairs' time budget is an eighth of the compile so far, at least this (a small
+#: grammar's few pairs, JSON's numbers among them, must not depend on the machine's load)
+PAIR_MIN_SECONDS = 0.3
 #: pairs dropped in a row after which no more are tried (a grammar whose pairs multiply
 #: states does so for most of them: each try costs its state limit in expansions)
 PAIR_GIVE_UP = 2
@@ -190,6 +193,19 @@ def add_pairs(dwa: ParserDWA, scanner, stop=None, guard=None, seconds: float | N
     limit = max(PAIR_MIN_STATES, int(len(dwa.items) * PAIR_SHARE))
     deadline = None if seconds is None else time.monotonic() + seconds
     kept = dropped = 0
+    spent = [0.0]         # in whole starts: the walks a base saved, not the pairs' budget
+    if whole_start is not None:
+        made = whole_start
+
+        def whole_start(cfg):
+            t = time.monotonic()
+            try:
+                return made(cfg)
+            finally:
+                spent[0] += time.monotonic() - t
+
+    def late() -> bool:
+        return deadline is not None and time.monotonic() > deadline + spent[0]
     # a configuration on a base has no start of its own for every token: paired only
     # with ``whole_start``
     cfgs = [c for c in dwa.init if whole_start is not None or c not in dwa.init_base]
@@ -202,8 +218,7 @@ def add_pairs(dwa: ParserDWA, scanner, stop=None, guard=None, seconds: float | N
             continue
 
         def cut(mark=mark) -> bool:
-            return len(dwa.items) - mark > limit or (stop is not None and stop()) or (
-                deadline is not None and time.monotonic() > deadline)
+            return len(dwa.items) - mark > limit or (stop is not None and stop()) or late()
 
         if dwa.expand_all(stop=cut, guard=guard, start=mark):
             kept += 1
@@ -211,7 +226,7 @@ def add_pairs(dwa: ParserDWA, scanner, stop=None, guard=None, seconds: float | N
         else:
             dwa.drop_pair(pair_key(c_top, c_low, below), mark)
             dropped += 1
-        if deadline is not None and time.monotonic() > deadline:
+        if late():
             break
     return kept
 
