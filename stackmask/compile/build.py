@@ -194,15 +194,13 @@ def add_pairs(dwa: ParserDWA, scanner, stop=None, guard=None, seconds: float | N
     deadline = None if seconds is None else time.monotonic() + seconds
     kept = dropped = 0
     spent = [0.0]         # in whole starts: the walks a base saved, not the pairs' budget
-    if whole_start is not None:
-        made = whole_start
 
-        def whole_start(cfg):
-            t = time.monotonic()
-            try:
-                return made(cfg)
-            finally:
-                spent[0] += time.monotonic() - t
+    def timed_start(cfg):
+        t = time.monotonic()
+        try:
+            return whole_start(cfg)
+        finally:
+            spent[0] += time.monotonic() - t
 
     def late() -> bool:
         return deadline is not None and time.monotonic() > deadline + spent[0]
@@ -214,7 +212,7 @@ def add_pairs(dwa: ParserDWA, scanner, stop=None, guard=None, seconds: float | N
             log.debug("stackmask: %d head pairs dropped in a row: no more tried", dropped)
             break
         mark = len(dwa.items)
-        if dwa.add_pair(c_top, c_low, below, whole_start) is None:
+        if dwa.add_pair(c_top, c_low, below, None if whole_start is None else timed_start) is None:
             continue
 
         def cut(mark=mark) -> bool:

@@ -85,9 +85,9 @@ class ConfigClasses:
         self.depths: tuple = ()
         self._parts: list = []
         if n >= 2:
+            obs = scanner.state_observations()
             ids: dict = {}
-            cls = np.fromiter((ids.setdefault(o, len(ids)) for o in scanner.state_observations()),
-                              dtype=np.int64, count=n)
+            cls = np.fromiter((ids.setdefault(o, len(ids)) for o in obs), dtype=np.int64, count=n)
             reps = scanner.byte_representatives
             succ = np.asarray(dfa.trans)[:, reps].astype(np.int64)   # states x classes of bytes
             succ[succ < 0] = n                  # dead: a class of its own
@@ -105,7 +105,7 @@ class ConfigClasses:
             self._reps(base, self.base_rep)
             if (self.base_rep >= 0).any():
                 self.seeds = _reachable(np.asarray(dfa.trans), scanner.mode_starts)
-            self._weak(scanner, succ)
+            self._weak(obs, succ)
         self.seconds = time.perf_counter() - t0
         log.debug("stackmask: configuration classes: %d of %d DFA states alias another, %d "
                   "start on a base (depth %d and %d, %d rounds, %.3f s)",
@@ -113,14 +113,14 @@ class ConfigClasses:
                   n, int(np.count_nonzero((self.base_rep >= 0) & (self.base_rep != np.arange(n)))),
                   self.max_len, self.horizon, self.rounds, self.seconds)
 
-    def _weak(self, scanner, succ: np.ndarray) -> None:
-        """``weak_rep``: per growable complete state (observed as itself) that is neither
-        an alias nor started on a class base, the least such state of its weak class,
-        for classes of two or more such states; -1 otherwise. (Other states are in a
-        class with the states they agree with already.)"""
+    def _weak(self, obs: list, succ: np.ndarray) -> None:
+        """``weak_rep``: per growable complete state (observed as itself; ``obs``: the
+        scanner's state observations) that is neither an alias nor started on a class
+        base, the least such state of its weak class, for classes of two or more such
+        states; -1 otherwise. (Other states are in a class with the states they agree
+        with already.)"""
         n = len(succ)
         ids: dict = {}
-        obs = scanner.state_observations()
         cls = np.fromiter((ids.setdefault(o[:4], len(ids)) for o in obs), dtype=np.int64, count=n)
         grows = np.fromiter((o[4] >= 0 for o in obs), dtype=bool, count=n)
         if not grows.any():
@@ -130,10 +130,10 @@ class ConfigClasses:
         whole = grows & ((self.alias_rep < 0) | (self.alias_rep == own)) & \
             ((self.base_rep < 0) | (self.base_rep == own))
         sub = np.flatnonzero(whole)
-        rep = np.full(n, -1, dtype=np.int64)
-        self._reps(weak[sub], rep[:len(sub)])
-        got = rep[:len(sub)] >= 0
-        self.weak_rep[sub[got]] = sub[rep[:len(sub)][got]]
+        rep = np.full(len(sub), -1, dtype=np.int64)        # indices into ``sub``
+        self._reps(weak[sub], rep)
+        got = rep >= 0
+        self.weak_rep[sub[got]] = sub[rep[got]]
 
     @staticmethod
     def _reps(cls: np.ndarray, out: np.ndarray) -> None:

@@ -759,25 +759,22 @@ def diff_walk(step, index: VocabIndex, c: int, b: int, memo: dict,
                 return None
             continue
         t = toks[lo]
-        if len(t) == depth:                    # the prefix itself is a token
-            same = False
-            if bc != bb and outcome_key is not None and bc:
-                kc, ec = outcome_key(bc)
-                if kc == outcome_key(bb)[0]:
-                    same = True
-                    ends.update(ec)
-                    # not in the diff, but walked one by one all the same: counted for
-                    # ``max_tokens`` (inside a counted string every token differs so)
-                    n_diff += 1
-            if bc != bb and not same:
+        if len(t) == depth and bc != bb:       # the prefix itself is a token, and differs
+            n_diff += 1
+            kc = outcome_key(bc) if outcome_key is not None and bc else None
+            if kc is not None and kc[0] == outcome_key(bb)[0]:
+                # read alike: not in the diff, but its ends are compiled, and it counts
+                # for ``max_tokens`` (inside a counted string every token differs so)
+                ends.update(kc[1])
+            else:
                 diff.append(lo)
-                n_diff += 1
                 if bc:
                     g = groups.get(bc)
                     if g is None:
                         groups[bc] = [lo]
                     else:
                         g.append(lo)
+        if len(t) == depth:
             lo += 1
         children = []
         i = lo

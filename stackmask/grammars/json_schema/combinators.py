@@ -189,10 +189,11 @@ class CombinatorsMixin:
             out.append({"allOf": [b] + others} if others else b)
         return out
 
-    def one_of(self, langs, branches, base, ptr, overlaps=None) -> list:
+    def one_of(self, langs, branches, base, ptr, overlaps: list) -> list:
         """Exactly one branch: exact when the branches are disjoint; string and
         number parts are made disjoint exactly (symmetric difference). Structured
-        branches that may overlap are reported (or, with ``overlaps``, listed there)."""
+        branches that may overlap are listed in ``overlaps`` (the caller reports them
+        unless :meth:`exclusive_branches` makes the branches disjoint)."""
         n = len(langs)
         if n == 1:
             return langs
@@ -247,11 +248,9 @@ class CombinatorsMixin:
                     self.problem("oneOf", ptr, "recursive branches cannot be checked for disjointness")
                     continue
                 if li.objects and lj.objects and not self.objects_disjoint(branches[i], branches[j], base):
-                    why = f"object branches {i} and {j} may overlap"
-                    self.problem("oneOf", ptr, why) if overlaps is None else overlaps.append(why)
+                    overlaps.append(f"object branches {i} and {j} may overlap")
                 if li.arrays and lj.arrays and not self.arrays_disjoint(branches[i], branches[j], base):
-                    why = f"array branches {i} and {j} may overlap"
-                    self.problem("oneOf", ptr, why) if overlaps is None else overlaps.append(why)
+                    overlaps.append(f"array branches {i} and {j} may overlap")
         return out
 
     def _flat(self, node, base):
