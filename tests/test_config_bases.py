@@ -127,7 +127,7 @@ def test_masks_on_a_base_equal_the_oracle(qwen_vocab, qwen_encoding, tmp_path):
         assert c.compile_stats()["configs_on_base"] >= 5
         # masks of configurations on a base were computed ahead (then met below: a wrong
         # one would differ from the oracle)
-        assert any(type(x) is tuple for key in c._masker._memo for x in key)
+        assert any(type(x) is tuple for key in c._masker.memo for x in key)
         for t in texts:
             json.loads(t)
             assert_replay_exact(c, qwen_encoding, t, 1 if attempt == 0 else 3)

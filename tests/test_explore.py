@@ -71,7 +71,7 @@ def test_exploring_constraint_gives_oracle_masks_on_other_text(tmp_path):
     c = Constraint(JSON, v, cache_dir=False, compile_budget_s=0, progress=False,
                    explore_sentences=20, explore_budget_s=60)
     m = c._masker              # the explored masks dropped; the walks' masks computed again
-    assert m._memo_old == {} and len(m._memo) == m.prefilled > 0
+    assert m._memo_old == {} and len(m.memo) == m.prefilled > 0
     s = c.start()
     for b in b'[{"x": false, "ab": [12, 1.5e-1]}, "\\u00e9", {}]':
         assert np.array_equal(c.get_mask(s), c.reference_mask(s))

@@ -33,7 +33,7 @@ def _key_mask(c: Constraint, key: frozenset) -> np.ndarray:
 
 def _memo(c: Constraint) -> dict:
     m = c._masker
-    return {**m._memo_old, **m._memo}
+    return {**m._memo_old, **m.memo}
 
 
 def _corpus_traces(encoding, n: int = 6) -> list:
@@ -206,7 +206,7 @@ def test_pair_walks_equal_their_heads_masks(qwen_vocab, qwen_encoding, tmp_path)
         paired = 0
         states = _two_head_states(c, _corpus_traces(qwen_encoding, 8))
         for s in states:
-            paired += len(c._masker._paired(s.heads)) == 1
+            paired += len(c._masker.paired(s.heads)) == 1
             want = np.zeros_like(c.get_mask(State((s.heads[0],))))
             for h in s.heads:
                 want |= c.get_mask(State((h,)))
@@ -370,14 +370,14 @@ def test_walks_below_branching_nodes_are_memoized_exactly(name, n_texts, qwen_vo
 
     monkeypatch.setattr(masker_mod, "_link_groups", spy_groups)
     asked = {}
-    branches = m._branches
+    branches = m.branches
 
     def spy_branches(q, node):
         r = branches(q, node)
         asked[(q, id(node))] = (q, node, r)
         return r
 
-    m._branches = spy_branches
+    m.branches = spy_branches
     try:
         for text in _AMBIGUOUS_FIXED_LONG.get(name, []) + ambiguous_traces(
                 name, n_texts, max_terminals=12, seed=11):
@@ -407,7 +407,7 @@ def test_walks_below_branching_nodes_are_memoized_exactly(name, n_texts, qwen_vo
         if name == "ss":        # links of one state read as one: the case is exercised
             assert any(len(ns) > 1 for _, g in grouped for _, ns in g)
     finally:
-        del m._branches
+        del m.branches
 
 
 @pytest.mark.parametrize("name", ["expr", "kw"])
@@ -441,7 +441,7 @@ def test_branching_walk_on_random_stack_graphs(name, qwen_vocab):
                 if e is None or e[0] < 0:
                     continue
                 q = e[0]
-                r = m._branches(q, top)
+                r = m.branches(q, top)
                 ref, _ = _walk_all(dwa, q, top)
                 assert r == ref, (name, q)
                 checked += 1
@@ -472,7 +472,7 @@ def test_start_mask_is_pinned_and_asked_again_states_skip_the_walk(qwen_vocab, q
         assert np.array_equal(c.get_mask(s), ref)
         assert s.mask_key is not None or s is start
     m = c._masker
-    m._memo, m._memo_old = {}, {}                # memo dropped: keys recomputed as unions
+    m.memo, m._memo_old = {}, {}                # memo dropped: keys recomputed as unions
     misses = m.misses
     buf = np.zeros(c.mask_words, dtype=np.int32)
     for s, ref in zip(states, refs):

@@ -28,6 +28,11 @@ class Node:
     __slots__ = ("state", "links", "below", "_shiftable", "mask_memo", "walk_memo",
                  "link_groups", "base_memo", "__weakref__")
 
+    #: the slots ``__init__`` sets to fixed values: the compiled twin of ``GLR.shift1``
+    #: (``stackmask._native``) builds nodes without calling ``__init__`` and sets these
+    #: (a test checks that both give equal nodes)
+    FIXED_SLOTS = (("_shiftable", None), ("mask_memo", _NO_MASK), ("walk_memo", None))
+
     def __init__(self, state: int, links: list):
         self.state = state
         self.links = links            # list[Node]; never changed after its step
@@ -161,6 +166,12 @@ class GLR:
                     return AMBIGUOUS
                 base = links[0]
             n = Node(self._goto[base.state][self._rlhs[r]], [base])
+
+    def shift1_tables(self) -> tuple:
+        """What :meth:`shift1` reads, for its compiled twin (``stackmask._native``):
+        ``(reduce, shift, rule_len, rule_lhs, goto, Node, AMBIGUOUS)``."""
+        return (tuple(self._reduce), tuple(self._shift), tuple(self._rlen), tuple(self._rlhs),
+                tuple(self._goto), Node, AMBIGUOUS)
 
     def can_shift(self, node: Node, term: int) -> bool:
         """Whether ``term`` can be shifted after reductions (memoized per node)."""

@@ -108,6 +108,9 @@ class Stackmask(Engine):
         else:
             c = self.sm.Constraint(w.text, self.vocab, ambiguous=w.ambiguous, **kw)
         st = c.compile_stats()
+        from stackmask import native
+        self.notes.append("inner loops (masks, commits): " + (
+            "compiled (stackmask._native)" if c.native else native.describe()))
         if c.loaded_from_cache:
             self.notes.append("mask automaton loaded from the artifact cache (--no-cache compiles)")
         elif st.get("budget_exhausted"):

@@ -23,6 +23,7 @@ from ..errors import TokenRejected
 from ..grammar import Grammar
 from ..limits import Limits
 from ..memo import Generations
+from .. import native
 from ..glr.gss import AMBIGUOUS, GLR, Node
 from ..glr.lalr import lalr_conflicts
 from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
@@ -136,7 +137,14 @@ class Constraint:
         self._masker = Masker(dwa, vocab.size, vocab.eos_token_ids,
                               LazyConfigs(dwa, scanner, vocab, specials, cache_bytes=memo_cache_bytes),
                               cache_bytes=mask_cache_bytes)
-        self.get_mask = self._masker.mask       # the method below, minus one call per mask
+        # the compiled inner loops (stackmask.native), or the pure-Python reference
+        compiled_loops = native.module()
+        #: which path this constraint's masks and commits take (see stackmask.native)
+        self.native = compiled_loops is not None
+        #: the compiled twin of the masker's common path (None on the pure-Python path)
+        self.mask_path = None if compiled_loops is None else compiled_loops.MaskPath(self._masker)
+        # the method below, minus one call per mask
+        self.get_mask = self._masker.mask if self.mask_path is None else self.mask_path.mask
         self._accepts_empty = self.tables.normal_form.accepts_empty
         # lexer config -> what its head needs (see viable): the compiled configs' from the
         # artifact (kept whole), others' memoized in two generations bounded in bytes
@@ -147,6 +155,13 @@ class Constraint:
         # Bounded in estimated bytes: two generations of at most half the bound each.
         self._token_paths = Generations(int(memo_cache_bytes) // (2 * self.PATHS_ENTRY_BYTES))
         self._vsize = vocab.size
+        if compiled_loops is not None:     # commit's common path compiled (stackmask.native)
+            self.commit = compiled_loops.CommitPath(
+                self._token_paths, vocab.size, self._lex_paths, self.viable,
+                self._requirements_known, TRUE, self.glr.shift1_tables(), _merge_heads, State,
+                self.FAST_HEADS, vocab.tokens, vocab.eos_token_ids, self.special_terminals,
+                vocab.special_token_ids, type(self).commit.__get__(self),
+                self._commit_general).commit
         self._start = State(((self.glr.root, BOUNDARY_CONFIG),))
         if self._masker.prefilled:          # compiled ahead (not lazy): every text's first mask
             self._masker.pin(self._start)
@@ -223,6 +238,11 @@ class Constraint:
             new = self._commit_fast(heads, token_id, data)
             if new is not None:
                 return new
+        return self._commit_general(heads, token_id, data)
+
+    def _commit_general(self, heads: tuple, token_id: int, data: bytes) -> State:
+        """``commit``'s general loop: the token's bytes through the scanner and GLR one
+        at a time (any number of heads, conflicts, rejections and their offsets)."""
         advance = self.advance
         for i, b in enumerate(data):
             heads = advance(heads, b)
@@ -501,10 +521,11 @@ class Constraint:
         from .decoding import validate_tokens
         return validate_tokens(self, state, tokens)
 
-    def fill_masks(self, states, out, rows=None):
-        """Masks of ``states`` into rows (``rows`` or 0..n-1) of an int32 ``(batch, words)`` array."""
+    def fill_masks(self, states, out, rows=None, threads=None):
+        """Masks of ``states`` into rows (``rows`` or 0..n-1) of an int32 ``(batch, words)``
+        array (see :func:`stackmask.runtime.decoding.fill_masks`)."""
         from .decoding import fill_masks
-        return fill_masks(self, states, out, rows)
+        return fill_masks(self, states, out, rows, threads)
 
     def forced_bytes(self, state: State, max_bytes: int = 256) -> bytes:
         """The longest byte string every continuation of the text starts with."""

@@ -17,6 +17,7 @@ The same functions are available as ``Constraint`` methods
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from bisect import bisect_left
@@ -26,6 +27,8 @@ import numpy as np
 
 from ..errors import TokenRejected
 from .state import State, mask_to_ids
+
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 __all__ = ["validate_tokens", "commit_tokens", "fill_masks", "forced_bytes", "forced_tokens"]
 
@@ -88,20 +91,43 @@ def _as_2d_int32(out) -> np.ndarray:
     return arr
 
 
-def fill_masks(c, states: Sequence[State | None], out, rows: Sequence[int] | None = None):
+#: ``fill_masks(threads=None)`` copies with two threads from this many rows on (on the
+#: compiled path; below it the thread start-up costs more than the copies gain)
+THREADS_MIN_ROWS = 128
+
+
+def fill_masks(c, states: Sequence[State | None], out, rows: Sequence[int] | None = None,
+               threads: int | None = None):
     """Write the mask of ``states[k]`` into row ``rows[k]`` of ``out``
     (``rows=None``: row ``k``); returns ``out``. Other rows are untouched.
 
     ``out`` is an ``int32`` array (or a CPU torch tensor) of shape
     ``(batch, words)`` with ``words >= c.mask_words``; words past
     ``c.mask_words`` are zeroed (e.g. logits width rounded up). A ``None``
-    state means an unconstrained row: every bit is set. States that are the
-    same object are computed once and copied.
+    state means an unconstrained row: every bit is set. A row named twice
+    gets the later state's mask.
+
+    On the compiled path (``c.native``) the masks are found first and then copied
+    with the GIL released (other Python threads run meanwhile), over ``threads``
+    threads: ``None`` means two from ``THREADS_MIN_ROWS`` rows on (where the
+    machine has two cores), else one. The pure-Python path ignores ``threads``.
     """
     arr = _as_2d_int32(out)
     words = c.mask_words
     if arr.shape[1] < words:
         raise ValueError(f"out has {arr.shape[1]} words per row, the vocabulary needs {words}")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
+                                or threads < 1):
+        raise ValueError(f"threads must be a positive int or None, not {threads!r}")
+    path = c.mask_path
+    if path is not None and arr.flags.c_contiguous and arr.size:
+        if threads is None:
+            threads = 2 if len(states) >= THREADS_MIN_ROWS and _CORES >= 2 else 1
+        mv = memoryview(arr)
+        flat = mv.cast("B").cast("i") if len(mv.format) == 1 else None
+        if flat is not None:
+            path.fill(list(states), rows, arr, flat, words, State, threads)
+            return out
     if rows is None:
         rows = range(len(states))
         if len(states) > arr.shape[0]:

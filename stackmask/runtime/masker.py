@@ -129,7 +129,7 @@ class Masker:
         self._ensure_config = ensure_config      # cfg -> start entry (compiles a new config)
         # dense masks by the set of weights met: two generations (a hit costs one dict
         # lookup; a mask found in the old generation moves to the current one)
-        self._memo: dict = {}
+        self.memo: dict = {}
         self._memo_old: dict = {}
         self._memo_cur_bytes = 0
         self._memo_old_bytes = 0
@@ -144,7 +144,7 @@ class Masker:
         self._uses: Counter = Counter()
         # diff token set of a configuration started on a base -> its complement, dense
         self._not_dense: dict = {}
-        self._out = (None, None)   # the last caller's buffer (checked) and a view of it
+        self.bound_out = (None, None)   # the last caller's buffer (checked) and a view of it
         self._new_pool()
         for _, wid in dwa.init_base.values():    # one per configuration on a base: ahead
             if wid not in self._not_dense:
@@ -174,7 +174,7 @@ class Masker:
         masks and dense token sets, then make token sets dense (``hot`` ones first) and
         compute masks ahead again, in a new pool."""
         with self._lock:
-            self._memo = {}
+            self.memo = {}
             self._memo_old = {}
             self._memo_cur_bytes = self._memo_old_bytes = 0
         self.dwa.weights.clear_dense()
@@ -229,7 +229,7 @@ class Masker:
         trans, default, complete = dwa.trans, dwa.default, dwa.complete
         if not any(complete):
             return 0
-        memo = self._memo
+        memo = self.memo
         # configurations on a base first (their masks need both walks), in half the time
         added = self._prefill_on_base(cap, time.perf_counter() + self.PREFILL_S / 2)
 
@@ -287,7 +287,7 @@ class Masker:
         Returns the number of masks computed."""
         dwa = self.dwa
         trans, default, complete = dwa.trans, dwa.default, dwa.complete
-        memo = self._memo
+        memo = self.memo
         added = 0
 
         def step(q: int, s):
@@ -336,7 +336,7 @@ class Masker:
             level = nxt
         return added
 
-    def _branches(self, q: int, node) -> frozenset:
+    def branches(self, q: int, node) -> frozenset:
         """The weights met walking every link of the branching GSS node ``node`` from DWA
         state ``q``, memoized on the node by ``q``. The branching nodes below that the
         walk reaches memoize their own parts the same way, so the walk is done bottom
@@ -436,9 +436,9 @@ class Masker:
         elif state.mask_key is not None:
             # asked before (a state whose mask is asked again): no walk
             key = state.mask_key
-            src = self._memo.get(key)
+            src = self.memo.get(key)
             if src is None:
-                src = self._lookup_old(key)
+                src = self.lookup_old(key)
         else:
             dwa = self.dwa
             heads = state.heads
@@ -446,7 +446,7 @@ class Masker:
             if alias:           # configurations no token tells apart share one start
                 heads = tuple([(top, alias.get(cfg, cfg)) for top, cfg in heads])
             if len(heads) == 2 and dwa.pair_init:
-                heads = self._paired(heads)
+                heads = self.paired(heads)
             key = None
             for top, cfg in heads:
                 # the walk of a head depends only on (GSS node, config): memoized on the
@@ -456,7 +456,7 @@ class Masker:
                 if k[0] == cfg:
                     k = k[1]
                 else:
-                    k = self._walk(top, cfg)
+                    k = self.walk(top, cfg)
                     b = dwa.init_base.get(cfg)
                     if b is not None:
                         # the base's mask on this stack without the tokens that differ,
@@ -465,24 +465,24 @@ class Masker:
                         # name is written share the base and the node)
                         bm = getattr(top, "base_memo", None)
                         if bm is None or bm[0] != b[0]:
-                            bm = top.base_memo = (b[0], self._walk(top, b[0]))
+                            bm = top.base_memo = (b[0], self.walk(top, b[0]))
                         k = k | {(b[1], bm[1])}
                     top.mask_memo = (cfg, k)
                 key = k if key is None else key | k
             state.mask_key = key
-            src = self._memo.get(key)
+            src = self.memo.get(key)
             if src is None:
-                src = self._lookup_old(key, heads)
+                src = self.lookup_old(key, heads)
         if out is None:
             return src.obj.copy()
-        bound = self._out
+        bound = self.bound_out
         if bound[0] is out:
             bound[1][:] = src
         else:               # another buffer, or the first since the last text ended: kept
-            self._out = (out, _fill(out, src))
+            self.bound_out = (out, _fill(out, src))
         return out
 
-    def _walk(self, node, cfg) -> frozenset:
+    def walk(self, node, cfg) -> frozenset:
         """The weights met walking the GSS from ``node`` down, from the start of lexer
         configuration ``cfg`` (or of a pair of heads: ``cfg`` a pair key)."""
         dwa = self.dwa
@@ -505,7 +505,7 @@ class Masker:
             below = node.below
             if below is None:    # the root, or several links
                 if node.links and q >= 0:
-                    outs |= self._branches(q, node)
+                    outs |= self.branches(q, node)
                 break
             node = below
         return frozenset(outs)
@@ -514,7 +514,7 @@ class Masker:
         """Drop the view of the last buffer filled (a text ended): the caller's buffer is
         not kept alive after the caller drops it (a new buffer can then reuse its
         memory, still in the CPU caches, instead of memory no cache holds)."""
-        self._out = (None, None)
+        self.bound_out = (None, None)
 
     def pin(self, state) -> None:
         """Keep ``state``'s mask on it, outside the memo (never evicted; one mask's
@@ -525,7 +525,7 @@ class Masker:
         a.flags.writeable = False
         state.mask_src = a.data
 
-    def _paired(self, heads: tuple) -> tuple:
+    def paired(self, heads: tuple) -> tuple:
         """Two heads on GSS nodes one right above the other, or on one node (or on
         twin nodes: the same states down to a shared node, single links), with a start
         state compiled for their configurations (:meth:`ParserDWA.add_pair`): one head
@@ -543,7 +543,7 @@ class Masker:
             return heads
         return ((top, key),) if key in self.dwa.pair_init else heads
 
-    def _lookup_old(self, key: frozenset, heads=()) -> memoryview:
+    def lookup_old(self, key: frozenset, heads=()) -> memoryview:
         """A mask that is not in the current generation: moved up from the old one,
         or computed (for several heads: from their own masks)."""
         with self._lock:
@@ -567,7 +567,7 @@ class Masker:
         the union of the memoized masks of parts (either generation) with the dense
         masks of the other parts' weights, each weight once (a part not memoized is not
         computed on its own: uniting its weights into this mask reads less memory)."""
-        memo, old = self._memo, self._memo_old
+        memo, old = self.memo, self._memo_old
         bases, rest = [], set()
         for p in parts:
             m = memo.get(p)
@@ -594,14 +594,14 @@ class Masker:
         """Add to the current generation (lock held). Each generation holds at most
         half of ``cache_bytes`` (at least one mask); a full current generation
         becomes the old one and the old one is dropped."""
-        if key in self._memo:
+        if key in self.memo:
             return
-        if self._memo and self._memo_cur_bytes + m.nbytes > self.cache_bytes // 2:
-            self._memo_old = self._memo
+        if self.memo and self._memo_cur_bytes + m.nbytes > self.cache_bytes // 2:
+            self._memo_old = self.memo
             self._memo_old_bytes = self._memo_cur_bytes
-            self._memo = {}
+            self.memo = {}
             self._memo_cur_bytes = 0
-        self._memo[key] = m
+        self.memo[key] = m
         self._memo_cur_bytes += m.nbytes
 
     def _without(self, term: tuple) -> np.ndarray:
@@ -609,9 +609,9 @@ class Masker:
         started on a base: the base's mask (memoized under its weights like any mask)
         without the tokens of the set."""
         wid, base = term
-        m = self._memo.get(base)
+        m = self.memo.get(base)
         if m is None:
-            m = self._lookup_old(base)
+            m = self.lookup_old(base)
         keep = self._not_dense.get(wid)
         if keep is None:
             keep = self._complement(wid)

@@ -20,6 +20,11 @@ class State:
 
     __slots__ = ("heads", "finished", "mask_key", "mask_src", "__weakref__")
 
+    #: the slots ``__init__`` sets to fixed values (for a new unfinished state): the
+    #: compiled commit (``stackmask._native``) builds states without calling ``__init__``
+    #: and sets these (a test checks that both give equal states)
+    FIXED_SLOTS = (("finished", False), ("mask_key", None), ("mask_src", None))
+
     def __init__(self, heads: tuple, finished: bool = False):
         self.heads = heads          # tuple of (GSS node, lexer config id)
         self.finished = finished    # EOS committed

@@ -1,0 +1,26 @@
+"""Builds the optional compiled inner loops (``stackmask._native``, Cython).
+
+Everything else is in pyproject.toml. The extension is optional: where it cannot
+be built (no compiler), the install goes on and stackmask runs its pure-Python
+reference path (``stackmask.native`` says which path is in use and why).
+"""
+
+import sys
+
+from setuptools import Extension, setup
+
+try:
+    from Cython.Build import cythonize
+except ImportError:          # no Cython: the pure-Python path only
+    ext_modules = []
+else:
+    openmp = [] if sys.platform in ("darwin", "win32") else ["-fopenmp"]
+    ext_modules = cythonize(
+        [Extension("stackmask._native", ["stackmask/_native.pyx"],
+                   extra_compile_args=["-O3", *openmp], extra_link_args=openmp,
+                   optional=True)],
+        compiler_directives={"language_level": 3},
+        quiet=True,
+    )
+
+setup(ext_modules=ext_modules)

@@ -1,0 +1,460 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Compiled twins of stackmask's hottest loops (see ``stackmask.native``).
+
+Each function here does exactly what a pure-Python reference does, over the same
+objects (GSS nodes, the automaton's lists and dicts, the masker's memo), without
+the interpreter's dispatch: ``MaskPath.mask`` is ``runtime.masker.Masker.mask``'s
+common path (one head, or a state asked again), ``commit_fast`` is
+``Constraint._commit_fast`` with ``GLR.shift1`` inlined, and ``MaskPath.fill`` is
+``fill_masks`` with its copies made with the GIL released. Anything off the common path
+is handed back to the Python code, which stays the reference: a test compares
+both paths mask for mask and state for state.
+
+This module imports nothing from stackmask: the classes and tables it needs are
+passed in, so it sits at the bottom of the layering.
+"""
+
+from cpython.ref cimport PyObject
+from cpython.dict cimport PyDict_GetItem
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from cpython.buffer cimport PyBuffer_IsContiguous
+from libc.string cimport memcpy, memset
+from cpython cimport array
+import array
+from cython.parallel cimport prange
+from libc.stdint cimport int32_t, intptr_t
+
+cdef extern from "Python.h":
+    Py_buffer *PyMemoryView_GET_BUFFER(object mview)
+    bint PyMemoryView_Check(object obj)
+
+
+cdef inline bint _view_ok(object view, Py_ssize_t nbytes):
+    """Whether ``view`` is a memoryview of ``nbytes`` C-contiguous bytes."""
+    cdef Py_buffer *b
+    if not PyMemoryView_Check(view):
+        return False
+    b = PyMemoryView_GET_BUFFER(view)
+    return b.len == nbytes and PyBuffer_IsContiguous(b, b'C')
+
+
+cdef class MaskPath:
+    """``Masker.mask`` for the common cases, falling back to the masker itself.
+
+    The weights of a state's mask are found as the masker finds them (heads,
+    aliases, pairs, configurations on a base, memos on the GSS nodes), walking
+    single paths here and calling the masker's branching walk below a node with
+    several links; the mask comes from the memo (or the masker's ``lookup_old``
+    computes it) and is copied into the buffer the masker keeps bound
+    (``memcpy``). The pinned start mask, EOS, a new buffer or no buffer go to
+    ``masker.mask(state, out)``.
+    """
+
+    cdef object masker
+    cdef object dwa
+    cdef object fallback
+    cdef Py_ssize_t nbytes
+
+    def __init__(self, masker):
+        self.masker = masker
+        self.dwa = masker.dwa
+        self.fallback = masker.mask
+        self.nbytes = masker.n_words * 4
+
+    cdef object _walk(self, object node, object cfg):
+        """``Masker.walk``: the weights met walking the GSS from ``node`` down, from
+        the start of configuration ``cfg`` (or of a pair of heads: ``cfg`` a pair
+        key). The masker walks where this does not: a configuration not compiled yet,
+        an automaton state added during the walk."""
+        cdef object dwa = self.dwa
+        cdef PyObject *p = PyDict_GetItem(dwa.init, cfg)
+        if p is NULL:
+            if type(cfg) is not tuple:
+                return self.masker.walk(node, cfg)
+            p = PyDict_GetItem(dwa.pair_init, cfg)
+            if p is NULL:
+                return self.masker.walk(node, cfg)
+        cdef object start = node
+        cdef object e = <object>p
+        cdef Py_ssize_t q = e[0]
+        cdef object w = e[1]
+        cdef set outs = set()
+        if w:
+            outs.add(w)
+        cdef object tr = dwa.trans
+        if type(tr) is not list:
+            return self.masker.walk(start, cfg)
+        cdef list trans = <list>tr
+        cdef object default = None
+        cdef object complete = None
+        cdef object below
+        cdef object s
+        while q >= 0:
+            if q >= PyList_GET_SIZE(trans):
+                return self.masker.walk(start, cfg)
+            s = node.state
+            p = PyDict_GetItem(<object>PyList_GET_ITEM(trans, q), s)
+            if p is NULL:
+                if complete is None:
+                    complete = dwa.complete
+                    default = dwa.default
+                if complete[q]:
+                    e = default[q]
+                else:
+                    e = dwa.edge(q, s)
+                if e is None:
+                    break
+            else:
+                e = <object>p
+            q = e[0]
+            w = e[1]
+            if w:
+                outs.add(w)
+            below = node.below
+            if below is None:        # the root, or several links
+                if node.links and q >= 0:
+                    outs |= self.masker.branches(q, node)
+                break
+            node = below
+        return frozenset(outs)
+
+    cdef object _src(self, object state):
+        """The mask of ``state`` as the masker keeps it (a read-only memoryview),
+        found as ``Masker.mask`` finds it; None for the pinned start mask and EOS
+        (the masker answers those)."""
+        cdef object key = state.mask_key
+        cdef object heads, head, top, cfg, k, alias, b, bm
+        cdef PyObject *p
+        cdef Py_ssize_t i, n
+        cdef object dwa = self.dwa
+        if key is None:
+            if state.mask_src is not None or state.finished:
+                return None
+            heads = state.heads
+            n = PyTuple_GET_SIZE(heads)
+            alias = dwa.alias
+            if alias:                # configurations no token tells apart share one start
+                heads = tuple([(h[0], alias.get(h[1], h[1])) for h in heads])
+            if n == 2 and dwa.pair_init:
+                heads = self.masker.paired(heads)
+                n = PyTuple_GET_SIZE(heads)
+            for i in range(n):
+                head = <object>PyTuple_GET_ITEM(heads, i)
+                top = <object>PyTuple_GET_ITEM(head, 0)
+                cfg = <object>PyTuple_GET_ITEM(head, 1)
+                k = top.mask_memo
+                if k[0] == cfg:
+                    k = k[1]
+                else:
+                    k = self._walk(top, cfg)
+                    p = PyDict_GetItem(dwa.init_base, cfg)
+                    if p is not NULL:
+                        # the base's mask on this stack without the tokens that differ
+                        b = <object>p
+                        bm = getattr(top, "base_memo", None)
+                        if bm is None or bm[0] != b[0]:
+                            bm = top.base_memo = (b[0], self._walk(top, b[0]))
+                        k = k | {(b[1], bm[1])}
+                    top.mask_memo = (cfg, k)
+                key = k if key is None else key | k
+            state.mask_key = key
+            p = PyDict_GetItem(self.masker.memo, key)
+            if p is NULL:
+                return self.masker.lookup_old(key, heads)
+            return <object>p
+        p = PyDict_GetItem(self.masker.memo, key)
+        if p is NULL:
+            return self.masker.lookup_old(key)
+        return <object>p
+
+    def mask(self, state, out=None):
+        """The mask of ``state`` (see ``Constraint.get_mask``)."""
+        cdef object src = self._src(state)
+        if src is None or out is None:
+            return self.fallback(state, out)
+        cdef object bound = self.masker.bound_out
+        if <object>PyTuple_GET_ITEM(bound, 0) is not out:
+            return self.fallback(state, out)
+        cdef object view = <object>PyTuple_GET_ITEM(bound, 1)
+        cdef Py_ssize_t n = self.nbytes
+        if _view_ok(view, n) and _view_ok(src, n):
+            memcpy(PyMemoryView_GET_BUFFER(view).buf, PyMemoryView_GET_BUFFER(src).buf, n)
+        else:
+            view[:] = src
+        return out
+
+    def fill(self, list states, object rows, object arr, object flat, Py_ssize_t words,
+             object state_class, int threads):
+        """``fill_masks`` over a C-contiguous int32 ``(batch, width)`` array ``arr``
+        (``flat``: a flat int32 memoryview of it): the mask of ``states[k]`` into row
+        ``rows[k]`` (``rows`` None: row k), all bits of the row for a None state, words
+        past ``words`` zeroed. The masks are found with the GIL held (a walk reads
+        Python objects; rows the masker must compute are written by it at once), then
+        copied with the GIL released, over ``threads`` threads when above one. A row
+        named twice gets the later state's mask, as in the sequential loop."""
+        cdef int32_t[:, ::1] a = arr
+        cdef Py_ssize_t n = len(states), n_rows = a.shape[0], width = a.shape[1]
+        cdef Py_ssize_t k, r, nb = self.nbytes
+        if words * 4 != nb:
+            raise ValueError(f"{words} words per mask, the constraint's masks have {nb // 4}")
+        if rows is not None and len(rows) != n:
+            raise ValueError(f"{n} states but {len(rows)} rows")
+        if rows is None and n > n_rows:
+            raise ValueError(f"{n} states but out has {n_rows} rows")
+        cdef array.array idx = array.array('q', [0]) * n       # row of entry k
+        cdef array.array last = array.array('q', [-1]) * n_rows if n_rows else array.array('q')
+        cdef array.array srcp = array.array('q', [0]) * n      # source address (0: none)
+        cdef long long[::1] row_of = idx, last_of = last, src_of = srcp
+        for k in range(n):
+            if rows is None:
+                r = k
+            else:
+                v = rows[k]
+                if not isinstance(v, int):
+                    v = int(v)
+                r = v
+                if not -n_rows <= r < n_rows:
+                    raise IndexError(f"row {r} is out of range for {n_rows} rows")
+                if r < 0:
+                    r += n_rows
+            row_of[k] = r
+            last_of[r] = k
+        cdef list keep = []
+        cdef object st, src
+        for k in range(n):
+            r = row_of[k]
+            if last_of[r] != k:
+                continue                      # a later entry writes this row
+            st = states[k]
+            if st is None:
+                src_of[k] = -1
+                continue
+            if type(st) is not state_class and not isinstance(st, state_class):
+                raise TypeError(f"states must be stackmask.State or None, not {type(st).__name__}")
+            src = self._src(st)
+            if src is None or not _view_ok(src, nb):
+                self.fallback(st, flat[r * width:r * width + words])
+                if width > words:
+                    a[r, words:] = 0
+                continue
+            keep.append(src)
+            src_of[k] = <long long><intptr_t>PyMemoryView_GET_BUFFER(src).buf
+        cdef int32_t *base = &a[0, 0] if n_rows and width else NULL
+        cdef Py_ssize_t nt = threads if threads > 1 else 1
+        with nogil:
+            if nt > 1:
+                for k in prange(n, num_threads=nt, schedule='static'):
+                    _copy_row(base, width, words, row_of[k], src_of[k], last_of[row_of[k]] == k)
+            else:
+                for k in range(n):
+                    _copy_row(base, width, words, row_of[k], src_of[k], last_of[row_of[k]] == k)
+        return arr
+
+
+cdef inline void _copy_row(int32_t *base, Py_ssize_t width, Py_ssize_t words, Py_ssize_t r,
+                           long long src, bint mine) noexcept nogil:
+    """Row ``r`` of ``base``: the mask at address ``src`` (its tail past ``words``
+    zeroed), all ones for ``src == -1``, untouched for 0 or when not ``mine``."""
+    cdef int32_t *row
+    if not mine or src == 0:
+        return
+    row = base + r * width
+    if src == -1:
+        memset(row, 0xFF, width * 4)
+        return
+    memcpy(row, <int32_t *><intptr_t>src, words * 4)
+    if width > words:
+        memset(row + words, 0, (width - words) * 4)
+
+
+cdef object _object_new = object.__new__
+
+
+cdef inline object _new_node(object cls, tuple fixed, object state, object below):
+    """``cls(state, [below])`` without calling ``__init__`` (``Node.FIXED_SLOTS``)."""
+    cdef object n = _object_new(cls)
+    n.state = state
+    n.links = [below]
+    n.below = below
+    for name, value in fixed:
+        setattr(n, name, value)
+    return n
+
+
+cdef inline object _new_state(object cls, tuple fixed, tuple heads):
+    """``cls(heads)`` without calling ``__init__`` (``State.FIXED_SLOTS``)."""
+    cdef object st = _object_new(cls)
+    st.heads = heads
+    for name, value in fixed:
+        setattr(st, name, value)
+    return st
+
+
+cdef object _shift1(object node, object term, tuple reduce, tuple shift, tuple rlen,
+                    tuple rlhs, tuple goto, object node_class, tuple node_fixed,
+                    object ambiguous):
+    cdef object n = node
+    cdef object st, rs, s2, base, links
+    cdef Py_ssize_t r, i, length
+    cdef PyObject *p
+    cdef dict sh
+    while True:
+        st = n.state
+        p = PyDict_GetItem(<object>PyTuple_GET_ITEM(reduce, <Py_ssize_t>st), term)
+        sh = <dict>PyTuple_GET_ITEM(shift, <Py_ssize_t>st)
+        if p is NULL or not <object>p:
+            p = PyDict_GetItem(sh, term)
+            if p is NULL:
+                return None
+            return _new_node(node_class, node_fixed, <object>p, n)
+        rs = <object>p
+        if len(rs) != 1 or PyDict_GetItem(sh, term) is not NULL:
+            return ambiguous
+        r = rs[0]
+        base = n
+        length = <object>PyTuple_GET_ITEM(rlen, r)
+        for i in range(length):
+            links = base.links
+            if PyList_GET_SIZE(links) != 1:
+                return ambiguous
+            base = <object>PyList_GET_ITEM(links, 0)
+        n = _new_node(node_class, node_fixed,
+                      (<object>PyTuple_GET_ITEM(goto, <Py_ssize_t>base.state))[
+                          <object>PyTuple_GET_ITEM(rlhs, r)], base)
+
+
+cdef class CommitPath:
+    """``Constraint.commit``'s common path: a text token (not EOS, not special, in
+    range, given as an int) on an unfinished state with few heads, committed along
+    each head's memoized lexing paths with deterministic LR steps
+    (``Constraint._commit_fast`` with ``GLR.shift1`` inlined). Anything else goes
+    to ``checked_commit`` (the constraint's own ``commit``: checks, EOS, special
+    tokens, errors) or, where the fast path gives up (a path the memo does not
+    hold, an LR conflict, a reduction through a branching node, no viable head),
+    to ``general(heads, token_id, data)``, the byte-by-byte GLR loop.
+
+    ``paths_memo`` is the ``Generations`` memo of lexing paths, filled on a miss by
+    ``lex_paths(cfg, data)``; ``requirements`` maps configurations to their
+    requirement, ``true_req`` meaning "viable at any stack", and ``viable(head)``
+    decides the others; ``glr_tables`` is ``GLR.shift1_tables()``."""
+
+    cdef object paths_memo, lex_paths, viable, requirements, true_req
+    cdef object merge_heads, state_class, node_class, ambiguous
+    cdef tuple tokens
+    cdef object eos, special_terminals, special_ids, checked_commit, general
+    cdef tuple reduce, shift, rlen, rlhs, goto, node_fixed, state_fixed
+    cdef Py_ssize_t vsize, fast_heads
+
+    def __init__(self, paths_memo, Py_ssize_t vsize, lex_paths, viable, object requirements,
+                 true_req, tuple glr_tables, merge_heads, state_class, Py_ssize_t fast_heads,
+                 tuple tokens, eos, special_terminals, special_ids, checked_commit, general):
+        self.paths_memo = paths_memo
+        self.vsize = vsize
+        self.lex_paths = lex_paths
+        self.viable = viable
+        self.requirements = requirements
+        self.true_req = true_req
+        (self.reduce, self.shift, self.rlen, self.rlhs, self.goto, self.node_class,
+         self.ambiguous) = glr_tables
+        self.node_fixed = tuple(self.node_class.FIXED_SLOTS)
+        self.merge_heads = merge_heads
+        self.state_class = state_class
+        self.state_fixed = tuple(state_class.FIXED_SLOTS)
+        self.fast_heads = fast_heads
+        self.tokens = tokens
+        self.eos = eos
+        self.special_terminals = special_terminals
+        self.special_ids = special_ids
+        self.checked_commit = checked_commit
+        self.general = general
+
+    def commit(self, state, token_id):
+        """``Constraint.commit(state, token_id)``."""
+        if type(token_id) is not int or type(state) is not self.state_class:
+            return self.checked_commit(state, token_id)
+        cdef Py_ssize_t t
+        try:
+            t = token_id
+        except OverflowError:
+            return self.checked_commit(state, token_id)
+        if t < 0 or t >= self.vsize or state.finished or token_id in self.eos \
+                or token_id in self.special_terminals or token_id in self.special_ids:
+            return self.checked_commit(state, token_id)
+        cdef tuple tokens = self.tokens
+        if t >= PyTuple_GET_SIZE(tokens):
+            return self.checked_commit(state, token_id)
+        cdef object data = <object>PyTuple_GET_ITEM(tokens, t)
+        if type(data) is not bytes or not data:
+            return self.checked_commit(state, token_id)
+        cdef object heads = state.heads
+        cdef object new
+        if type(heads) is not tuple:
+            return self.checked_commit(state, token_id)
+        if PyTuple_GET_SIZE(heads) <= self.fast_heads:
+            new = self.commit_fast(heads, t, data)
+            if new is not None:
+                return new
+        return self.general(heads, t, data)
+
+    cdef bint _viable_here(self, object node, object cfg):
+        """The cheap half of ``Constraint.viable((node, cfg))``: True where the
+        configuration's requirement is "always", or where one of the terminals it may
+        become is shifted by ``node``'s state as it is (no reduction needed); False
+        means "ask ``viable``"."""
+        cdef PyObject *p = PyDict_GetItem(self.requirements, cfg)
+        if p is NULL:
+            return False
+        cdef object req = <object>p
+        if req is self.true_req or (type(req) is str and req == self.true_req):
+            return True
+        if type(req) is not tuple or PyTuple_GET_SIZE(req) < 1:
+            return False
+        cdef object sh = <object>PyTuple_GET_ITEM(self.shift, <Py_ssize_t>node.state)
+        for t in <object>PyTuple_GET_ITEM(req, 0):
+            if PyDict_GetItem(sh, t) is not NULL:
+                return True
+        return False
+
+    def commit_fast(self, tuple heads, Py_ssize_t token_id, bytes data):
+        cdef object memo = self.paths_memo.cur
+        cdef object ambiguous = self.ambiguous
+        cdef list out = []
+        cdef object head, node, cfg, paths, path, terms, ncfg, n, t, key
+        cdef PyObject *p
+        cdef Py_ssize_t i, j, k
+        for i in range(PyTuple_GET_SIZE(heads)):
+            head = <object>PyTuple_GET_ITEM(heads, i)
+            node = <object>PyTuple_GET_ITEM(head, 0)
+            cfg = <object>PyTuple_GET_ITEM(head, 1)
+            key = cfg * self.vsize + token_id
+            p = PyDict_GetItem(memo, key)
+            if p is NULL:
+                paths = self.paths_memo.miss(key, self.lex_paths, cfg, data)
+            else:
+                paths = <object>p
+            if paths is None:
+                return None
+            for j in range(PyTuple_GET_SIZE(paths)):
+                path = <object>PyTuple_GET_ITEM(paths, j)
+                terms = <object>PyTuple_GET_ITEM(path, 0)
+                ncfg = <object>PyTuple_GET_ITEM(path, 1)
+                n = node
+                for k in range(PyTuple_GET_SIZE(terms)):
+                    t = <object>PyTuple_GET_ITEM(terms, k)
+                    n = _shift1(n, t, self.reduce, self.shift, self.rlen, self.rlhs, self.goto,
+                                self.node_class, self.node_fixed, ambiguous)
+                    if n is None:
+                        break
+                    if n is ambiguous:
+                        return None
+                if n is None:
+                    continue
+                head = (n, ncfg)
+                if self._viable_here(n, ncfg) or self.viable(head):
+                    out.append(head)
+        if not out:
+            return None
+        if len(out) > 1:
+            out = self.merge_heads(out)
+        return _new_state(self.state_class, self.state_fixed, tuple(out))
