@@ -268,12 +268,15 @@ cdef inline void _copy_row(int32_t *base, Py_ssize_t width, Py_ssize_t words, Py
         memset(row + words, 0, (width - words) * 4)
 
 
-cdef object _object_new = object.__new__
+cdef extern from "Python.h":
+    # a new reference: an instance of a class without __new__ of its own, its slots unset
+    # (what object.__new__(cls) gives, without the call)
+    object PyType_GenericAlloc(type cls, Py_ssize_t nitems)
 
 
-cdef inline object _new_node(object cls, tuple fixed, object state, object below):
+cdef inline object _new_node(type cls, tuple fixed, object state, object below):
     """``cls(state, [below])`` without calling ``__init__`` (``Node.FIXED_SLOTS``)."""
-    cdef object n = _object_new(cls)
+    cdef object n = PyType_GenericAlloc(cls, 0)
     n.state = state
     n.links = [below]
     n.below = below
@@ -282,9 +285,9 @@ cdef inline object _new_node(object cls, tuple fixed, object state, object below
     return n
 
 
-cdef inline object _new_state(object cls, tuple fixed, tuple heads):
+cdef inline object _new_state(type cls, tuple fixed, tuple heads):
     """``cls(heads)`` without calling ``__init__`` (``State.FIXED_SLOTS``)."""
-    cdef object st = _object_new(cls)
+    cdef object st = PyType_GenericAlloc(cls, 0)
     st.heads = heads
     for name, value in fixed:
         setattr(st, name, value)
@@ -292,7 +295,7 @@ cdef inline object _new_state(object cls, tuple fixed, tuple heads):
 
 
 cdef object _shift1(object node, object term, tuple reduce, tuple shift, tuple rlen,
-                    tuple rlhs, tuple goto, object node_class, tuple node_fixed,
+                    tuple rlhs, tuple goto, type node_class, tuple node_fixed,
                     object ambiguous):
     cdef object n = node
     cdef object st, rs, s2, base, links
@@ -340,7 +343,8 @@ cdef class CommitPath:
     decides the others; ``glr_tables`` is ``GLR.shift1_tables()``."""
 
     cdef object paths_memo, lex_paths, viable, requirements, true_req
-    cdef object merge_heads, state_class, node_class, ambiguous
+    cdef object merge_heads, ambiguous
+    cdef type state_class, node_class
     cdef tuple tokens
     cdef object eos, special_terminals, special_ids, checked_commit, general
     cdef tuple reduce, shift, rlen, rlhs, goto, node_fixed, state_fixed
@@ -357,6 +361,10 @@ cdef class CommitPath:
         self.true_req = true_req
         (self.reduce, self.shift, self.rlen, self.rlhs, self.goto, self.node_class,
          self.ambiguous) = glr_tables
+        for cls in (self.node_class, state_class):    # built without __init__ or __new__
+            if cls.__new__ is not object.__new__ or "__slots__" not in cls.__dict__:
+                raise TypeError(f"{cls.__name__}: the compiled commit builds instances of "
+                                "slotted classes without __new__ of their own")
         self.node_fixed = tuple(self.node_class.FIXED_SLOTS)
         self.merge_heads = merge_heads
         self.state_class = state_class
