@@ -14,10 +14,9 @@ try:
 except ImportError:          # no Cython: the pure-Python path only
     ext_modules = []
 else:
-    openmp = [] if sys.platform in ("darwin", "win32") else ["-fopenmp"]
     ext_modules = cythonize(
         [Extension("stackmask._native", ["stackmask/_native.pyx"],
-                   extra_compile_args=["-O3", *openmp], extra_link_args=openmp,
+                   extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
                    optional=True)],
         compiler_directives={"language_level": 3},
         quiet=True,

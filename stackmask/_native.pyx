@@ -22,7 +22,6 @@ from cpython.buffer cimport PyBuffer_IsContiguous
 from libc.string cimport memcpy, memset
 from cpython cimport array
 import array
-from cython.parallel cimport prange
 from libc.stdint cimport int32_t, intptr_t
 
 cdef extern from "Python.h":
@@ -185,14 +184,15 @@ cdef class MaskPath:
         return out
 
     def fill(self, list states, object rows, object arr, object flat, Py_ssize_t words,
-             object state_class, int threads):
+             object state_class, int threads, object executor=None):
         """``fill_masks`` over a C-contiguous int32 ``(batch, width)`` array ``arr``
         (``flat``: a flat int32 memoryview of it): the mask of ``states[k]`` into row
         ``rows[k]`` (``rows`` None: row k), all bits of the row for a None state, words
         past ``words`` zeroed. The masks are found with the GIL held (a walk reads
         Python objects; rows the masker must compute are written by it at once), then
-        copied with the GIL released, over ``threads`` threads when above one. A row
-        named twice gets the later state's mask, as in the sequential loop."""
+        copied with the GIL released: by this thread, or in ``threads`` chunks, all but
+        one by ``executor`` (a ``concurrent.futures`` executor). A row named twice gets
+        the later state's mask, as in the sequential loop."""
         cdef int32_t[:, ::1] a = arr
         cdef Py_ssize_t n = len(states), n_rows = a.shape[0], width = a.shape[1]
         cdef Py_ssize_t k, r, nb = self.nbytes
@@ -240,16 +240,29 @@ cdef class MaskPath:
                 continue
             keep.append(src)
             src_of[k] = <long long><intptr_t>PyMemoryView_GET_BUFFER(src).buf
-        cdef int32_t *base = &a[0, 0] if n_rows and width else NULL
-        cdef Py_ssize_t nt = threads if threads > 1 else 1
-        with nogil:
-            if nt > 1:
-                for k in prange(n, num_threads=nt, schedule='static'):
-                    _copy_row(base, width, words, row_of[k], src_of[k], last_of[row_of[k]] == k)
-            else:
-                for k in range(n):
-                    _copy_row(base, width, words, row_of[k], src_of[k], last_of[row_of[k]] == k)
+        if threads <= 1 or executor is None or n < 2:
+            _copy_rows(a, row_of, src_of, last_of, words, 0, n)
+            return arr
+        # the copies in ``threads`` contiguous chunks, all but the first in the executor's
+        # threads (each copies without the GIL, so they run at once); the sources stay
+        # alive in ``keep`` until every chunk is done
+        cdef Py_ssize_t step = (n + threads - 1) // threads
+        futures = [executor.submit(_copy_rows, a, row_of, src_of, last_of, words, lo,
+                                   min(n, lo + step)) for lo in range(step, n, step)]
+        _copy_rows(a, row_of, src_of, last_of, words, 0, min(n, step))
+        for f in futures:
+            f.result()
         return arr
+
+
+def _copy_rows(int32_t[:, ::1] a, long long[::1] row_of, long long[::1] src_of,
+               long long[::1] last_of, Py_ssize_t words, Py_ssize_t lo, Py_ssize_t hi):
+    """Entries ``lo..hi`` of a ``fill`` plan into ``a``, without the GIL."""
+    cdef Py_ssize_t k, width = a.shape[1]
+    cdef int32_t *base = &a[0, 0] if a.shape[0] and width else NULL
+    with nogil:
+        for k in range(lo, hi):
+            _copy_row(base, width, words, row_of[k], src_of[k], last_of[row_of[k]] == k)
 
 
 cdef inline void _copy_row(int32_t *base, Py_ssize_t width, Py_ssize_t words, Py_ssize_t r,

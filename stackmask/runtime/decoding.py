@@ -92,8 +92,27 @@ def _as_2d_int32(out) -> np.ndarray:
 
 
 #: ``fill_masks(threads=None)`` copies with two threads from this many rows on (on the
-#: compiled path; below it the thread start-up costs more than the copies gain)
+#: compiled path, where the machine has two cores or more; below it, handing a chunk to a
+#: worker thread costs more than copying it here)
 THREADS_MIN_ROWS = 128
+
+_executors: dict = {}
+_executors_lock = threading.Lock()
+
+
+def _executor(threads: int):
+    """A pool of ``threads - 1`` worker threads for ``fill_masks``' copies (one per count,
+    made on first use, kept for the process: its idle threads wait on a queue, costing
+    nothing)."""
+    ex = _executors.get(threads)
+    if ex is None:
+        from concurrent.futures import ThreadPoolExecutor
+        with _executors_lock:
+            ex = _executors.get(threads)
+            if ex is None:
+                ex = _executors[threads] = ThreadPoolExecutor(
+                    threads - 1, thread_name_prefix="stackmask-fill")
+    return ex
 
 
 def fill_masks(c, states: Sequence[State | None], out, rows: Sequence[int] | None = None,
@@ -107,10 +126,12 @@ def fill_masks(c, states: Sequence[State | None], out, rows: Sequence[int] | Non
     state means an unconstrained row: every bit is set. A row named twice
     gets the later state's mask.
 
-    On the compiled path (``c.native``) the masks are found first and then copied
-    with the GIL released (other Python threads run meanwhile), over ``threads``
-    threads: ``None`` means two from ``THREADS_MIN_ROWS`` rows on (where the
-    machine has two cores), else one. The pure-Python path ignores ``threads``.
+    On the compiled path (``c.native``) the masks are found first (with the GIL: a
+    walk reads Python objects) and then copied with the GIL released, so other
+    Python threads run meanwhile; ``threads`` > 1 splits the copies into that many
+    chunks, all but one copied by worker threads (a pool kept for the process).
+    ``None`` means two from ``THREADS_MIN_ROWS`` rows on where the machine has two
+    cores or more, else one. The pure-Python path ignores ``threads``.
     """
     arr = _as_2d_int32(out)
     words = c.mask_words
@@ -126,7 +147,8 @@ def fill_masks(c, states: Sequence[State | None], out, rows: Sequence[int] | Non
         mv = memoryview(arr)
         flat = mv.cast("B").cast("i") if len(mv.format) == 1 else None
         if flat is not None:
-            path.fill(list(states), rows, arr, flat, words, State, threads)
+            path.fill(list(states), rows, arr, flat, words, State, threads,
+                      _executor(threads) if threads > 1 else None)
             return out
     if rows is None:
         rows = range(len(states))
