@@ -45,9 +45,9 @@ cdef class MaskPath:
     aliases, pairs, configurations on a base, memos on the GSS nodes), walking
     single paths here and calling the masker's branching walk below a node with
     several links; the mask comes from the memo (or the masker's ``lookup_old``
-    computes it) and is copied into the buffer the masker keeps bound
-    (``memcpy``). The pinned start mask, EOS, a new buffer or no buffer go to
-    ``masker.mask(state, out)``.
+    computes it), or is the state's pinned mask, and is copied into the buffer the
+    masker keeps bound (``memcpy``). EOS, a new buffer or no buffer go to
+    ``masker.mask(state, out)`` (which binds a new buffer, except for a pinned mask).
     """
 
     cdef object masker
@@ -119,16 +119,19 @@ cdef class MaskPath:
         return frozenset(outs)
 
     cdef object _src(self, object state):
-        """The mask of ``state`` as the masker keeps it (a read-only memoryview),
-        found as ``Masker.mask`` finds it; None for the pinned start mask and EOS
-        (the masker answers those)."""
+        """The mask of ``state`` as the masker keeps it (a read-only memoryview: the
+        pinned one, or the memo's), found as ``Masker.mask`` finds it; None for EOS
+        (the masker answers it)."""
         cdef object key = state.mask_key
-        cdef object heads, head, top, cfg, k, alias, b, bm
+        cdef object heads, head, top, cfg, k, alias, b, bm, src
         cdef PyObject *p
         cdef Py_ssize_t i, n
         cdef object dwa = self.dwa
         if key is None:
-            if state.mask_src is not None or state.finished:
+            src = state.mask_src
+            if src is not None:          # pinned (the start state's)
+                return src
+            if state.finished:
                 return None
             heads = state.heads
             n = PyTuple_GET_SIZE(heads)
