@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from stackmask import Constraint, Grammar
 from stackmask.compile import make_scanner
-from stackmask.compile.config_classes import ConfigClasses, base_horizon, refine
+from stackmask.compile.config_classes import ConfigClasses, base_horizon
+from stackmask.lexer.fsa import refine
 from stackmask.compile.tables import build_tables
 from stackmask.compile.terminal import TerminalCompiler
 from stackmask.compile.token_index import VocabIndex

@@ -37,8 +37,8 @@ except ImportError:                   # Python 3.10 (as Lark does)
 import numpy as np
 
 from ..errors import GrammarError
-from .dfa import (DFA, MAX_DFA_STATES, MAX_NFA_STATES, ByteNFA, TooManyStates, determinize,
-                  expand_classes, minimize, trim)
+from .dfa import DFA, MAX_DFA_STATES, MAX_NFA_STATES, expand_classes
+from .fsa import Nfa, TooManyStates, determinize, minimize, trim
 
 __all__ = ["regex_to_nfa", "compile_terminal", "codepoint_set", "utf8_sequences",
            "normalize_intervals", "complement_intervals", "combine_flags", "walk_parse_tree"]
@@ -202,6 +202,20 @@ def _codepoint_set(op, av, flags: int) -> Intervals:
     raise ValueError(f"not a one-character construct: {op}")
 
 
+class ByteNFA(Nfa):
+    """The NFA of one terminal, over bytes. ``reluctant`` records that the pattern
+    contained a reluctant quantifier (shortest-match semantics apply to the terminal);
+    ``name`` and ``label`` name the terminal in errors."""
+
+    __slots__ = ("reluctant", "name", "label")
+
+    def __init__(self, name: str = "", limit: int = MAX_NFA_STATES, label: str | None = None):
+        super().__init__(limit)
+        self.reluctant = False
+        self.name = name
+        self.label = label if label is not None else name
+
+
 # --------------------------------------------------------------------------
 # UTF-8 range splitting
 # --------------------------------------------------------------------------
@@ -263,7 +277,7 @@ def _charset_template(ivs: Intervals):
     if ivs[-1][1] <= 0x7F:
         return 2, tuple((0, lo, hi, 1) for lo, hi in ivs)
     # byte-range sequences with shared suffixes, then determinize + minimize
-    nfa = ByteNFA("", limit=1 << 30)
+    nfa = Nfa(1 << 30)
     entry, exit_ = nfa.new(), nfa.new()
     suffix: dict[tuple, int] = {(): exit_}
 
@@ -279,7 +293,7 @@ def _charset_template(ivs: Intervals):
     for seq in utf8_sequences(ivs):
         nfa.edges[entry].append((seq[0][0], seq[0][1], suf(seq[1:])))
     nfa.start, nfa.final = entry, exit_
-    trans, b2c, acc = determinize(nfa)
+    trans, b2c, acc = determinize(nfa, 256, MAX_DFA_STATES)
     trans, old = trim(trans, acc)
     acc = acc[old]
     trans, old2 = minimize(trans, acc.astype("int64"))
@@ -502,7 +516,7 @@ def _build_terminal(regex: str, name: str) -> DFA:
     label = _label(name, regex)
     nfa = regex_to_nfa(regex, name)
     try:
-        trans, b2c, accepting = determinize(nfa)
+        trans, b2c, accepting = determinize(nfa, 256, MAX_DFA_STATES)
     except TooManyStates:
         raise GrammarError(f"terminal {label!r} is too large: its DFA needs more than "
                            f"{MAX_DFA_STATES} states (MAX_DFA_STATES)", name=name) from None
