@@ -588,3 +588,4 @@ def product_bfs(gc: np.ndarray, start: tuple, max_states: int) -> tuple[list, np
         rows.append(out.reshape(f, n_classes))
     trans = np.concatenate(rows).astype(np.int32) if rows else np.zeros((0, n_classes), np.int32)
     return states, trans
+
