@@ -16,7 +16,7 @@ from collections import deque
 
 import numpy as np
 
-__all__ = ["Nfa", "TooManyStates", "determinize", "trim", "renumber_bfs", "refine", "minimize",
+__all__ = ["Nfa", "TooManyStates", "determinize", "trim", "refine", "minimize",
            "group_rows", "column_classes", "product_bfs"]
 
 
@@ -208,10 +208,10 @@ def trim(trans: np.ndarray, accepting: np.ndarray) -> tuple[np.ndarray, np.ndarr
         return np.zeros((0, trans.shape[1]), dtype=np.int32), np.zeros(0, dtype=np.int64)
     alive_a = np.array(alive, dtype=bool)
     t = np.where(alive_a[np.maximum(trans, 0)] & (trans >= 0), trans, -1)
-    return renumber_bfs(t)
+    return _renumber_bfs(t)
 
 
-def renumber_bfs(trans: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _renumber_bfs(trans: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Renumber states in BFS order from state 0 (symbols in order), dropping unreachable
     ones. Returns ``(trans, old_index)``."""
     n = trans.shape[0]
@@ -458,7 +458,9 @@ def minimize(trans: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndar
 
     A few rounds of Moore refinement (vectorized) settle most automata; if the
     partition is still changing, Hopcroft's algorithm finishes from there (Moore
-    alone is quadratic on long chains such as ``a{30000}``)."""
+    alone is quadratic on long chains such as ``a{30000}``). These whole rounds are
+    :func:`refine`'s without its bookkeeping (depth snapshots, incremental rounds),
+    which costs several times more on the small automata of terminals."""
     n = trans.shape[0]
     if n == 0:
         return trans, np.zeros(0, dtype=np.int64)
@@ -497,7 +499,7 @@ def minimize(trans: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndar
     inv[perm] = np.arange(n_blocks)
     q = np.append(inv, -1)[q[perm]].astype(np.int32)
     rep = rep[perm]
-    q2, old = renumber_bfs(q)
+    q2, old = _renumber_bfs(q)
     return q2, rep[old]
 
 
