@@ -783,6 +783,7 @@ def test_product_by_levels_equals_the_reference(which, monkeypatch):
     """The level-at-a-time product BFS gives the automaton the one-tuple-at-a-time BFS gives
     (both are minimized and renumbered canonically, so the tables are equal)."""
     from stackmask.lexer import dfa as D
+    from stackmask.lexer import fsa
     if which == "schema":
         from stackmask.grammars.json_schema import convert_schema
         g = convert_schema({"type": "object", "properties": {
@@ -793,6 +794,7 @@ def test_product_by_levels_equals_the_reference(which, monkeypatch):
         g = Grammar.from_lark(read_bench_grammar(which))     # skipped without ../shared/bench
         terms = [t for t in g.terminals if t.is_lexed]
     dfas = terminal_dfas(terms)
+    monkeypatch.setattr(fsa, "_SMALL_PRODUCT", 0)               # every product by levels
     new = D.product(dfas)
     monkeypatch.setattr(D, "product_bfs", _product_bfs_reference)
     ref = D.product(dfas)
@@ -810,11 +812,12 @@ def test_product_by_levels_on_random_terminal_sets(regexes):
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     g = np.vstack([np.where(d.trans >= 0, d.trans + o, -1) for d, o in zip(dfas, offsets)])
     start = tuple(int(o) for o in offsets[:-1])
-    s1, t1 = fsa.product_bfs(g, start, 10_000)
     s2, t2 = _product_bfs_reference(g, start)
-    # the same reachable tuples, and the same transitions up to the numbering
-    assert sorted(s1) == sorted(s2)
-    pos2 = {s: i for i, s in enumerate(s2)}
-    perm = np.array([pos2[s] for s in s1])
-    mapped = np.where(t1 >= 0, perm[np.maximum(t1, 0)], -1)
-    assert np.array_equal(mapped, t2[perm])
+    for way in (fsa._product_levels, fsa._product_tuples):     # product_bfs picks by size
+        s1, t1 = way(g, start, 10_000)
+        # the same reachable tuples, and the same transitions up to the numbering
+        assert sorted(s1) == sorted(s2)
+        pos2 = {s: i for i, s in enumerate(s2)}
+        perm = np.array([pos2[s] for s in s1])
+        mapped = np.where(t1 >= 0, perm[np.maximum(t1, 0)], -1)
+        assert np.array_equal(mapped, t2[perm])

@@ -534,17 +534,57 @@ def column_classes(table: np.ndarray) -> np.ndarray:
 # product
 # --------------------------------------------------------------------------
 
+#: below this many table entries (component states x classes), :func:`product_bfs` goes one
+#: tuple at a time: numpy's cost per level outweighs the work on small automata
+_SMALL_PRODUCT = 65536
+
+
 def product_bfs(gc: np.ndarray, start: tuple, max_states: int) -> tuple[list, np.ndarray]:
     """The reachable tuples of live component states from ``start`` (``gc``: the
-    components' transitions side by side, states x byte classes, -1 dead), breadth first
-    a level at a time: a level's successors for every class are gathered at once, made
-    canonical (a tuple is its live states in ascending order: component order, since
-    each component's states are a range of their own) and deduplicated with one sort;
-    only the new tuples of the level are looked up one by one. Returns ``(tuples in id
-    order, transitions)``; raises :class:`TooManyStates` past ``max_states`` tuples.
+    components' transitions side by side, states x symbol classes, -1 dead), breadth
+    first. A tuple is its live states in ascending order (component order, since each
+    component's states are a range of their own). Returns ``(tuples in id order,
+    transitions)``; raises :class:`TooManyStates` past ``max_states`` tuples.
 
-    Complete components (no -1) give the product of Boolean operations: every tuple
-    holds one state of each."""
+    Large products go a level at a time: a level's successors for every class are
+    gathered at once, made canonical and deduplicated with one sort; only the new tuples
+    of the level are looked up one by one. Small ones go one tuple at a time. Complete
+    components (no -1) give the product of Boolean operations: every tuple holds one
+    state of each."""
+    if gc.size <= _SMALL_PRODUCT:
+        return _product_tuples(gc, start, max_states)
+    return _product_levels(gc, start, max_states)
+
+
+def _product_tuples(gc: np.ndarray, start: tuple, max_states: int) -> tuple[list, np.ndarray]:
+    """:func:`product_bfs` one tuple at a time (states numbered breadth first)."""
+    rows_g = gc.tolist()
+    first = tuple(sorted(start))
+    ids = {first: 0}
+    states = [first]
+    rows = []
+    i = 0
+    while i < len(states):
+        row = []
+        for col in zip(*[rows_g[x] for x in states[i]]):
+            key = tuple(x for x in col if x >= 0)
+            if not key:
+                row.append(-1)
+                continue
+            q = ids.get(key)
+            if q is None:
+                q = ids[key] = len(states)
+                states.append(key)
+                if len(states) > max_states:
+                    raise TooManyStates(len(states))
+            row.append(q)
+        rows.append(row)
+        i += 1
+    return states, np.array(rows, dtype=np.int32).reshape(len(rows), gc.shape[1])
+
+
+def _product_levels(gc: np.ndarray, start: tuple, max_states: int) -> tuple[list, np.ndarray]:
+    """:func:`product_bfs` a level at a time."""
     n_classes = gc.shape[1]
     dead = len(gc)
     g = np.vstack([gc, np.full((1, n_classes), -1, dtype=gc.dtype)])   # row `dead`: all -1

@@ -14,7 +14,7 @@ import bisect
 
 import numpy as np
 
-from ...lexer.fsa import Nfa, TooManyStates, column_classes, determinize, minimize, product_bfs, trim
+from ...lexer.fsa import Nfa, TooManyStates, determinize, minimize, product_bfs, trim
 from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, UNIVERSE, alt, ast_size, iv_contains,
                          iv_intersect, length_range, rep, seq, thompson)
 from ...lexer.ir import complement_intervals as iv_complement
@@ -183,16 +183,13 @@ class Dfa:
         na, n_atoms = len(self.trans), len(self.atoms)
         g = np.vstack([np.array(self.trans, dtype=np.int32).reshape(na, n_atoms),
                        np.array(other.trans, dtype=np.int32).reshape(-1, n_atoms) + na])
-        s2c = column_classes(g)
-        rep_ = np.zeros(int(s2c.max()) + 1, dtype=np.int64)
-        rep_[s2c[::-1]] = np.arange(n_atoms - 1, -1, -1)
         try:
-            states, trans = product_bfs(np.ascontiguousarray(g[:, rep_]), (0, na), MAX_STATES + 1)
+            states, trans = product_bfs(g, (0, na), MAX_STATES + 1)
         except TooManyStates:
             raise TooComplex("automaton too large for the Boolean operations") from None
         fa, fb = self.final, other.final
         final = np.array([op(fa[x], fb[y - na]) for x, y in states], dtype=bool)
-        return Dfa._minimal(self.atoms, trans[:, s2c], final)
+        return Dfa._minimal(self.atoms, trans, final)
 
     def complement(self) -> "Dfa":
         return Dfa(self.atoms, self.trans, [not f for f in self.final])
