@@ -23,7 +23,8 @@ from stackmask.compile.parser_dwa import ParserDWA
 from stackmask.compile.templates import NO_LHS
 from stackmask.compile.templates import expand_emissions as _expand
 from stackmask.compile.tables import build_tables
-from stackmask.compile.terminal import TRUE, TerminalCompiler, group_rows, requirement
+from stackmask.compile.terminal import TRUE, TerminalCompiler, requirement
+from stackmask.lexer.fsa import group_rows
 from stackmask.compile.token_index import VocabIndex
 from stackmask.lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from stackmask.runtime import mask_to_ids

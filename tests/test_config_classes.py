@@ -19,12 +19,10 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from stackmask import Constraint, Grammar
 from stackmask.compile import make_scanner
-from stackmask.compile.config_classes import ConfigClasses, base_horizon, refine
+from stackmask.compile.config_classes import ConfigClasses, base_horizon
 from stackmask.compile.tables import build_tables
 from stackmask.compile.terminal import TerminalCompiler
 from stackmask.compile.token_index import VocabIndex
@@ -166,49 +164,6 @@ def test_masks_with_classes_equal_the_oracle(qwen_vocab, qwen_encoding, tmp_path
 @pytest.mark.slow
 def test_masks_with_classes_equal_the_oracle_all(qwen_vocab, qwen_encoding, tmp_path):
     _check(qwen_vocab, qwen_encoding, tmp_path, _texts(), 3, 60)
-
-
-
-def _refine_naive(cls0, succ, depth):
-    """Moore refinement, every round whole: the reference for ``refine``."""
-    cls = np.asarray(cls0, dtype=np.int64)
-    for _ in range(depth):
-        ext = np.append(cls, -1)
-        rows = np.column_stack([cls, ext[succ]])
-        _, cls = np.unique(rows, axis=0, return_inverse=True)
-        cls = cls.reshape(-1)
-    return cls
-
-
-def _same_partition(a, b) -> bool:
-    pairs = set(zip(np.asarray(a).tolist(), np.asarray(b).tolist()))
-    return len(pairs) == len(set(np.asarray(a).tolist())) == len(set(np.asarray(b).tolist()))
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.integers(1, 120), st.integers(1, 3), st.integers(1, 4), st.data())
-def test_refine_equals_the_naive_refinement(m, k, n_obs, data):
-    succ = np.array(data.draw(st.lists(st.lists(st.integers(0, m), min_size=k, max_size=k),
-                                       min_size=m, max_size=m)), dtype=np.int64)
-    cls0 = np.array(data.draw(st.lists(st.integers(0, n_obs - 1), min_size=m, max_size=m)))
-    depths = sorted(set(data.draw(st.lists(st.integers(0, 12), min_size=1, max_size=3))))
-    parts, rounds = refine(cls0, succ, depths)
-    for d in depths:
-        assert _same_partition(parts[d], _refine_naive(cls0, succ, d)), (d, rounds)
-
-
-def test_refine_counted_chain_is_incremental():
-    # a chain of 3,000 counts read by one symbol (plus a dead one): every round splits
-    # off one state at the chain's end; every depth's partition is right
-    m = 3000
-    succ = np.column_stack([np.append(np.arange(1, m), m), np.full(m, m)])
-    cls0 = np.zeros(m, dtype=np.int64)
-    cls0[-1] = 1                                  # the last count: it reads nothing
-    parts, rounds = refine(cls0, succ, (15, 128))
-    assert rounds == 128
-    for d in (15, 128):
-        assert len(set(parts[d].tolist())) == d + 2
-        assert _same_partition(parts[d], _refine_naive(cls0, succ, d))
 
 
 def test_an_alias_whose_representative_is_missing(qwen_vocab):

@@ -621,7 +621,7 @@ def small_tables(draw):
 def test_minimize_random_tables(tbl, rounds):
     """Hopcroft (rounds=0), Moore+Hopcroft (1) and Moore (12) give the minimal
     equivalent automaton."""
-    import stackmask.lexer.dfa as D
+    import stackmask.lexer.fsa as D
 
     trans, acc = tbl
     t, old = D.trim(trans, acc)
@@ -644,7 +644,7 @@ def test_minimize_random_tables(tbl, rounds):
 
 @pytest.mark.parametrize("rounds", [0, 12])
 def test_minimize_long_chains(monkeypatch, rounds):
-    import stackmask.lexer.dfa as D
+    import stackmask.lexer.fsa as D
     from stackmask.lexer.regex import _build_terminal
 
     monkeypatch.setattr(D, "_MOORE_ROUNDS", rounds)
@@ -741,7 +741,7 @@ def test_lexer_small_handmade():
                                                                    st.integers(0, 255)),
                                                          max_size=250), st.integers(0, 2 ** 32))
 def test_column_classes_group_equal_columns(n, k, copies, seed):
-    from stackmask.lexer.dfa import column_classes
+    from stackmask.lexer.fsa import column_classes
     g = np.random.default_rng(seed).integers(-1, k, size=(n, 256))
     for a, b in copies:
         g[:, a] = g[:, b]
@@ -753,9 +753,9 @@ def test_column_classes_group_equal_columns(n, k, copies, seed):
     assert firsts == list(range(len(firsts)))          # numbered by first byte
 
 
-def _product_bfs_reference(gc: np.ndarray, start: tuple) -> tuple[list, np.ndarray]:
+def _product_bfs_reference(gc: np.ndarray, start: tuple, max_states: int = 0) -> tuple[list, np.ndarray]:
     """The product BFS one tuple of live component states at a time: the reference for
-    the level-at-a-time ``dfa._product_bfs``."""
+    the level-at-a-time ``fsa.product_bfs``."""
     gc_rows = gc.tolist()
     start = tuple(sorted(start))
     ids = {start: 0}
@@ -783,6 +783,7 @@ def test_product_by_levels_equals_the_reference(which, monkeypatch):
     """The level-at-a-time product BFS gives the automaton the one-tuple-at-a-time BFS gives
     (both are minimized and renumbered canonically, so the tables are equal)."""
     from stackmask.lexer import dfa as D
+    from stackmask.lexer import fsa
     if which == "schema":
         from stackmask.grammars.json_schema import convert_schema
         g = convert_schema({"type": "object", "properties": {
@@ -793,8 +794,9 @@ def test_product_by_levels_equals_the_reference(which, monkeypatch):
         g = Grammar.from_lark(read_bench_grammar(which))     # skipped without ../shared/bench
         terms = [t for t in g.terminals if t.is_lexed]
     dfas = terminal_dfas(terms)
+    monkeypatch.setattr(fsa, "_SMALL_PRODUCT", 0)               # every product by levels
     new = D.product(dfas)
-    monkeypatch.setattr(D, "_product_bfs", _product_bfs_reference)
+    monkeypatch.setattr(D, "product_bfs", _product_bfs_reference)
     ref = D.product(dfas)
     assert np.array_equal(new.trans, ref.trans) and new.accepts == ref.accepts
 
@@ -804,17 +806,18 @@ def test_product_by_levels_equals_the_reference(which, monkeypatch):
                                  "c+a", "\\d{1,4}", "é+", "x|xy|xyz"]), min_size=1, max_size=5,
                 unique=True))
 def test_product_by_levels_on_random_terminal_sets(regexes):
-    from stackmask.lexer import dfa as D
+    from stackmask.lexer import fsa
     dfas = terminal_dfas(regexes)
     sizes = [d.n_states for d in dfas]
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     g = np.vstack([np.where(d.trans >= 0, d.trans + o, -1) for d, o in zip(dfas, offsets)])
     start = tuple(int(o) for o in offsets[:-1])
-    s1, t1 = D._product_bfs(g, start)
     s2, t2 = _product_bfs_reference(g, start)
-    # the same reachable tuples, and the same transitions up to the numbering
-    assert sorted(s1) == sorted(s2)
-    pos2 = {s: i for i, s in enumerate(s2)}
-    perm = np.array([pos2[s] for s in s1])
-    mapped = np.where(t1 >= 0, perm[np.maximum(t1, 0)], -1)
-    assert np.array_equal(mapped, t2[perm])
+    for way in (fsa._product_levels, fsa._product_tuples):     # product_bfs picks by size
+        s1, t1 = way(g, start, 10_000)
+        # the same reachable tuples, and the same transitions up to the numbering
+        assert sorted(s1) == sorted(s2)
+        pos2 = {s: i for i, s in enumerate(s2)}
+        perm = np.array([pos2[s] for s in s1])
+        mapped = np.where(t1 >= 0, perm[np.maximum(t1, 0)], -1)
+        assert np.array_equal(mapped, t2[perm])

@@ -41,7 +41,7 @@ import time
 
 import numpy as np
 
-from .terminal import group_rows
+from ..lexer.fsa import refine
 
 log = logging.getLogger("stackmask")
 
@@ -90,7 +90,6 @@ class ConfigClasses:
             cls = np.fromiter((ids.setdefault(o, len(ids)) for o in obs), dtype=np.int64, count=n)
             reps = scanner.byte_representatives
             succ = np.asarray(dfa.trans)[:, reps].astype(np.int64)   # states x classes of bytes
-            succ[succ < 0] = n                  # dead: a class of its own
             # the depths between the horizon and L at which a configuration on a root
             # may agree with it, each about a third deeper (15, 20, 26, 34, ...)
             ds, d = [], self.horizon
@@ -199,109 +198,6 @@ class ConfigClasses:
         return cfg if b is None else b
 
 
-def refine(cls0: np.ndarray, succ: np.ndarray, depths) -> tuple[dict, int]:
-    """Moore refinement of the partition ``cls0`` (block ids per state) by the successors
-    ``succ`` (states x symbols; ``len(succ)`` stands for "no successor", a block of its
-    own): after round ``r`` two states share a block iff every string of up to ``r``
-    symbols leads both to states of one block of ``cls0``. Returns ``({depth: block ids
-    after that many rounds}, rounds run)``; it stops early once a round changes nothing.
-
-    Incremental (the idea of Hopcroft's algorithm, in rounds): only a state that changed
-    block in the last round, or one of whose successors did, can change block in this
-    one; every other state keeps its signature of the last round (its own block, its
-    successors' blocks: ids that did not change), which its block stores. So a round
-    costs the states near the last round's splits -- inside a counted string, a few per
-    round -- not the automaton. A round with many such states is done whole."""
-    m, k = succ.shape
-    depths = sorted(set(int(d) for d in depths))
-    out: dict = {}
-    cls = np.asarray(cls0, dtype=np.int64).copy()
-    if depths and depths[0] <= 0:
-        for d in depths:
-            if d <= 0:
-                out[d] = cls.copy()
-    if not m or depths[-1] <= 0:
-        for d in depths:
-            out.setdefault(d, cls.copy())
-        return out, 0
-    # predecessors of every state (CSR)
-    src = np.repeat(np.arange(m), k)
-    dst = succ.ravel()
-    live = dst < m
-    src, dst = src[live], dst[live]
-    order = np.argsort(dst, kind="stable")
-    pred = src[order]
-    ptr = np.searchsorted(dst[order], np.arange(m + 1))
-    size: dict = {}
-    sig: dict = {}              # block -> its members' signature in the last round (bytes)
-    next_id = int(cls.max(initial=-1)) + 1
-    moved = None                # states that changed block in the last round
-    r = 0
-    while r < depths[-1]:
-        r += 1
-        ext = np.append(cls, -1)
-        if moved is not None:
-            if not len(moved):
-                r -= 1
-                break                                   # stable: no later round changes
-            starts, ends = ptr[moved], ptr[moved + 1]
-            lens = ends - starts
-            idx = np.repeat(starts - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + \
-                np.arange(int(lens.sum()))
-            cand = np.union1d(moved, pred[idx])
-        if moved is None or 4 * len(cand) > m:
-            # a whole round: group every state by (block, successors' blocks); the first
-            # group of each block keeps its id
-            rows = np.column_stack([cls, ext[succ]])
-            order, bounds = group_rows(rows)
-            firsts = order[bounds[:-1]]
-            old = cls[firsts]
-            newid = np.full(len(firsts), -1, dtype=np.int64)
-            _, keep = np.unique(old, return_index=True)
-            newid[keep] = old[keep]
-            rest = np.flatnonzero(newid < 0)
-            newid[rest] = next_id + np.arange(len(rest))
-            next_id += len(rest)
-            new = np.empty(m, dtype=np.int64)
-            new[order] = np.repeat(newid, np.diff(bounds))
-            moved = np.flatnonzero(new != cls)
-            cls = new
-            counts = np.diff(bounds).tolist()
-            size = dict(zip(newid.tolist(), counts))
-            sig = {b: rows[f].tobytes() for b, f in zip(newid.tolist(), firsts.tolist())}
-        else:
-            rows = np.column_stack([cls[cand], ext[succ[cand]]])
-            groups: dict = {}
-            buf = rows.tobytes()
-            w = rows.itemsize * (k + 1)
-            for q, b, j in zip(cand.tolist(), rows[:, 0].tolist(), range(0, len(buf), w)):
-                groups.setdefault(b, {}).setdefault(buf[j:j + w], []).append(q)
-            new = cls.copy()
-            for b, by_key in groups.items():
-                n_cand = sum(len(v) for v in by_key.values())
-                if size[b] > n_cand:
-                    keep_key = sig[b]          # the states not looked at stay, as they were
-                else:
-                    keep_key = next(iter(by_key))
-                    sig[b] = keep_key
-                for key, members in by_key.items():
-                    if key == keep_key:
-                        continue
-                    new[members] = next_id
-                    size[next_id] = len(members)
-                    sig[next_id] = key
-                    size[b] -= len(members)
-                    next_id += 1
-            moved = np.flatnonzero(new[cand] != cls[cand])
-            moved = cand[moved]
-            cls = new
-        if r in depths:
-            out[r] = cls.copy()
-    for d in depths:
-        out.setdefault(d, cls.copy())
-    return out, r
-
-
 def _reachable(trans: np.ndarray, starts) -> list[int]:
     """The states that some byte string leads to from one of ``starts``."""
     n = len(trans)
@@ -317,4 +213,4 @@ def _reachable(trans: np.ndarray, starts) -> list[int]:
     return np.flatnonzero(seen).tolist()
 
 
-__all__ = ["ConfigClasses", "base_horizon", "refine"]
+__all__ = ["ConfigClasses", "base_horizon"]

@@ -34,6 +34,7 @@ from bisect import bisect_left
 
 import numpy as np
 
+from ..lexer.fsa import group_rows
 from ..lexer.scanner import IGNORE, Scanner
 from .token_index import VocabIndex
 
@@ -574,32 +575,6 @@ class TerminalCompiler:
         out = np.empty_like(state)
         out[order] = self._final[state]
         return out
-
-
-def group_rows(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Group the equal rows of the integer matrix ``m``: ``(order, bounds)`` with the rows
-    ``order[bounds[u]:bounds[u + 1]]`` forming group ``u`` (ascending within a group).
-
-    Each row is folded into one int64 code column by column (renumbering the codes densely
-    when the next column would overflow), then the codes are sorted once: much cheaper than
-    ``np.unique(axis=0)``, which sorts the rows as opaque byte strings."""
-    n = len(m)
-    code = np.zeros(n, dtype=np.int64)
-    top = 1                                    # codes are < top
-    for col in m.T:
-        c = col.astype(np.int64)
-        c -= c.min(initial=0)
-        r = int(c.max(initial=0)) + 1
-        if top * r >= 1 << 62:
-            _, code = np.unique(code, return_inverse=True)
-            code = code.reshape(-1).astype(np.int64)
-            top = int(code.max(initial=0)) + 1
-        code = code * r + c
-        top *= r
-    order = np.argsort(code, kind="stable")
-    sc = code[order]
-    starts = np.flatnonzero(np.concatenate([[True], sc[1:] != sc[:-1]])) if n else np.zeros(0, np.int64)
-    return order, np.concatenate([starts, [n]]).astype(np.int64)
 
 
 def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict, positions: np.ndarray) -> dict:

@@ -3,8 +3,8 @@
 The pattern is parsed with the standard library's own parser
 (``re._parser``), so the syntax accepted, the flag handling and the parser's
 rewrites (common-prefix factoring, ``a|b`` -> ``[ab]``) are exactly those of
-``re``. The parse tree is then turned into a Thompson-style NFA whose edges are
-byte ranges.
+``re``. The parse tree is then written in the regex IR (:mod:`.ir`) as it stands and
+turned into the IR's Thompson NFA, whose edges here are byte ranges.
 
 Single-character constructs (literals, ``.``, classes, categories) are mapped
 to *sets of code points* that are exact by construction: unless the set is a
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Callable
 
 try:                                  # Python >= 3.11
     import re._constants as C
@@ -37,66 +38,28 @@ except ImportError:                   # Python 3.10 (as Lark does)
 import numpy as np
 
 from ..errors import GrammarError
-from .dfa import (DFA, MAX_DFA_STATES, MAX_NFA_STATES, ByteNFA, TooManyStates, determinize,
-                  expand_classes, minimize, trim)
+from .dfa import DFA, MAX_DFA_STATES, MAX_NFA_STATES, expand_classes
+from .fsa import Nfa, TooManyStates, determinize, minimize, trim
+from .ir import (MAX_CP, SURR_HI, SURR_LO, Intervals, complement_intervals, nfa_size,
+                 normalize_intervals, thompson)
 
 __all__ = ["regex_to_nfa", "compile_terminal", "codepoint_set", "utf8_sequences",
-           "normalize_intervals", "complement_intervals", "combine_flags", "walk_parse_tree"]
+           "combine_flags", "walk_parse_tree"]
 
 #: opcodes of atomic groups and possessive quantifiers (Python 3.11+); Python 3.10's
 #: parser rejects their syntax, so there they stand for no opcode (None)
 ATOMIC_GROUP = getattr(C, "ATOMIC_GROUP", None)
 POSSESSIVE_REPEAT = getattr(C, "POSSESSIVE_REPEAT", None)
 
-MAX_CP = 0x10FFFF
-SURR_LO, SURR_HI = 0xD800, 0xDFFF
-
 _I = C.SRE_FLAG_IGNORECASE
 _S = C.SRE_FLAG_DOTALL
 _A = C.SRE_FLAG_ASCII
 _CHAR_FLAGS = _I | _S | _A  # the flags that can change what one character matches
 
-Intervals = tuple[tuple[int, int], ...]  # sorted, disjoint, non-adjacent, inclusive, no surrogates
-
 
 # --------------------------------------------------------------------------
 # code point sets
 # --------------------------------------------------------------------------
-
-def normalize_intervals(ivs) -> Intervals:
-    """Sort, merge, and remove surrogates from inclusive intervals."""
-    out: list[list[int]] = []
-    for lo, hi in sorted(ivs):
-        if lo > hi:
-            continue
-        if out and lo <= out[-1][1] + 1:
-            if hi > out[-1][1]:
-                out[-1][1] = hi
-        else:
-            out.append([lo, hi])
-    res: list[tuple[int, int]] = []
-    for lo, hi in out:
-        if hi < SURR_LO or lo > SURR_HI:
-            res.append((lo, hi))
-        else:
-            if lo < SURR_LO:
-                res.append((lo, SURR_LO - 1))
-            if hi > SURR_HI:
-                res.append((SURR_HI + 1, hi))
-    return tuple(res)
-
-
-def complement_intervals(ivs: Intervals) -> Intervals:
-    out = []
-    nxt = 0
-    for lo, hi in ivs:
-        if lo > nxt:
-            out.append((nxt, lo - 1))
-        nxt = hi + 1
-    if nxt <= MAX_CP:
-        out.append((nxt, MAX_CP))
-    return normalize_intervals(out)
-
 
 _UNIVERSE: str | None = None
 
@@ -202,6 +165,20 @@ def _codepoint_set(op, av, flags: int) -> Intervals:
     raise ValueError(f"not a one-character construct: {op}")
 
 
+class ByteNFA(Nfa):
+    """The NFA of one terminal, over bytes. ``reluctant`` records that the pattern
+    contained a reluctant quantifier (shortest-match semantics apply to the terminal);
+    ``name`` and ``label`` name the terminal in errors."""
+
+    __slots__ = ("reluctant", "name", "label")
+
+    def __init__(self, name: str = "", limit: int = MAX_NFA_STATES, label: str | None = None):
+        super().__init__(limit)
+        self.reluctant = False
+        self.name = name
+        self.label = label if label is not None else name
+
+
 # --------------------------------------------------------------------------
 # UTF-8 range splitting
 # --------------------------------------------------------------------------
@@ -263,7 +240,7 @@ def _charset_template(ivs: Intervals):
     if ivs[-1][1] <= 0x7F:
         return 2, tuple((0, lo, hi, 1) for lo, hi in ivs)
     # byte-range sequences with shared suffixes, then determinize + minimize
-    nfa = ByteNFA("", limit=1 << 30)
+    nfa = Nfa(1 << 30)
     entry, exit_ = nfa.new(), nfa.new()
     suffix: dict[tuple, int] = {(): exit_}
 
@@ -279,7 +256,7 @@ def _charset_template(ivs: Intervals):
     for seq in utf8_sequences(ivs):
         nfa.edges[entry].append((seq[0][0], seq[0][1], suf(seq[1:])))
     nfa.start, nfa.final = entry, exit_
-    trans, b2c, acc = determinize(nfa)
+    trans, b2c, acc = determinize(nfa, 256, MAX_DFA_STATES)
     trans, old = trim(trans, acc)
     acc = acc[old]
     trans, old2 = minimize(trans, acc.astype("int64"))
@@ -323,7 +300,13 @@ def combine_flags(flags: int, add: int, delete: int) -> int:
     return (flags | add) & ~delete
 
 
-class _Builder:
+_ONE_CHAR = (C.LITERAL, C.NOT_LITERAL, C.ANY, C.IN, C.CATEGORY)
+
+
+class _Converter:
+    """``re``'s parse tree -> the regex IR (:mod:`.ir`), as written: plain tuples, no
+    simplification, so the NFA is the one the pattern spells."""
+
     def __init__(self, nfa: ByteNFA, label: str):
         self.nfa = nfa
         self.label = label
@@ -332,83 +315,24 @@ class _Builder:
         raise GrammarError(f"terminal {self.label!r} uses an unsupported regex feature: {what}",
                            name=self.nfa.name)
 
-    def charset(self, ivs: Intervals, cur: int) -> int:
-        nfa = self.nfa
-        n_local, edges = _charset_template(ivs)
-        end = nfa.new()
-        local = [cur, end] + [nfa.new() for _ in range(n_local - 2)]
-        for s, lo, hi, t in edges:
-            nfa.edges[local[s]].append((lo, hi, local[t]))
-        return end
+    def seq(self, items, flags: int) -> tuple:
+        return ("s", tuple(self.item(op, av, flags) for op, av in items))
 
-    def size(self, items, flags: int) -> int:
-        """Number of NFA states :meth:`seq` will create for ``items``."""
-        total = 0
-        for op, av in items:
-            if op in (C.LITERAL, C.NOT_LITERAL, C.ANY, C.IN, C.CATEGORY):
-                try:
-                    total += _charset_template(codepoint_set(op, av, flags))[0] - 1
-                except ValueError as e:
-                    self.fail(str(e))
-            elif op is C.SUBPATTERN:
-                total += self.size(av[3], combine_flags(flags, av[1], av[2]))
-            elif op is C.BRANCH:
-                total += 1 + sum(self.size(br, flags) for br in av[1])
-            elif op is C.MAX_REPEAT or op is C.MIN_REPEAT:
-                lo, hi, sub = av
-                one = self.size(sub, flags)
-                total += lo * one
-                if hi is C.MAXREPEAT or hi == C.MAXREPEAT:
-                    total += 2 + one
-                elif hi > lo:
-                    total += 1 + (hi - lo) * one
-        return total
-
-    def seq(self, items, cur: int, flags: int) -> int:
-        for op, av in items:
-            cur = self.item(op, av, cur, flags)
-        return cur
-
-    def item(self, op, av, cur: int, flags: int) -> int:
-        nfa = self.nfa
-        if op in (C.LITERAL, C.NOT_LITERAL, C.ANY, C.IN, C.CATEGORY):
+    def item(self, op, av, flags: int) -> tuple:
+        if op in _ONE_CHAR:
             try:
-                ivs = codepoint_set(op, av, flags)
+                return ("c", codepoint_set(op, av, flags))
             except ValueError as e:
                 self.fail(str(e))
-            return self.charset(ivs, cur)
         if op is C.SUBPATTERN:
             _group, add, delete, sub = av
-            return self.seq(sub, cur, combine_flags(flags, add, delete))
+            return self.seq(sub, combine_flags(flags, add, delete))
         if op is C.BRANCH:
-            _, branches = av
-            join = nfa.new()
-            for b in branches:
-                end = self.seq(b, cur, flags)
-                nfa.eps[end].append(join)
-            return join
+            return ("a", tuple(self.seq(b, flags) for b in av[1]))
         if op is C.MAX_REPEAT or op is C.MIN_REPEAT:
             lo, hi, sub = av
-            for _ in range(lo):
-                cur = self.seq(sub, cur, flags)
-            if hi is C.MAXREPEAT or hi == C.MAXREPEAT:
-                loop = nfa.new()
-                nfa.eps[cur].append(loop)
-                end = self.seq(sub, loop, flags)
-                nfa.eps[end].append(loop)
-                out = nfa.new()
-                nfa.eps[loop].append(out)
-                return out
-            if hi == lo:
-                return cur
-            # x{0,r} as (x(x(x)?)?)? : every intermediate end may exit. (The
-            # flat form x?x?x? would put all r copies into one subset.)
-            join = nfa.new()
-            for _ in range(hi - lo):
-                nfa.eps[cur].append(join)
-                cur = self.seq(sub, cur, flags)
-            nfa.eps[cur].append(join)
-            return join
+            return ("r", self.seq(sub, flags), lo,
+                    None if hi is C.MAXREPEAT or hi == C.MAXREPEAT else hi)
         if op is C.ASSERT or op is C.ASSERT_NOT:
             direction = av[0]
             kind = "lookahead" if direction == 1 else "lookbehind"
@@ -417,6 +341,23 @@ class _Builder:
         if op in _UNSUPPORTED:
             self.fail(_UNSUPPORTED[op])
         self.fail(f"regex construct {op}")
+
+
+def _utf8_leaf(nfa: ByteNFA) -> Callable[[Intervals, int], int]:
+    """The leaf of :func:`.ir.thompson` for the lexer: a code point set as its UTF-8
+    byte automaton (:func:`_charset_template`)."""
+    def leaf(ivs: Intervals, cur: int) -> int:
+        n_local, edges = _charset_template(ivs)
+        end = nfa.new()
+        local = [cur, end] + [nfa.new() for _ in range(n_local - 2)]
+        for s, lo, hi, t in edges:
+            nfa.edges[local[s]].append((lo, hi, local[t]))
+        return end
+    return leaf
+
+
+def _utf8_leaf_size(ivs: Intervals) -> int:
+    return _charset_template(ivs)[0] - 1
 
 
 def walk_parse_tree(items):
@@ -458,16 +399,18 @@ def regex_to_nfa(regex: str, name: str = "", limit: int = MAX_NFA_STATES) -> Byt
         raise GrammarError(f"terminal {label!r} has an invalid regex {regex!r}: {e}", name=name) from None
     flags = parsed.state.flags
     nfa = ByteNFA(name, limit, label)
-    b = _Builder(nfa, label)
-    # Check the whole tree first (also parts the builder never visits, e.g. x{0}).
+    conv = _Converter(nfa, label)
+    # Check the whole tree first, in its order (the conversion meets unsupported
+    # features too, but later than a one-character construct it cannot spell).
     for op, av in walk_parse_tree(parsed):
         if op is C.MIN_REPEAT:
             nfa.reluctant = True
         elif op is C.ASSERT or op is C.ASSERT_NOT or op in _UNSUPPORTED:
-            b.item(op, av, 0, flags)  # raises GrammarError naming the feature
+            conv.item(op, av, flags)  # raises GrammarError naming the feature
     # Count the states up front so that oversized terminals fail fast.
     try:
-        needed = 1 + b.size(parsed, flags)
+        x = conv.seq(parsed, flags)
+        needed = 1 + nfa_size(x, _utf8_leaf_size)
     except RecursionError:
         raise GrammarError(f"terminal {label!r}: regex nested too deeply", name=name) from None
     if needed > limit:
@@ -477,7 +420,7 @@ def regex_to_nfa(regex: str, name: str = "", limit: int = MAX_NFA_STATES) -> Byt
             f"are expanded)", name=name)
     nfa.start = nfa.new()
     try:
-        nfa.final = b.seq(parsed, nfa.start, flags)
+        nfa.final = thompson(x, nfa, nfa.start, _utf8_leaf(nfa))
         assert nfa.n_states == needed, (nfa.n_states, needed)
     except RecursionError:
         raise GrammarError(f"terminal {label!r}: regex nested too deeply", name=name) from None
@@ -502,7 +445,7 @@ def _build_terminal(regex: str, name: str) -> DFA:
     label = _label(name, regex)
     nfa = regex_to_nfa(regex, name)
     try:
-        trans, b2c, accepting = determinize(nfa)
+        trans, b2c, accepting = determinize(nfa, 256, MAX_DFA_STATES)
     except TooManyStates:
         raise GrammarError(f"terminal {label!r} is too large: its DFA needs more than "
                            f"{MAX_DFA_STATES} states (MAX_DFA_STATES)", name=name) from None

@@ -49,7 +49,8 @@ import numpy as np
 from ..errors import GrammarError
 from ..grammar import TerminalDef
 from ..memo import Generations, Memo
-from .dfa import DFA, column_classes
+from .dfa import DFA
+from .fsa import column_classes
 
 BOUNDARY = -1          # no pending lexeme
 IGNORE = -1            # emitted alternative: an ignored terminal

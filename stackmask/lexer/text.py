@@ -24,7 +24,8 @@ import numpy as np
 
 from ..errors import GrammarError
 from ..grammar import FreeText
-from .dfa import DFA, minimize, trim
+from .dfa import DFA
+from .fsa import minimize, trim
 from .regex import compile_terminal
 
 __all__ = ["free_text_dfa"]

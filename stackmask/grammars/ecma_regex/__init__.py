@@ -1,0 +1,34 @@
+"""ECMA-262 regexes (JSON Schema ``pattern``) as exact regular languages.
+
+Used by :mod:`stackmask.grammars.json_schema`. The package is split by job:
+
+* :mod:`.parser`: an ECMA-262 pattern -> the regex IR (:mod:`stackmask.lexer.ir`: hashable
+  tuples over code point sets), anchored as JSON Schema says;
+* :mod:`.algebra`: intersection, difference, complement, emptiness, inclusion, length
+  limits and finite exclusion, on minimal DFAs over code point atoms built with the
+  package's automaton toolkit (:mod:`stackmask.lexer.fsa`), back to the IR by state
+  elimination (with size guards: the result can grow exponentially);
+* :mod:`.emit`: the IR as a Python regex, over the decoded text or over the JSON
+  spellings of a string.
+
+The IR's constructors and code point set helpers (``ch``, ``lit``, ``seq``, ``alt``,
+``rep``, ``EPS``, ``NONE``, ``ANY``, ``ANYSTAR``, ``length_range``, ...) are re-exported
+here for the schema converter.
+"""
+
+from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, UNIVERSE, alt,
+                         ast_size, cap_repeats, ch, iv_contains, iv_intersect, iv_union,
+                         length_range, lit, nullable, rep, seq)
+from .algebra import (Dfa, TooComplex, atom_partition, complement, difference, intersect,
+                      is_disjoint, is_empty, is_subset, limit_length, not_in, union)
+from .emit import ESCAPABLE, RAW_OK, fullmatch, json_char_class, to_json_string, to_python
+from .parser import PatternError, parse_pattern, parse_regex_full, unicode_property
+
+__all__ = [
+    "PatternError", "TooComplex", "parse_pattern", "parse_regex_full", "unicode_property", "ch",
+    "lit", "seq", "alt", "rep", "EPS", "NONE", "ANY", "ANYSTAR", "UNIVERSE", "MAX_CP", "SURR_LO",
+    "SURR_HI", "length_range", "nullable", "ast_size", "cap_repeats", "iv_intersect", "iv_union",
+    "iv_contains", "to_python", "to_json_string", "json_char_class", "fullmatch", "ESCAPABLE",
+    "RAW_OK", "intersect", "difference", "union", "complement", "is_empty", "is_disjoint",
+    "is_subset", "Dfa", "not_in", "limit_length", "atom_partition",
+]

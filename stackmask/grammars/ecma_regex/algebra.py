@@ -1,0 +1,395 @@
+"""Boolean operations on the regex IR (:mod:`stackmask.lexer.ir`): intersection, difference,
+complement, emptiness, inclusion, length limits, and "any string but these".
+
+Each operation partitions the code points into *atoms* no character set of its operands
+splits, builds minimal complete DFAs over the atoms with the package's automaton toolkit
+(:mod:`stackmask.lexer.fsa`: Thompson NFA, subset construction, minimization, product)
+and turns the result back into the IR by state elimination. That result can grow
+exponentially, so every step has a size guard raising :class:`TooComplex`.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+
+from ...lexer.fsa import Nfa, TooManyStates, determinize, minimize, product_bfs, trim
+from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, UNIVERSE, alt, ast_size, iv_contains,
+                         iv_intersect, length_range, rep, seq, thompson)
+from ...lexer.ir import complement_intervals as iv_complement
+from ...lexer.ir import normalize_intervals as iv_norm
+
+__all__ = ["TooComplex", "Dfa", "atom_partition", "intersect", "difference", "union", "complement",
+           "is_empty", "is_disjoint", "is_subset", "limit_length", "not_in"]
+
+
+class TooComplex(ValueError):
+    """A Boolean operation's result is too large to express as a regex."""
+
+
+MAX_NFA = 20_000
+MAX_STATES = 4_000      # DFA states in Boolean operations
+MAX_ELIM = 300         # states for DFA -> regex by state elimination
+
+
+# --------------------------------------------------------------------------
+# finite exclusion: any string except a given finite set
+# --------------------------------------------------------------------------
+
+def not_in(words, universe=UNIVERSE) -> tuple:
+    """AST of all strings over ``universe`` except ``words`` (built on the trie)."""
+    trie: dict = {}
+    END = object()
+    for w in words:
+        node = trie
+        for c in w:
+            node = node.setdefault(ord(c), {})
+        node[END] = True
+
+    anystar = ("r", ("c", universe), 0, None)
+
+    def build(node) -> tuple:
+        kids = sorted(k for k in node if k is not END)
+        other = iv_intersect(universe, iv_complement(iv_norm([(k, k) for k in kids])))
+        alts = []
+        if END not in node:
+            alts.append(EPS)
+        if other:
+            alts.append(seq(("c", other), anystar))
+        for k in kids:
+            if iv_contains(universe, k):
+                alts.append(seq(("c", ((k, k),)), build(node[k])))
+        return alt(*alts)
+
+    return build(trie)
+
+
+
+# --------------------------------------------------------------------------
+# DFA over code-point atoms
+# --------------------------------------------------------------------------
+
+def _collect_sets(x, out: set):
+    k = x[0]
+    if k == "c":
+        out.add(x[1])
+    elif k in ("s", "a"):
+        for y in x[1]:
+            _collect_sets(y, out)
+    else:
+        _collect_sets(x[1], out)
+
+
+def atom_partition(*asts) -> list:
+    """Partition of the universe into intervals no AST character set splits."""
+    sets: set = {UNIVERSE}
+    for a in asts:
+        _collect_sets(a, sets)
+    cuts = set()
+    for s in sets:
+        for lo, hi in s:
+            cuts.add(lo)
+            cuts.add(hi + 1)
+    pts = sorted(c for c in cuts if 0 <= c <= MAX_CP + 1)
+    atoms = []
+    for a, b in zip(pts, pts[1:]):
+        iv = iv_norm([(a, b - 1)])
+        if iv:
+            atoms.append((a, b - 1))
+    return atoms
+
+
+class Dfa:
+    """Complete DFA over an atom partition (``atoms``: sorted disjoint code point
+    intervals): ``trans[s][i]`` is the state after atom ``i`` (a dead state included
+    where needed; no -1), ``final[s]`` whether ``s`` accepts; start state 0. Lists."""
+
+    def __init__(self, atoms, trans, final):
+        self.atoms = atoms
+        self.trans = trans
+        self.final = final
+
+    # -- construction -------------------------------------------------------
+    @classmethod
+    def from_ast(cls, x, atoms) -> "Dfa":
+        """The minimal DFA of the IR ``x`` (every character set a union of ``atoms``)."""
+        starts = [a for a, _ in atoms]
+        n_atoms = len(atoms)
+        ranges: dict = {}
+
+        def atom_ranges(ivs) -> list:
+            """``ivs`` as runs ``(first, last)`` of atom indices."""
+            out = []
+            for lo, hi in ivs:
+                i = bisect.bisect_right(starts, lo) - 1
+                j = bisect.bisect_right(starts, hi) - 1
+                if out and out[-1][1] == i - 1:
+                    out[-1] = (out[-1][0], j)
+                else:
+                    out.append((i, j))
+            return out
+
+        nfa = Nfa(MAX_NFA)
+
+        def leaf(ivs, cur: int) -> int:
+            r = ranges.get(ivs)
+            if r is None:
+                r = ranges[ivs] = atom_ranges(ivs)
+            nxt = nfa.new()
+            edges = nfa.edges[cur]
+            for i, j in r:
+                edges.append((i, j, nxt))
+            return nxt
+
+        try:
+            nfa.start = nfa.new()
+            nfa.final = thompson(x, nfa, nfa.start, leaf)
+        except TooManyStates:
+            raise TooComplex("regex too large for the Boolean operations") from None
+        try:
+            trans, s2c, accepting = determinize(nfa, n_atoms, MAX_STATES + 1)
+        except TooManyStates:
+            raise TooComplex("automaton too large for the Boolean operations") from None
+        return cls._minimal(atoms, trans[:, s2c], accepting)
+
+    @classmethod
+    def _minimal(cls, atoms, trans: np.ndarray, final: np.ndarray) -> "Dfa":
+        """The minimal complete DFA of the (partial, -1 for no move) table ``trans``."""
+        n_atoms = len(atoms)
+        t, old = trim(trans, final)
+        if t.shape[0] == 0:
+            return cls(atoms, [[0] * n_atoms], [False])
+        f = final[old]
+        t, old2 = minimize(t, f.astype(np.int64))
+        f = f[old2].tolist()
+        n = t.shape[0]
+        if (t < 0).any():                   # complete it with a dead state
+            t = np.vstack([np.where(t < 0, n, t), np.full((1, n_atoms), n, dtype=t.dtype)])
+            f.append(False)
+        return cls(atoms, t.tolist(), [bool(v) for v in f])
+
+    def minimize(self) -> "Dfa":
+        n = len(self.trans)
+        trans = np.array(self.trans, dtype=np.int32).reshape(n, len(self.atoms))
+        return Dfa._minimal(self.atoms, trans, np.array(self.final, dtype=bool))
+
+    # -- operations -----------------------------------------------------------
+    def product(self, other: "Dfa", op) -> "Dfa":
+        """The minimal DFA accepting where ``op(self accepts, other accepts)``."""
+        assert self.atoms == other.atoms
+        if len(self.trans) * len(other.trans) > 50 * MAX_STATES:
+            raise TooComplex("automaton product too large")
+        na, n_atoms = len(self.trans), len(self.atoms)
+        g = np.vstack([np.array(self.trans, dtype=np.int32).reshape(na, n_atoms),
+                       np.array(other.trans, dtype=np.int32).reshape(-1, n_atoms) + na])
+        try:
+            states, trans = product_bfs(g, (0, na), MAX_STATES + 1)
+        except TooManyStates:
+            raise TooComplex("automaton too large for the Boolean operations") from None
+        fa, fb = self.final, other.final
+        final = np.array([op(fa[x], fb[y - na]) for x, y in states], dtype=bool)
+        return Dfa._minimal(self.atoms, trans, final)
+
+    def complement(self) -> "Dfa":
+        return Dfa(self.atoms, self.trans, [not f for f in self.final])
+
+    def is_empty(self) -> bool:
+        n = len(self.trans)
+        trans = np.array(self.trans, dtype=np.int32).reshape(n, len(self.atoms))
+        return trim(trans, np.array(self.final, dtype=bool))[0].shape[0] == 0
+
+    def to_ast(self, limit: int = 4000) -> tuple:
+        """Regex AST by state elimination; raises TooComplex past ``limit`` nodes."""
+        n = len(self.trans)
+        # keep only useful states (reachable and co-reachable)
+        reach = {0}
+        stack = [0]
+        while stack:
+            s = stack.pop()
+            for t in self.trans[s]:
+                if t not in reach:
+                    reach.add(t)
+                    stack.append(t)
+        rev: dict[int, set] = {}
+        for s in range(n):
+            for t in self.trans[s]:
+                rev.setdefault(t, set()).add(s)
+        co = {s for s in range(n) if self.final[s]}
+        stack = list(co)
+        while stack:
+            s = stack.pop()
+            for p in rev.get(s, ()):
+                if p not in co:
+                    co.add(p)
+                    stack.append(p)
+        useful = reach & co
+        if 0 not in useful:
+            return NONE
+        if len(useful) > MAX_ELIM:
+            raise TooComplex("automaton too large to turn back into a regex")
+        S, F = -1, -2
+        out: dict[int, dict[int, tuple]] = {S: {0: EPS}}
+        inn: dict[int, dict[int, tuple]] = {0: {S: EPS}}
+        for s in useful:
+            by_t: dict[int, list] = {}
+            for i, t in enumerate(self.trans[s]):
+                if t in useful:
+                    by_t.setdefault(t, []).append(self.atoms[i])
+            for t, ivs in by_t.items():
+                lab = ("c", iv_norm(ivs))
+                out.setdefault(s, {})[t] = lab
+                inn.setdefault(t, {})[s] = lab
+            if self.final[s]:
+                out.setdefault(s, {})[F] = EPS
+                inn.setdefault(F, {})[s] = EPS
+        remaining = set(useful)
+        while remaining:
+            q = min(remaining, key=lambda s: (len(inn.get(s, {})) * len(out.get(s, {})),
+                                               sum(ast_size(v) for v in inn.get(s, {}).values())))
+            remaining.discard(q)
+            loop = out.get(q, {}).pop(q, None)
+            inn.get(q, {}).pop(q, None)
+            star = rep(loop, 0, None) if loop is not None else EPS
+            ins = inn.pop(q, {})
+            outs = out.pop(q, {})
+            for p, a in ins.items():
+                out[p].pop(q, None)
+                for r, b in outs.items():
+                    inn[r].pop(q, None)
+                    lab = seq(a, star, b)
+                    old = out[p].get(r)
+                    lab = lab if old is None else alt(old, lab)
+                    if ast_size(lab) > limit:
+                        raise TooComplex("the resulting regex is too large")
+                    out[p][r] = lab
+                    inn.setdefault(r, {})[p] = lab
+            for r in outs:
+                inn.get(r, {}).pop(q, None)
+        return out.get(S, {}).get(F, NONE)
+
+
+def _dfas(*asts):
+    atoms = atom_partition(*asts)
+    return [Dfa.from_ast(a, atoms) for a in asts]
+
+
+def intersect(*asts, limit: int = 4000) -> tuple:
+    """AST of the intersection (raises TooComplex when too large)."""
+    asts = [a for a in asts]
+    if any(a == NONE for a in asts):
+        return NONE
+    asts = [a for a in asts if a != ANYSTAR]
+    if not asts:
+        return ANYSTAR
+    if len(asts) == 1:
+        return asts[0]
+    ds = _dfas(*asts)
+    d = ds[0]
+    for e in ds[1:]:
+        d = d.product(e, lambda x, y: x and y)
+    return d.to_ast(limit)
+
+
+def difference(a, b, limit: int = 4000) -> tuple:
+    if b == NONE:
+        return a
+    da, db = _dfas(a, b)
+    return da.product(db, lambda x, y: x and not y).to_ast(limit)
+
+
+def union(*asts) -> tuple:
+    return alt(*asts)
+
+
+def complement(a, limit: int = 4000) -> tuple:
+    (d,) = _dfas(a)
+    return d.complement().to_ast(limit)
+
+
+def is_empty(a) -> bool:
+    if a == NONE:
+        return True
+    (d,) = _dfas(a)
+    return d.is_empty()
+
+
+def is_disjoint(a, b) -> bool:
+    if a == NONE or b == NONE:
+        return True
+    da, db = _dfas(a, b)
+    return da.product(db, lambda x, y: x and y).is_empty()
+
+
+def is_subset(a, b) -> bool:
+    if a == NONE:
+        return True
+    da, db = _dfas(a, b)
+    return da.product(db, lambda x, y: x and not y).is_empty()
+
+
+def limit_length(x, lo: int, hi, limit: int = 4000) -> tuple:
+    """AST of the strings of ``x`` with ``lo <= len <= hi`` (hi None = no
+    upper bound). Tries structural rewrites first (exact), then a DFA product;
+    raises TooComplex when neither gives a small regex."""
+    a, b = length_range(x)
+    if b == -1:
+        return NONE
+    if a >= lo and (hi is None or (b is not None and b <= hi)):
+        return x
+    r = _rewrite_len(x, lo, hi)
+    if r is not None:
+        return r
+    return intersect(x, rep(ANY, lo, hi), limit=limit)
+
+
+def _fixed_len(x):
+    a, b = length_range(x)
+    return a if a == b else None
+
+
+def _rewrite_len(x, lo: int, hi):
+    """Structural length restriction: alternation distributes; a
+    concatenation with exactly one variable-length part passes the remaining
+    budget to it; a repetition of a fixed-length body gets new counts."""
+    k = x[0]
+    if k == "a":
+        parts = []
+        for y in x[1]:
+            r = _rewrite_len(y, lo, hi)
+            if r is None:
+                return None
+            parts.append(r)
+        return alt(*parts)
+    if k == "c":
+        return x if lo <= 1 and (hi is None or hi >= 1) else NONE
+    if k == "s":
+        fixed = 0
+        var = None
+        for i, y in enumerate(x[1]):
+            f = _fixed_len(y)
+            if f is None:
+                if var is not None:
+                    return None
+                var = i
+            else:
+                fixed += f
+        if var is None:
+            return x if fixed >= lo and (hi is None or fixed <= hi) else NONE
+        r = _rewrite_len(x[1][var], max(0, lo - fixed), None if hi is None else hi - fixed)
+        if r is None:
+            return None
+        items = list(x[1])
+        items[var] = r
+        return seq(*items)
+    _, y, a, b = x
+    f = _fixed_len(y)
+    if f is None:
+        return None
+    if f == 0:
+        return x if lo == 0 else NONE
+    na = max(a, -(-lo // f))
+    nb = b
+    if hi is not None:
+        nb = hi // f if b is None else min(b, hi // f)
+    return rep(y, na, nb)

@@ -1,0 +1,472 @@
+"""ECMA-262 patterns (JSON Schema ``pattern``) -> the regex IR (:mod:`stackmask.lexer.ir`).
+
+A pattern is parsed into the IR over sets of Unicode code points (the *decoded* string
+the JSON Schema validator sees) and anchored as JSON Schema says: a pattern matches
+anywhere in the string unless it uses ``^``/``$``.
+
+ECMA semantics implemented: ``\\d`` = [0-9], ``\\w`` = [A-Za-z0-9_], ``\\s`` =
+ECMA WhiteSpace + LineTerminator, ``.`` = anything but ``\\n \\r U+2028
+U+2029``, classes and negated classes, escapes ``\\t \\n \\v \\f \\r \\0 \\cX
+\\xHH \\uHHHH \\u{H...}`` and identity escapes, groups (capturing, named
+``(?<n>...)``/``(?P<n>...)``, non-capturing), alternation, greedy and lazy
+quantifiers (laziness does not change which strings match), Annex-B literal
+``{ } ]``, and ``^``/``$`` anywhere outside quantified groups (a mid-pattern
+``^`` requires everything before it to match empty). Not supported (raise
+:class:`PatternError` naming the feature): lookahead/lookbehind, word
+boundaries ``\\b \\B``, backreferences, ``\\p{...}`` properties other than general
+categories (scripts, binary properties but ``Any``/``ASCII``/``Assigned``), inline
+flags, anchors inside quantified groups. ``\\p{L}``, ``\\p{Lu}``, ``\\P{Nd}``,
+``\\p{gc=Letter}``: the categories of Python's ``unicodedata``.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from ...lexer.ir import ANYSTAR, EPS, MAX_CP, SURR_HI, SURR_LO, alt, ch, nullable, rep, seq
+from ...lexer.ir import complement_intervals as iv_complement
+from ...lexer.ir import normalize_intervals as iv_norm
+
+__all__ = ["PatternError", "parse_pattern", "parse_regex_full", "unicode_property"]
+
+
+class PatternError(ValueError):
+    """The pattern is invalid or uses a feature that cannot be enforced."""
+
+
+DIGIT = ((0x30, 0x39),)
+WORD = iv_norm([(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)])
+SPACE = iv_norm([(0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A),
+                 (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000),
+                 (0xFEFF, 0xFEFF)])
+DOT = iv_complement(iv_norm([(0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029)]))
+_CLASS_ESC = {"d": DIGIT, "D": iv_complement(DIGIT), "w": WORD, "W": iv_complement(WORD),
+              "s": SPACE, "S": iv_complement(SPACE)}
+_CTRL_ESC = {"t": 9, "n": 10, "v": 11, "f": 12, "r": 13}
+
+# intermediate tree: ("bol",), ("eol",), ("chars", ivs), ("seq", [..]), ("alt", [..]), ("rep", t, lo, hi)
+
+
+_GC_LONG = {
+    "Letter": "L", "Cased_Letter": "LC", "Uppercase_Letter": "Lu", "Lowercase_Letter": "Ll",
+    "Titlecase_Letter": "Lt", "Modifier_Letter": "Lm", "Other_Letter": "Lo", "Mark": "M",
+    "Combining_Mark": "M", "Nonspacing_Mark": "Mn", "Spacing_Mark": "Mc", "Enclosing_Mark": "Me",
+    "Number": "N", "Decimal_Number": "Nd", "digit": "Nd", "Letter_Number": "Nl",
+    "Other_Number": "No", "Punctuation": "P", "punct": "P", "Connector_Punctuation": "Pc",
+    "Dash_Punctuation": "Pd", "Open_Punctuation": "Ps", "Close_Punctuation": "Pe",
+    "Initial_Punctuation": "Pi", "Final_Punctuation": "Pf", "Other_Punctuation": "Po",
+    "Symbol": "S", "Math_Symbol": "Sm", "Currency_Symbol": "Sc", "Modifier_Symbol": "Sk",
+    "Other_Symbol": "So", "Separator": "Z", "Space_Separator": "Zs", "Line_Separator": "Zl",
+    "Paragraph_Separator": "Zp", "Other": "C", "Control": "Cc", "cntrl": "Cc", "Format": "Cf",
+    "Surrogate": "Cs", "Private_Use": "Co", "Unassigned": "Cn",
+}
+
+
+@lru_cache(maxsize=None)
+def _general_categories() -> dict:
+    """Two-letter general category -> code point intervals (Python's ``unicodedata``)."""
+    import unicodedata
+    out: dict = {}
+    cat = unicodedata.category
+    prev, start = None, 0
+    for cp in range(MAX_CP + 2):
+        c = cat(chr(cp)) if cp <= MAX_CP else None
+        if c != prev:
+            if prev is not None:
+                out.setdefault(prev, []).append((start, cp - 1))
+            prev, start = c, cp
+    return {k: iv_norm(v) for k, v in out.items()}
+
+
+@lru_cache(maxsize=None)
+def unicode_property(body: str):
+    """The code points of ``\\p{body}``, as intervals (surrogates never members), or None
+    when the property is not one this module knows: a general category by its short or
+    long name, alone or as ``General_Category=``/``gc=``, and ``Any``, ``ASCII``,
+    ``Assigned``. Categories are those of the running Python's Unicode database
+    (``unicodedata.unidata_version``)."""
+    name = body
+    if "=" in body:
+        key, name = body.split("=", 1)
+        if key not in ("General_Category", "gc"):
+            return None
+    elif body == "Any":
+        return iv_complement(())
+    elif body == "ASCII":
+        return ((0, 0x7F),)
+    elif body == "Assigned":
+        return iv_complement(_general_categories().get("Cn", ()))
+    gc = _GC_LONG.get(name, name)
+    cats = _general_categories()
+    if gc == "LC":
+        parts = ["Lu", "Ll", "Lt"]
+    elif len(gc) == 1 and gc in "LMNPSZC":
+        parts = [k for k in cats if k[0] == gc]
+    elif gc in cats:                       # a two-letter category
+        parts = [gc]
+    else:
+        return None
+    # (normalizing drops surrogates: a JSON string holds no lone surrogate)
+    return iv_norm([iv for k in parts for iv in cats.get(k, ())])
+
+
+class _Parser:
+    def __init__(self, src: str):
+        self.src = src
+        self.i = 0
+        self.groups = 0
+
+    def fail(self, msg: str):
+        raise PatternError(f"{msg} (at offset {self.i} of {self.src!r})")
+
+    def peek(self, k: int = 0):
+        j = self.i + k
+        return self.src[j] if j < len(self.src) else None
+
+    def parse(self):
+        t = self.disjunction()
+        if self.i < len(self.src):
+            self.fail(f"unexpected {self.src[self.i]!r}")
+        return t
+
+    def disjunction(self):
+        alts = [self.alternative()]
+        while self.peek() == "|":
+            self.i += 1
+            alts.append(self.alternative())
+        return alts[0] if len(alts) == 1 else ("alt", alts)
+
+    def alternative(self):
+        items = []
+        while self.i < len(self.src) and self.peek() not in ("|", ")"):
+            items.append(self.term())
+        return ("seq", items)
+
+    def term(self):
+        c = self.peek()
+        if c == "^":
+            self.i += 1
+            return self._no_quant(("bol",), "^")
+        if c == "$":
+            self.i += 1
+            return self._no_quant(("eol",), "$")
+        if c == "\\" and self.peek(1) in ("b", "B"):
+            self.fail("word boundary assertions (\\b, \\B) are not supported")
+        if c == "\\" and self.peek(1) == "A":
+            self.i += 2
+            return self._no_quant(("bol",), "\\A")
+        if c == "\\" and self.peek(1) in ("Z", "z"):
+            self.i += 2
+            return self._no_quant(("eol",), "\\Z")
+        if c == "(" and self.peek(1) == "?" and self.peek(2) in ("=", "!"):
+            self.fail("lookahead assertions (?= ...) / (?! ...) are not supported")
+        if c == "(" and self.peek(1) == "?" and self.peek(2) == "<" and self.peek(3) in ("=", "!"):
+            self.fail("lookbehind assertions (?<= ...) / (?<! ...) are not supported")
+        atom = self.atom()
+        return self.quantifier(atom)
+
+    def _no_quant(self, node, what):
+        if self.peek() in ("*", "+", "?") or (self.peek() == "{" and self._brace_quant(peek_only=True)):
+            self.fail(f"quantified assertion {what}")
+        return node
+
+    def _brace_quant(self, peek_only=False):
+        m = re.compile(r"\{(\d+)(,(\d*))?\}").match(self.src, self.i)
+        if not m:
+            return None
+        if peek_only:
+            return m
+        lo = int(m.group(1))
+        if m.group(2) is None:
+            hi = lo
+        elif m.group(3) == "":
+            hi = None
+        else:
+            hi = int(m.group(3))
+        if hi is not None and hi < lo:
+            self.fail("numbers out of order in {} quantifier")
+        self.i = m.end()
+        return lo, hi
+
+    def quantifier(self, atom):
+        c = self.peek()
+        if c == "*":
+            self.i += 1
+            lo, hi = 0, None
+        elif c == "+":
+            self.i += 1
+            lo, hi = 1, None
+        elif c == "?":
+            self.i += 1
+            lo, hi = 0, 1
+        elif c == "{" and self._brace_quant(peek_only=True):
+            lo, hi = self._brace_quant()
+        else:
+            return atom
+        if self.peek() == "?":       # lazy: same set of matching strings
+            self.i += 1
+        if self.peek() == "+":
+            self.fail("possessive quantifiers are not ECMA-262")
+        if atom[0] in ("bol", "eol"):
+            self.fail("quantified assertion")
+        return ("rep", atom, lo, hi)
+
+    def atom(self):
+        c = self.peek()
+        if c == ".":
+            self.i += 1
+            return ("chars", DOT)
+        if c == "(":
+            self.i += 1
+            if self.peek() == "?":
+                if self.peek(1) == ":":
+                    self.i += 2
+                elif self.peek(1) == "<":
+                    j = self.src.find(">", self.i)
+                    if j < 0:
+                        self.fail("unterminated group name")
+                    self.i = j + 1
+                elif self.peek(1) == "P" and self.peek(2) == "<":
+                    j = self.src.find(">", self.i)
+                    if j < 0:
+                        self.fail("unterminated group name")
+                    self.i = j + 1
+                else:
+                    self.fail("inline flags and other (?...) groups are not ECMA-262 / not supported")
+            self.groups += 1
+            t = self.disjunction()
+            if self.peek() != ")":
+                self.fail("missing )")
+            self.i += 1
+            return t
+        if c == ")":
+            self.fail("unbalanced )")
+        if c == "[":
+            return ("chars", self.char_class())
+        if c == "\\":
+            return ("chars", self.atom_escape())
+        if c in ("*", "+", "?"):
+            self.fail(f"nothing to repeat before {c!r}")
+        if c == "{" and self._brace_quant(peek_only=True):
+            self.fail("nothing to repeat before '{'")
+        self.i += 1
+        return ("chars", ((ord(c), ord(c)),))
+
+    def _hex(self, n: int) -> int | None:
+        s = self.src[self.i:self.i + n]
+        if len(s) == n and all(ch in "0123456789abcdefABCDEF" for ch in s):
+            self.i += n
+            return int(s, 16)
+        return None
+
+    def _unicode_escape(self) -> int:
+        # after "\u"
+        if self.peek() == "{":
+            j = self.src.find("}", self.i)
+            body = self.src[self.i + 1:j] if j > 0 else ""
+            if not body or not all(c in "0123456789abcdefABCDEF" for c in body) or int(body, 16) > MAX_CP:
+                self.fail("invalid \\u{...} escape")
+            self.i = j + 1
+            return int(body, 16)
+        v = self._hex(4)
+        if v is None:
+            return ord("u")           # Annex B identity escape
+        if SURR_LO <= v <= 0xDBFF and self.src[self.i:self.i + 2] == "\\u":
+            save = self.i
+            self.i += 2
+            w = self._hex(4)
+            if w is not None and 0xDC00 <= w <= SURR_HI:
+                return 0x10000 + ((v - SURR_LO) << 10) + (w - 0xDC00)
+            self.i = save
+        if SURR_LO <= v <= SURR_HI:
+            self.fail("lone surrogate escapes are not supported")
+        return v
+
+    def _escape_char(self, in_class: bool):
+        """After the backslash: a code point (int) or a set (tuple)."""
+        c = self.peek()
+        if c is None:
+            self.fail("pattern ends with a backslash")
+        self.i += 1
+        if c in _CLASS_ESC:
+            return _CLASS_ESC[c]
+        if c in _CTRL_ESC:
+            return _CTRL_ESC[c]
+        if c == "b" and in_class:
+            return 8
+        if c == "0" and not (self.peek() or "").isdigit():
+            return 0
+        if c.isdigit():
+            if in_class:
+                self.fail("octal escapes are not supported")
+            self.fail("backreferences are not supported")
+        if c == "x":
+            v = self._hex(2)
+            return ord("x") if v is None else v
+        if c == "u":
+            return self._unicode_escape()
+        if c == "c":
+            n = self.peek()
+            if n is not None and n.isascii() and n.isalpha():
+                self.i += 1
+                return ord(n) % 32
+            self.i -= 1
+            return ord("\\")          # Annex B: "\c" is a literal backslash then c
+        if c in ("p", "P"):
+            return self._property(c == "P")
+        if c == "k":
+            self.fail("named backreferences are not supported")
+        if c.isalnum() or c == "_":
+            self.fail(f"unknown escape \\{c}")
+        return ord(c)
+
+    def _property(self, negated: bool) -> tuple:
+        """After ``\\p``/``\\P``: ``{Name}`` or ``{Name=Value}``, a general category
+        (``L``, ``Lu``, ``Letter``, ``gc=Nd``, ...) or ``Any``/``ASCII``/``Assigned``, as
+        code point intervals (complemented for ``\\P``)."""
+        j = self.src.find("}", self.i)
+        if self.peek() != "{" or j < 0:
+            self.fail("\\p must be followed by {Name}")
+        body = self.src[self.i + 1:j]
+        self.i = j + 1
+        ivs = unicode_property(body)
+        if ivs is None:
+            self.fail(f"Unicode property \\p{{{body}}} is not supported (general categories, "
+                      f"Any, ASCII and Assigned are; scripts and other properties are not)")
+        return iv_complement(ivs) if negated else ivs
+
+    def atom_escape(self):
+        self.i += 1
+        v = self._escape_char(False)
+        return v if isinstance(v, tuple) else ((v, v),)
+
+    def char_class(self):
+        self.i += 1
+        neg = False
+        if self.peek() == "^":
+            neg = True
+            self.i += 1
+        ivs: list = []
+        while True:
+            c = self.peek()
+            if c is None:
+                self.fail("unterminated character class")
+            if c == "]":
+                self.i += 1
+                break
+            a = self._class_atom()
+            if self.peek() == "-" and self.peek(1) not in ("]", None):
+                self.i += 1
+                b = self._class_atom()
+                if isinstance(a, tuple) or isinstance(b, tuple):
+                    # Annex B: [\d-z] is \d, '-', 'z'
+                    for x in (a, ord("-"), b):
+                        ivs.extend(x if isinstance(x, tuple) else [(x, x)])
+                    continue
+                if b < a:
+                    self.fail("range out of order in character class")
+                ivs.append((a, b))
+            else:
+                ivs.extend(a if isinstance(a, tuple) else [(a, a)])
+        s = iv_norm(ivs)
+        return iv_complement(s) if neg else s
+
+    def _class_atom(self):
+        c = self.peek()
+        if c == "\\":
+            self.i += 1
+            return self._escape_char(True)
+        self.i += 1
+        return ord(c)
+
+
+def _has_anchor(t) -> bool:
+    k = t[0]
+    if k in ("bol", "eol"):
+        return True
+    if k in ("seq", "alt"):
+        return any(_has_anchor(x) for x in t[1])
+    if k == "rep":
+        return _has_anchor(t[1])
+    return False
+
+
+def _plain(t) -> tuple:
+    """AST of an anchor-free parse tree."""
+    k = t[0]
+    if k == "chars":
+        return ch(t[1])
+    if k == "seq":
+        return seq(*[_plain(x) for x in t[1]])
+    if k == "alt":
+        return alt(*[_plain(x) for x in t[1]])
+    return rep(_plain(t[1]), t[2], t[3])
+
+
+def _branches(t) -> list:
+    """(start_anchored, body AST, end_anchored) alternatives of a parse tree."""
+    if not _has_anchor(t):
+        return [(False, _plain(t), False)]
+    k = t[0]
+    if k == "chars":
+        return [(False, ch(t[1]), False)]
+    if k == "bol":
+        return [(True, EPS, False)]
+    if k == "eol":
+        return [(False, EPS, True)]
+    if k == "alt":
+        out = []
+        for x in t[1]:
+            out.extend(_branches(x))
+        return out
+    if k == "rep":
+        body = _branches(t[1])
+        if any(sa or ea for sa, _, ea in body):
+            raise PatternError("anchors (^, $) inside a quantified group are not supported")
+        return [(False, rep(alt(*[b for _, b, _ in body]), t[2], t[3]), False)]
+    # seq
+    acc = [(False, EPS, False)]
+    for child in t[1]:
+        cb = _branches(child)
+        new = []
+        for sa, b, ea in acc:
+            for sa2, b2, ea2 in cb:
+                # "$" then more text: the rest must match empty; "^" after text: the text must be empty
+                if ea and b2 != EPS:
+                    if not nullable(b2):
+                        continue
+                    b2 = EPS
+                if sa2 and b != EPS:
+                    if not nullable(b):
+                        continue
+                    b = EPS
+                new.append((sa or sa2, seq(b, b2), ea or ea2))
+        acc = new
+        if len(acc) > 256:
+            raise PatternError("pattern has too many anchored alternatives")
+    return acc
+
+
+@lru_cache(maxsize=4096)
+def parse_pattern(pattern: str) -> tuple:
+    """AST of the strings in which the ECMA-262 ``pattern`` finds a match
+    (JSON Schema semantics: unanchored unless ``^``/``$`` say otherwise)."""
+    if not isinstance(pattern, str):
+        raise PatternError(f"pattern must be a string, not {type(pattern).__name__}")
+    p = _Parser(pattern)
+    try:
+        tree = p.parse()
+    except RecursionError:
+        raise PatternError(f"pattern nested too deeply: {pattern!r}") from None
+    out = []
+    for sa, body, ea in _branches(tree):
+        out.append(seq(EPS if sa else ANYSTAR, body, EPS if ea else ANYSTAR))
+    return alt(*out)
+
+
+def parse_regex_full(pattern: str) -> tuple:
+    """AST of the strings that the ECMA-262 ``pattern`` matches *entirely*
+    (used for the formats, which are written anchored)."""
+    return parse_pattern("^(?:" + pattern + ")$")
+

@@ -1,0 +1,60 @@
+"""The Boolean operations of ``grammars.ecma_regex`` (DFAs over code point atoms, built with
+the shared automaton toolkit) against Python's ``re`` on the operands, over every short
+string of a small alphabet."""
+
+from __future__ import annotations
+
+from itertools import product as cartesian
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stackmask.grammars import ecma_regex as R
+
+ALPHABET = "abé\n"          # a non-ASCII letter, and one that '.' does not match
+WORDS = ["".join(w) for n in range(5) for w in cartesian(ALPHABET, repeat=n)]
+
+
+@st.composite
+def patterns(draw, depth=2):
+    """A small ECMA pattern over ``ALPHABET``, maybe anchored."""
+    def node(d):
+        kind = draw(st.sampled_from(["chr", "chr", "cls", "seq", "alt", "rep"] if d else ["chr", "cls"]))
+        if kind == "chr":
+            return draw(st.sampled_from(["a", "b", "é", "."]))
+        if kind == "cls":
+            return draw(st.sampled_from(["[ab]", "[^a]", "\\w", "[a-é]"]))
+        if kind == "seq":
+            return node(d - 1) + node(d - 1)
+        if kind == "alt":
+            return "(?:" + node(d - 1) + "|" + node(d - 1) + ")"
+        return "(?:" + node(d - 1) + ")" + draw(st.sampled_from(["*", "+", "?", "{1,2}", "{2}"]))
+    body = node(depth)
+    return draw(st.sampled_from(["", "^"])) + body + draw(st.sampled_from(["", "$"]))
+
+
+@settings(max_examples=120, deadline=None, database=None)
+@given(patterns(), patterns())
+def test_boolean_operations_agree_with_re(p, q):
+    a, b = R.parse_pattern(p), R.parse_pattern(q)
+    inter, diff, comp = R.intersect(a, b), R.difference(a, b), R.complement(a)
+    disjoint, subset = R.is_disjoint(a, b), R.is_subset(a, b)
+    for w in WORDS:
+        in_a, in_b = R.fullmatch(a, w), R.fullmatch(b, w)
+        assert R.fullmatch(inter, w) == (in_a and in_b), (p, q, w)
+        assert R.fullmatch(diff, w) == (in_a and not in_b), (p, q, w)
+        assert R.fullmatch(comp, w) == (not in_a), (p, w)
+        assert not (disjoint and in_a and in_b), (p, q, w)
+        assert not (subset and in_a and not in_b), (p, q, w)
+    assert R.is_empty(inter) == disjoint
+    assert R.is_empty(diff) == subset
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(patterns(), st.integers(0, 3), st.sampled_from([None, 1, 3]))
+def test_limit_length_agrees_with_re(p, lo, hi):
+    a = R.parse_pattern(p)
+    x = R.limit_length(a, lo, hi)
+    for w in WORDS:
+        want = R.fullmatch(a, w) and lo <= len(w) and (hi is None or len(w) <= hi)
+        assert R.fullmatch(x, w) == want, (p, lo, hi, w)

@@ -1,0 +1,191 @@
+"""The automaton toolkit (``stackmask.lexer.fsa``) against brute force on tiny automata:
+subset construction + trimming + minimization accept what the NFA accepts, the minimal
+automaton has as many states as the NFA's language has residuals, the product of
+complete automata pairs their states, and the incremental refinement equals Moore's."""
+
+from __future__ import annotations
+
+from itertools import product as cartesian
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stackmask.lexer.fsa import Nfa, determinize, minimize, product_bfs, refine, trim
+
+MAX_LEN = 6
+
+
+@st.composite
+def small_nfas(draw):
+    """An NFA of up to 6 states over up to 3 symbols, with epsilon moves and symbol ranges."""
+    k = draw(st.integers(1, 3))
+    n = draw(st.integers(1, 6))
+    nfa = Nfa(100)
+    for _ in range(n):
+        nfa.new()
+    for s in range(n):
+        nfa.eps[s] = sorted(set(draw(st.lists(st.integers(0, n - 1), max_size=2))))
+        for _ in range(draw(st.integers(0, 3))):
+            lo = draw(st.integers(0, k - 1))
+            hi = draw(st.integers(lo, k - 1))
+            nfa.edges[s].append((lo, hi, draw(st.integers(0, n - 1))))
+    nfa.start = draw(st.integers(0, n - 1))
+    nfa.final = draw(st.integers(0, n - 1))
+    return nfa, k
+
+
+def _nfa_accepts(nfa: Nfa, word) -> bool:
+    def close(states):
+        stack, seen = list(states), set(states)
+        while stack:
+            for y in nfa.eps[stack.pop()]:
+                if y not in seen:
+                    seen.add(y)
+                    stack.append(y)
+        return seen
+
+    cur = close({nfa.start})
+    for a in word:
+        cur = close({t for s in cur for lo, hi, t in nfa.edges[s] if lo <= a <= hi})
+    return nfa.final in cur
+
+
+def _dfa_accepts(trans, accepting, word) -> bool:
+    if len(trans) == 0:
+        return False
+    s = 0
+    for a in word:
+        s = trans[s][a]
+        if s < 0:
+            return False
+    return bool(accepting[s])
+
+
+def _words(k: int, max_len: int):
+    for n in range(max_len + 1):
+        yield from cartesian(range(k), repeat=n)
+
+
+def _minimal_dfa(nfa: Nfa, k: int):
+    trans, s2c, acc = determinize(nfa, k, 10_000)
+    full = trans[:, s2c]
+    t, old = trim(full, acc)
+    a = acc[old]
+    if t.shape[0] == 0:
+        return t, a, full, acc
+    m, old2 = minimize(t, a.astype(np.int64))
+    return m, a[old2], full, acc
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(small_nfas())
+def test_determinize_minimize_accepts_what_the_nfa_accepts(case):
+    nfa, k = case
+    m, am, _, _ = _minimal_dfa(nfa, k)
+    rows = m.tolist()
+    for w in _words(k, MAX_LEN):
+        assert _dfa_accepts(rows, am, w) == _nfa_accepts(nfa, w), w
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(small_nfas())
+def test_minimal_state_count_is_the_number_of_residuals(case):
+    """Two states of a DFA with ``n`` states are equivalent iff every word shorter than
+    ``n`` says so; the minimal trimmed DFA has one state per class of the live states."""
+    nfa, k = case
+    m, am, full, acc = _minimal_dfa(nfa, k)
+    rows = full.tolist()
+    n = len(rows)
+    reach, stack = {0}, [0]
+    while stack:
+        for t in rows[stack.pop()]:
+            if t >= 0 and t not in reach:
+                reach.add(t)
+                stack.append(t)
+
+    def signature(s):
+        out = []
+        for w in _words(k, n):
+            q = s
+            for a in w:
+                q = rows[q][a]
+                if q < 0:
+                    break
+            out.append(q >= 0 and bool(acc[q]))
+        return tuple(out)
+
+    sigs = {s: signature(s) for s in reach}
+    live = {sg for sg in sigs.values() if any(sg)}
+    assert len(m) == len(live)
+    # and the minimal automaton is itself minimal and deterministic: no two states alike
+    if len(m):
+        t2, _ = minimize(m, am.astype(np.int64))
+        assert len(t2) == len(m)
+
+
+@st.composite
+def complete_dfas(draw, k):
+    n = draw(st.integers(1, 5))
+    rows = draw(st.lists(st.lists(st.integers(0, n - 1), min_size=k, max_size=k),
+                         min_size=n, max_size=n))
+    fin = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    return np.array(rows, dtype=np.int32), fin
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(st.integers(1, 3).flatmap(lambda k: st.tuples(st.just(k), complete_dfas(k), complete_dfas(k))))
+def test_product_of_complete_dfas_pairs_their_states(case):
+    k, (ta, fa), (tb, fb) = case
+    na = len(ta)
+    g = np.vstack([ta, tb + na])
+    states, trans = product_bfs(g, (0, na), 10_000)
+    assert all(len(s) == 2 for s in states)
+    rows = trans.tolist()
+    for w in _words(k, 5):
+        q, x, y = 0, 0, 0
+        for a in w:
+            q, x, y = rows[q][a], ta[x][a], tb[y][a]
+        assert states[q] == (x, y + na)
+
+
+def _refine_naive(cls0, succ, depth):
+    """Moore refinement, every round whole: the reference for ``refine``."""
+    cls = np.asarray(cls0, dtype=np.int64)
+    for _ in range(depth):
+        ext = np.append(cls, -1)
+        rows = np.column_stack([cls, ext[succ]])
+        _, cls = np.unique(rows, axis=0, return_inverse=True)
+        cls = cls.reshape(-1)
+    return cls
+
+
+def _same_partition(a, b) -> bool:
+    pairs = set(zip(np.asarray(a).tolist(), np.asarray(b).tolist()))
+    return len(pairs) == len(set(np.asarray(a).tolist())) == len(set(np.asarray(b).tolist()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 120), st.integers(1, 3), st.integers(1, 4), st.data())
+def test_refine_equals_the_naive_refinement(m, k, n_obs, data):
+    succ = np.array(data.draw(st.lists(st.lists(st.integers(0, m), min_size=k, max_size=k),
+                                       min_size=m, max_size=m)), dtype=np.int64)
+    cls0 = np.array(data.draw(st.lists(st.integers(0, n_obs - 1), min_size=m, max_size=m)))
+    depths = sorted(set(data.draw(st.lists(st.integers(0, 12), min_size=1, max_size=3))))
+    parts, rounds = refine(cls0, succ, depths)
+    for d in depths:
+        assert _same_partition(parts[d], _refine_naive(cls0, succ, d)), (d, rounds)
+
+
+def test_refine_counted_chain_is_incremental():
+    # a chain of 3,000 counts read by one symbol (plus a dead one): every round splits
+    # off one state at the chain's end; every depth's partition is right
+    m = 3000
+    succ = np.column_stack([np.append(np.arange(1, m), m), np.full(m, m)])
+    cls0 = np.zeros(m, dtype=np.int64)
+    cls0[-1] = 1                                  # the last count: it reads nothing
+    parts, rounds = refine(cls0, succ, (15, 128))
+    assert rounds == 128
+    for d in (15, 128):
+        assert len(set(parts[d].tolist())) == d + 2
+        assert _same_partition(parts[d], _refine_naive(cls0, succ, d))
