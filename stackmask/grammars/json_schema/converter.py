@@ -143,6 +143,10 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
                 self.problem("allOf", ptr, "could not merge")
                 merged = {a: b for a, b in merged.items() if a != "allOf"}
             return self.lang(merged, base, ptr)
+        if "not" in d or "nots__" in d:
+            x = self.expand_not(d, base)
+            if x is not None:
+                return self.lang(x, base, ptr)
         if "anyOf" in d or "oneOf" in d or "__oneOf" in d:
             return self.combinators(d, base, ptr)
         return self.simple_lang(d, base, ptr)
@@ -330,6 +334,8 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
             if any(isinstance(k, str) and k not in v for k in (d.get("required") or [])):
                 return False
             if set(v) & set(d.get("forbidden__", ())):
+                return False
+            if any(not set(v) - set(K) for K in d.get("extra__", ())):
                 return False
             for kw in ("dependencies", "dependentRequired", "dependentSchemas"):
                 for key, dep in (d.get(kw) if isinstance(d.get(kw), dict) else {}).items():

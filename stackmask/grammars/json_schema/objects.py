@@ -80,7 +80,7 @@ class ObjectsMixin:
     # -- objects ----------------------------------------------------------------------------
     def object_symbol(self, d, base, ptr):
         keys = ("properties", "required", "additionalProperties", "patternProperties", "minProperties",
-                "maxProperties", "propertyNames", "forbidden__")
+                "maxProperties", "propertyNames", "forbidden__", "extra__")
         od = {k: d[k] for k in keys if k in d}
         if self.opts["additional_properties"] is False and "additionalProperties" not in od:
             od["additionalProperties"] = False
@@ -157,19 +157,40 @@ class ObjectsMixin:
                 continue
             ok_entries.append((name, schemas, req))
         own = {n for n, _, _ in entries} | forbidden
+        # ``extra__`` (written by complements of additionalProperties: false): for each
+        # list K of names, at least one member whose key is not in K; bit i of a
+        # state's ``b`` says that requirement i is met
+        reqs = [list(K) for K in d.get("extra__", ())]
+        full = (1 << len(reqs)) - 1
+
+        def outside(x: str) -> int:
+            return sum(1 << i for i, K in enumerate(reqs) if x not in K)
+
+        named = sorted({x for K in reqs for x in K})
         # in a fixed order (entries, then the forbidden names sorted), not the set's: the
         # key terminals' numbering is part of the grammar text an artifact is keyed by
-        for x in dict.fromkeys([n for n, _, _ in entries] + sorted(forbidden)):
+        for x in dict.fromkeys([n for n, _, _ in entries] + sorted(forbidden) + named):
             self.declared_key(x)
         # extra members: a nonterminal E (pattern atoms, additional keys; names
-        # declared elsewhere in the grammar are added by _finish_extras)
+        # declared elsewhere in the grammar are added by _finish_extras); with
+        # ``extra__``, the names of its lists that are extra members here get
+        # nonterminals of their own, by the requirements they meet
         has_extras = addl is not False or bool(pat_asts)
-        E = None
+        extras = []          # (nonterminal, requirement bits it meets)
         if has_extras:
             E = f"{nt}_e"
             if not self.extra_members(E, pat_asts, addl, name_lang, base, ptr):
                 pat_asts, addl, name_lang = [], True, None      # superset fallback (reported)
-            self.pending_extras.append((E, own, pat_asts, addl, name_lang, base, ptr))
+            self.pending_extras.append((E, own | set(named), pat_asts, addl, name_lang, base, ptr, None))
+            extras.append((E, full))
+            by_bits: dict = {}
+            for x in named:
+                if x not in own:
+                    by_bits.setdefault(outside(x), []).append(x)
+            for bits, xs in sorted(by_bits.items()):
+                Eb = f"{nt}_e{bits}n"
+                self.pending_extras.append((Eb, own, pat_asts, addl, name_lang, base, ptr, frozenset(xs)))
+                extras.append((Eb, bits))
         n = len(ok_entries)
         n_req = sum(1 for e in ok_entries if e[2])
         min_p, max_p = d.get("minProperties", 0), d.get("maxProperties")
@@ -201,31 +222,33 @@ class ObjectsMixin:
         # S(j, c): the next member, c emitted so far, declared candidates from j on;
         # H(j, c): the next member is declared, entry j or later; R(j, c): after a member.
         # Without counting c is always 0 (one nonterminal per j).
-        need = StateSymbols(lambda kind, j, c: f"{nt}_{kind}{j}" + (f"c{c}" if count else ""))
+        need = StateSymbols(lambda kind, j, c, b: f"{nt}_{kind}{j}" + (f"c{c}" if count else "")
+                            + (f"b{b}" if reqs else ""))
 
         def inc(c: int) -> int:
             return 0 if not count else (c + 1 if hi_p is not None else min(c + 1, cap))
 
-        if n_req == 0 and lo_p <= 0:
+        if n_req == 0 and lo_p <= 0 and not reqs:
             self.rule(nt, [self.punct("{}")], src)
         if has_S[0] and (hi_p is None or hi_p >= 1):
-            self.rule(nt, [LB, need("s", 0, 0), RB], src)
+            self.rule(nt, [LB, need("s", 0, 0, 0), RB], src)
         while need:
-            (kind, j, c), name = need.pop()
+            (kind, j, c, b), name = need.pop()
             if kind == "r":
-                if opt_from[j] and (not count or c >= lo_p):
+                if opt_from[j] and (not count or c >= lo_p) and b == full:
                     self.rule(name, [], src)
                 if has_S[j] and (hi_p is None or c + 1 <= hi_p):
-                    self.rule(name, [CM, need("s", j, c)], src)
+                    self.rule(name, [CM, need("s", j, c, b)], src)
             elif kind == "s":
                 if j < n:
-                    self.rule(name, [need("h", j, c)], src)
-                if E:
-                    self.rule(name, [E, need("r", j, inc(c))], src)
+                    self.rule(name, [need("h", j, c, b)], src)
+                for Ex, bits in extras:
+                    self.rule(name, [Ex, need("r", j, inc(c), b | bits)], src)
             else:
-                self.rule(name, [keys[j], vals[j], need("r", j + 1, inc(c))], src)
+                self.rule(name, [keys[j], vals[j], need("r", j + 1, inc(c), b | outside(ok_entries[j][0]))],
+                          src)
                 if not ok_entries[j][2] and j + 1 < n:
-                    self.rule(name, [need("h", j + 1, c)], src)
+                    self.rule(name, [need("h", j + 1, c, b)], src)
 
     def declared_key(self, name: str) -> str:
         """Key terminal of a property name declared somewhere in the schema
@@ -316,12 +339,12 @@ class ObjectsMixin:
             yield from cover(a, b, lo, m)
             yield from cover(a, b, m, hi)
 
-        for E, own, pat_asts, addl, name_lang, base, ptr in self.pending_extras:
+        for E, own, pat_asts, addl, name_lang, base, ptr, only in self.pending_extras:
             excluded = [False] * M
             add_sym = None if addl is False else self.symbol(addl, self.base(addl, base),
                                                               ptr + "/additionalProperties")
             for i, x in enumerate(names):
-                if x in own:
+                if x in own or (only is not None and x not in only):
                     excluded[i] = True
                     continue
                 if name_lang is not None and not R.fullmatch(name_lang, x):
