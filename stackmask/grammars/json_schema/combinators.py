@@ -294,7 +294,7 @@ class CombinatorsMixin:
         if kw == "oneOf":
             overlaps: list = []
             one = self.one_of(list(langs), branches, base, gptr, overlaps)
-            excl = self.exclusive_branches(branches, base) if overlaps else None
+            excl = self.exclusive_branches(branches, base, carry) if overlaps else None
             if excl is not None:
                 # each branch and the complements of the others: disjoint by construction
                 langs = branch_langs(excl)
@@ -311,29 +311,82 @@ class CombinatorsMixin:
     #: product of the other branches' complements' alternatives)
     MAX_EXCLUSIVE_ALTERNATIVES = 64
 
-    def exclusive_branches(self, branches, base):
+    def exclusive_branches(self, branches, base, context=None):
         """``oneOf`` as disjoint branches: branch ``i`` and the complement of every other
         branch (:meth:`complement`), so "exactly one" is their union; None when a
         complement cannot be written or the rewrite grows past
-        :data:`MAX_EXCLUSIVE_ALTERNATIVES` alternatives per branch."""
+        :data:`MAX_EXCLUSIVE_ALTERNATIVES` alternatives per branch. Alternatives of a
+        complement that provably hold no value of branch ``i`` (in ``context``, the
+        keywords next to the ``oneOf``) are left out of branch ``i``'s product
+        (:meth:`_excludes`)."""
         comps = []
         for b in branches:
             c = self.complement(b, self.base(b, base))
             if c is None:
                 return None
             comps.append(c)
-        sizes = [len(c["anyOf"]) if isinstance(c, dict) and "anyOf" in c else 1 for c in comps]
+        alts = [c["anyOf"] if isinstance(c, dict) and set(c) == {"anyOf"} else [c] for c in comps]
         out = []
         for i, b in enumerate(branches):
+            info = self._branch_facts(b, base, context)
+            others = []
             size = 1
-            for j, k in enumerate(sizes):
-                if j != i:
-                    size *= k
+            for j in range(len(branches)):
+                if j == i or (info[0] is not None and info[0] <= {"object"} and
+                              self.objects_disjoint(b, branches[j], base)):
+                    continue            # i holds objects only, none of them in j
+                keep = [a for a in alts[j] if a is not False and not self._excludes(a, info)]
+                size *= len(keep)
+                others.append({"anyOf": keep} if len(keep) > 1 else (keep[0] if keep else False))
             if size > self.MAX_EXCLUSIVE_ALTERNATIVES:
                 return None
-            others = [comps[j] for j in range(len(branches)) if j != i]
-            out.append({"allOf": [b] + others} if others else b)
+            out.append(False if False in others else ({"allOf": [b] + others} if others else b))
         return out
+
+    def _branch_facts(self, b, base, context):
+        """``(types, required, closed)`` of a ``oneOf`` branch merged with the keywords
+        next to the ``oneOf``: its explicit types (None: any), its required keys, and
+        its declared keys when it allows no others (None: it allows others)."""
+        node = {"allOf": [context, b]} if context and self._has_constraints(context) else b
+        flat = self._flat(node, base) if node is not True else {}
+        if flat is None:
+            return None, set(), None
+        types = None
+        if "type" in flat:
+            t = flat["type"] if isinstance(flat["type"], list) else [flat["type"]]
+            types = set(t) if all(isinstance(x, str) for x in t) else None
+        req = set(r for r in flat.get("required", ()) if isinstance(r, str)) \
+            if isinstance(flat.get("required"), list) else set()
+        closed = None
+        if flat.get("additionalProperties") is False and not flat.get("patternProperties") and \
+                isinstance(flat.get("properties", {}), dict):
+            closed = set(flat.get("properties", {}))
+        return types, req, closed
+
+    def _excludes(self, alt, info) -> bool:
+        """Does ``alt``, an alternative of a complement (as :meth:`complement` writes
+        them), provably hold no value of a branch with these facts
+        (:meth:`_branch_facts`)? Only the cheap cases: ``not: {type}`` of all the
+        branch's types; an object/array alternative for a branch of other types; an
+        object lacking a key the branch requires; an object with a key the closed
+        branch does not declare."""
+        types, req, closed = info
+        if not isinstance(alt, dict):
+            return False
+        n = alt.get("not")
+        if set(alt) == {"not"} and isinstance(n, dict) and set(n) <= {"type"} and "type" in n:
+            t = n["type"] if isinstance(n["type"], list) else [n["type"]]
+            return types is not None and all(x in t or (x == "integer" and "number" in t) for x in types)
+        kind = alt.get("type")
+        if kind in ("object", "array") and types is not None and kind not in types:
+            return True
+        if kind == "object":
+            if isinstance(n, dict) and set(n) == {"required"} and isinstance(n["required"], list) and \
+                    len(n["required"]) == 1 and n["required"][0] in req:
+                return True
+            if closed is not None and any(closed <= set(K) for K in alt.get("extra__", ())):
+                return True
+        return False
 
     def one_of(self, langs, branches, base, ptr, overlaps: list) -> list:
         """Exactly one branch: exact when the branches are disjoint; string and
@@ -425,14 +478,27 @@ class CombinatorsMixin:
                 if k not in oprops and other.get("additionalProperties") is False and \
                         not other.get("patternProperties"):
                     return True
-        # a property required on both sides with disjoint scalar languages
+        # a property required on both sides with disjoint scalar languages, or with
+        # constants on one side that the other side's schema rejects
         for k in ra & rb:
             if k in pa and k in pb:
                 la = self.lang(pa[k], self.base(pa[k], base), "#")
                 lb = self.lang(pb[k], self.base(pb[k], base), "#")
                 if self.langs_disjoint(la, lb):
                     return True
+                for x, y in ((pa[k], pb[k]), (pb[k], pa[k])):
+                    vals = self._constants(x, base)
+                    if vals is not None and not any(self.value_valid(v, y, self.base(y, base), 0) for v in vals):
+                        return True
         return False
+
+    def _constants(self, s, base):
+        """The values valid under ``s`` when it has ``enum``/``const`` (None otherwise)."""
+        flat = self._flat(s, base) if isinstance(s, dict) else None
+        if flat is None or not ("enum" in flat or "const" in flat):
+            return None
+        vals = flat["enum"] if isinstance(flat.get("enum"), list) else [flat.get("const")]
+        return [v for v in vals if self.value_valid(v, flat, base, 0)]
 
     def arrays_disjoint(self, a, b, base) -> bool:
         a, b = self._flat(a, base), self._flat(b, base)
