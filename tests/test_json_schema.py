@@ -411,6 +411,20 @@ KV = ", ".join(f'"{k}": 0' for k in KS)
                                   {"required": KS, "properties": {"y": {"type": "integer"}}}]},
      ['{"x": 1, "y": "s", %s}' % KV, '{"x": 7, "y": "s", %s}' % KV],
      ['{"x": 4, "y": "s", %s}' % KV, '{"x": 1, %s}' % KV, "{%s}" % KV, '{"x": 1}', '{"x": 4, "y": 1, %s}' % KV]),
+    # additionalProperties as a schema: the complement holds objects with an undeclared
+    # member whose value is outside it (each member meets that or its complement)
+    ({"oneOf": [{"type": "object", "properties": {"a": {"type": "integer"}},
+                 "additionalProperties": {"type": "string"}},
+                {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]}]},
+     ["{}", '{"a": 1}', '{"b": "x", "c": 1}', '{"c": "s"}', '{"b": "x", "c": "s", "d": 1}',
+      '{"b": "x", "c": 1, "d": "s"}'],
+     ['{"b": "x"}', '{"b": 1}', '{"a": 1, "b": "x"}', '{"a": "s"}', '{"c": 1}', '{"b": "x", "c": "s"}', "1"]),
+    # member counts
+    ({"type": "object", "oneOf": [{"additionalProperties": {"type": "boolean"}, "minProperties": 1,
+                                   "maxProperties": 1},
+                                  {"properties": {"x": {"type": "string"}}}]},
+     ["{}", '{"x": true}', '{"x": "s"}', '{"y": 1}', '{"x": "s", "y": true}', '{"y": true, "z": false}'],
+     ['{"y": true}']),
 ])
 def test_one_of_overlapping_objects_is_exact(schema, valid, invalid):
     """Overlapping branches: "exactly one" is the union of each branch with the

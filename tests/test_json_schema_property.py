@@ -60,6 +60,9 @@ conditions = st.one_of(
                              "required": ks[:r], "additionalProperties": False},
               st.lists(st.sampled_from(KEYS), max_size=2, unique=True), st.integers(0, 1)),
     st.builds(lambda t, n: {"items": {"type": t}, "maxItems": n}, st.sampled_from(TYPES), st.integers(0, 2)),
+    st.builds(lambda k, t: {"properties": {k: {}}, "additionalProperties": {"type": t}},
+              st.sampled_from(KEYS), st.sampled_from(TYPES)),
+    st.builds(lambda k, n: {k: n}, st.sampled_from(["minProperties", "maxProperties"]), st.integers(0, 2)),
     st.builds(lambda v: {"const": v}, values),
 )
 

@@ -13,7 +13,8 @@ STRING_KEYS = frozenset({"pattern", "format", "minLength", "maxLength", "pattern
 NUMBER_KEYS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
 SCALAR_KEYS = STRING_KEYS | NUMBER_KEYS | {"type", "nullable"}
 #: object, array and combinator keywords whose complement :meth:`complement` writes
-OBJECT_KEYS = frozenset({"properties", "required", "additionalProperties", "forbidden__", "extra__"})
+OBJECT_KEYS = frozenset({"properties", "required", "additionalProperties", "minProperties", "maxProperties",
+                         "forbidden__", "extra__"})
 ARRAY_KEYS = frozenset({"items", "prefixItems", "additionalItems", "prefix__", "rest__", "minItems", "maxItems"})
 COMBINATOR_KEYS = frozenset({"not", "nots__", "anyOf", "oneOf", "__oneOf"})
 
@@ -21,6 +22,11 @@ COMBINATOR_KEYS = frozenset({"not", "nots__", "anyOf", "oneOf", "__oneOf"})
 #: spells the same value (1 -> 1.0, 1.00)
 INT_LITERALS = int_range(None, None)
 INT_ZEROS = rep(seq(lit("."), rep(lit("0"), 1, None)), 0, 1)
+
+
+def _count(n) -> bool:
+    """A count keyword's value the complements can use: a non-negative integer."""
+    return isinstance(n, int) and not isinstance(n, bool) and n >= 0
 
 
 class CombinatorsMixin:
@@ -176,22 +182,39 @@ class CombinatorsMixin:
         return {"allOf": comps} if comps else True
 
     def _complement_object(self, s, base, depth):
-        """Alternatives of the objects that violate the object keywords of ``s``
-        (``properties``, ``required``, ``additionalProperties: true``): one per
-        required key (absent) and per property (present, in its complement)."""
+        """Alternatives of the objects that violate the object keywords of ``s``: one
+        per required key (absent), per property (present, in its complement), for too
+        few or too many members, and for a member whose key is not declared with a
+        value in the complement of ``additionalProperties`` (``extra__``); None with
+        ``patternProperties``, ``propertyNames`` or dependencies."""
         props = s.get("properties", {})
         req = s.get("required", [])
         addl = s.get("additionalProperties", True)
         if self.opts["additional_properties"] is False and "additionalProperties" not in s:
             addl = False
-        if not isinstance(props, dict) or not isinstance(req, list) or addl not in (True, {}, False):
+        if not isinstance(props, dict) or not isinstance(req, list) or \
+                not (isinstance(addl, (bool, dict))):
             return None
         alts = [{"type": "object", "not": {"required": [r]}} for r in req if isinstance(r, str)]
         alts += [{"type": "object", "required": [k]} for k in s.get("forbidden__", ())]
-        # a member whose key is not declared (``extra__``, see _build_object)
-        if addl is False:
-            alts.append({"type": "object", "extra__": [sorted(props)]})
-        for K in s.get("extra__", ()):
+        lo, hi = s.get("minProperties", 0), s.get("maxProperties")
+        if not _count(lo) or (hi is not None and not _count(hi)):
+            return None
+        if lo > 0:
+            alts.append({"type": "object", "maxProperties": lo - 1})
+        if hi is not None:
+            alts.append({"type": "object", "minProperties": hi + 1})
+        # a member whose key is not declared, with a value outside additionalProperties
+        # (``extra__``, see _build_object: [declared keys, value schema, its complement])
+        if addl is not True and addl != {}:
+            c = self.complement(addl, self.base(addl, base), depth + 1)
+            if c is None:
+                return None
+            if c is not False:
+                alts.append({"type": "object", "extra__": [[sorted(props), c, addl]]})
+        for K, V, _ in s.get("extra__", ()):
+            if V is not True:
+                return None
             # every key in K: the properties the object declares there are its own
             alts.append({"type": "object", "propertyNames": {"enum": list(K)}})
         for p, ps in props.items():
@@ -208,8 +231,7 @@ class CombinatorsMixin:
         or (without a prefix) some item in the complement of ``items`` (``contains``
         of its ``not``); None for a prefix followed by a constrained rest."""
         lo, hi = s.get("minItems", 0), s.get("maxItems")
-        if not isinstance(lo, int) or isinstance(lo, bool) or lo < 0 or \
-                (hi is not None and (not isinstance(hi, int) or isinstance(hi, bool) or hi < 0)):
+        if not _count(lo) or (hi is not None and not _count(hi)):
             return None
         prefix, rest = self.array_parts(s)
         if not isinstance(prefix, list):
@@ -384,7 +406,7 @@ class CombinatorsMixin:
             if isinstance(n, dict) and set(n) == {"required"} and isinstance(n["required"], list) and \
                     len(n["required"]) == 1 and n["required"][0] in req:
                 return True
-            if closed is not None and any(closed <= set(K) for K in alt.get("extra__", ())):
+            if closed is not None and any(closed <= set(K) for K, _, _ in alt.get("extra__", ())):
                 return True
         return False
 

@@ -335,8 +335,9 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
                 return False
             if set(v) & set(d.get("forbidden__", ())):
                 return False
-            if any(not set(v) - set(K) for K in d.get("extra__", ())):
-                return False
+            for K, V, _ in d.get("extra__", ()):
+                if not any(k not in K and sub((x, V)) for k, x in v.items()):
+                    return False
             for kw in ("dependencies", "dependentRequired", "dependentSchemas"):
                 for key, dep in (d.get(kw) if isinstance(d.get(kw), dict) else {}).items():
                     if key in v and (any(x not in v for x in dep) if isinstance(dep, list) else not sub(dep)):

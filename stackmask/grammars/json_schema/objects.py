@@ -8,11 +8,14 @@ import math
 from ...grammar import TerminalDef
 from .. import ecma_regex as R
 from ..ecma_regex import ANYSTAR, NONE, PatternError, TooComplex, alt, lit
-from .common import StateSymbols, _canon, _esc_ptr, _num, _uniq
+from .common import StateSymbols, _canon, _conj, _esc_ptr, _num, _uniq
 
 
 class ObjectsMixin:
     """Methods of the converter (:class:`..converter._Converter`) for objects."""
+
+    #: at most this many ``extra__`` requirements in one object (a bit of state each)
+    MAX_EXTRA_REQUIREMENTS = 4
 
     def dependencies(self, d, ptr) -> tuple[dict, dict]:
         """``(required, schemas)``: for each trigger key, the keys it requires
@@ -157,16 +160,38 @@ class ObjectsMixin:
                 continue
             ok_entries.append((name, schemas, req))
         own = {n for n, _, _ in entries} | forbidden
-        # ``extra__`` (written by complements of additionalProperties: false): for each
-        # list K of names, at least one member whose key is not in K; bit i of a
-        # state's ``b`` says that requirement i is met
-        reqs = [list(K) for K in d.get("extra__", ())]
+        # ``extra__`` (written by complements of additionalProperties): requirements
+        # ``[K, V, W]``, each "some member's key is not in K and its value is valid
+        # under V" (W: the complement of V); bit i of a state's ``b`` says that
+        # requirement i is met. A member whose key is outside K_i meets it by a value
+        # in V_i, and not by a value in W_i: one variant of the member for each choice
+        reqs = [(frozenset(K), V, W) for K, V, W in d.get("extra__", ())]
+        if len(reqs) > self.MAX_EXTRA_REQUIREMENTS:
+            self.problem("additionalProperties", ptr, "too many complements of additionalProperties "
+                         "in one object")
+            reqs = reqs[:self.MAX_EXTRA_REQUIREMENTS]      # (reported) accepts more
         full = (1 << len(reqs)) - 1
 
-        def outside(x: str) -> int:
-            return sum(1 << i for i, K in enumerate(reqs) if x not in K)
+        def outside(x) -> int:
+            """The requirements a member with key ``x`` (None: a key of no list) can meet."""
+            return sum(1 << i for i, (K, _, _) in enumerate(reqs) if x is None or x not in K)
 
-        named = sorted({x for K in reqs for x in K})
+        def variants(m: int) -> list:
+            """``(bits met, schemas its value must satisfy)`` for a member whose key is
+            outside the lists ``m``."""
+            out = [(0, [])]
+            for i, (_, V, W) in enumerate(reqs):
+                if m >> i & 1:
+                    out = [(b | 1 << i, xs + ([] if V is True else [V])) for b, xs in out] + \
+                        ([(b, xs + [W]) for b, xs in out] if W is not False else [])
+            return out
+
+        def conj(s, xs):
+            for x in xs:
+                s = _conj(s, x)
+            return s
+
+        named = sorted({x for K, _, _ in reqs for x in K})
         # in a fixed order (entries, then the forbidden names sorted), not the set's: the
         # key terminals' numbering is part of the grammar text an artifact is keyed by
         for x in dict.fromkeys([n for n, _, _ in entries] + sorted(forbidden) + named):
@@ -178,19 +203,22 @@ class ObjectsMixin:
         has_extras = addl is not False or bool(pat_asts)
         extras = []          # (nonterminal, requirement bits it meets)
         if has_extras:
-            E = f"{nt}_e"
-            if not self.extra_members(E, pat_asts, addl, name_lang, base, ptr):
-                pat_asts, addl, name_lang = [], True, None      # superset fallback (reported)
-            self.pending_extras.append((E, own | set(named), pat_asts, addl, name_lang, base, ptr, None))
-            extras.append((E, full))
-            by_bits: dict = {}
+            by_bits: dict = {full: None}        # None: every key of no list (the regex keys too)
             for x in named:
                 if x not in own:
                     by_bits.setdefault(outside(x), []).append(x)
-            for bits, xs in sorted(by_bits.items()):
-                Eb = f"{nt}_e{bits}n"
-                self.pending_extras.append((Eb, own, pat_asts, addl, name_lang, base, ptr, frozenset(xs)))
-                extras.append((Eb, bits))
+            for m, xs in sorted(by_bits.items(), key=lambda kv: (kv[1] is not None, kv[0])):
+                for bits, sch in variants(m):
+                    Ex = f"{nt}_e" if not reqs else f"{nt}_e{m}n{bits}" + ("x" if xs is None else "")
+                    pats = [(a, conj(s, sch), p) for a, s, p in pat_asts]
+                    ad = addl if addl is False else conj(addl, sch)
+                    if xs is None:
+                        if not self.extra_members(Ex, pats, ad, name_lang, base, ptr):
+                            pats, ad, name_lang = [], True, None      # superset fallback (reported)
+                        self.pending_extras.append((Ex, own | set(named), pats, ad, name_lang, base, ptr, None))
+                    else:
+                        self.pending_extras.append((Ex, own, pats, ad, name_lang, base, ptr, frozenset(xs)))
+                    extras.append((Ex, bits))
         n = len(ok_entries)
         n_req = sum(1 for e in ok_entries if e[2])
         min_p, max_p = d.get("minProperties", 0), d.get("maxProperties")
@@ -210,10 +238,12 @@ class ObjectsMixin:
             lo_p, hi_p = min(lo_p, 1), None
         LB, RB, CM = self.punct("{"), self.punct("}"), self.punct(",")
         keys = [self.declared_key(name) for name, _, _ in ok_entries]
-        vals = []
+        vals = []       # per entry: (value symbol, requirement bits it meets)
         for name, schemas, _ in ok_entries:
             sub = schemas[0] if len(schemas) == 1 else {"allOf": schemas}
-            vals.append(self.symbol(sub, self.base(schemas[0], base), f"{ptr}/properties/{_esc_ptr(name)}"))
+            where = f"{ptr}/properties/{_esc_ptr(name)}"
+            vals.append([(self.symbol(conj(sub, sch), self.base(schemas[0], base), where), bits)
+                         for bits, sch in variants(outside(name))])
         opt_from = [True] * (n + 1)
         for j in range(n - 1, -1, -1):
             opt_from[j] = opt_from[j + 1] and not ok_entries[j][2]
@@ -245,8 +275,8 @@ class ObjectsMixin:
                 for Ex, bits in extras:
                     self.rule(name, [Ex, need("r", j, inc(c), b | bits)], src)
             else:
-                self.rule(name, [keys[j], vals[j], need("r", j + 1, inc(c), b | outside(ok_entries[j][0]))],
-                          src)
+                for sym, bits in vals[j]:
+                    self.rule(name, [keys[j], sym, need("r", j + 1, inc(c), b | bits)], src)
                 if not ok_entries[j][2] and j + 1 < n:
                     self.rule(name, [need("h", j + 1, c, b)], src)
 
