@@ -119,8 +119,8 @@ class ArraysMixin:
         hi_c = math.floor(hi_c) if _num(hi_c) is not None else None
         neg = self.complement(cont, self.base(cont, base))
         if neg is None:
-            self.problem("contains", ptr + "/contains", "its complement cannot be written (only "
-                         "type/enum/const and properties/required object schemas)")
+            self.problem("contains", ptr + "/contains", "its complement cannot be written (see the "
+                         "Complements section of docs/json-schema.md)")
             neg, lo_c, hi_c = True, 0, None
         if hi_c is not None and hi_c < lo_c or hi is not None and hi < lo_c:
             return

@@ -845,8 +845,8 @@ class CombinatorsMixin:
                         objs.append(s)
             out.objects = _uniq(tuple(objs))
             return out
-        self.problem("not", ptr, "its complement cannot be written (only type, string and number "
-                     "keywords, enum/const, required, properties of such schemas, items, anyOf/oneOf)")
+        self.problem("not", ptr, "its complement cannot be written (see the Complements section of "
+                     "docs/json-schema.md)")
         return lang
 
     def _not_scalar(self, lang: Lang, n, keys, ptr) -> Lang:
