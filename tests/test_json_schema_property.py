@@ -104,6 +104,7 @@ def keyword_schemas(sub):
         st.builds(lambda t: {"not": {"type": t}}, st.sampled_from(TYPES)),
         st.builds(lambda v: {"not": {"const": v}}, scalars),
         st.builds(lambda c: {"not": c}, conditions),
+        st.builds(lambda c: {"contains": c}, conditions),
     )
     return st.builds(_merge_keywords, st.lists(kw, min_size=1, max_size=3))
 

@@ -322,6 +322,19 @@ def test_min_and_max_contains():
           ["[1, 1]", "[1]"], ["[2]", "[]"])
 
 
+def test_several_contains_merged_by_all_of():
+    # each contains needs an item of its own or a shared one: a bit per contains in
+    # the array rules, every item in each contains or in its complement
+    check({"type": "array", "allOf": [{"contains": {"type": "string"}},
+                                      {"contains": {"type": "integer", "minimum": 3}}]},
+          ['["a", 3]', '[4, "b"]', '["a", 1, 5]', '[null, "x", null, 7]'], ["[]", '["a"]', "[3]", '[1, "a"]'])
+    check({"type": "array", "contains": {"const": 1}, "maxContains": 1,
+           "allOf": [{"contains": {"type": "string"}}, {"contains": {"type": "null"}}]},
+          ['[1, "a", null]', '[null, "a", 1, 2]'], ['[1, 1, "a", null]', '["a", null]', '[1, "a"]'])
+    check({"allOf": [{"contains": {"minimum": 2}}, {"contains": {"maximum": 4}}]},
+          ["[3]", "[1, 5]", '"x"'], ["[]", "[5]", "[1]"])
+
+
 def test_contains_with_a_complement_it_cannot_write_is_reported():
     from stackmask import GrammarError
     from stackmask.grammars.json_schema import convert_schema

@@ -681,6 +681,9 @@ class CombinatorsMixin:
                 out["__oneOf"] = list(out.get("__oneOf", [])) + [v]
             elif k == "not":
                 out["nots__"] = list(out.get("nots__", [])) + [v]
+            elif k == "contains" and not ("minContains" in b or "maxContains" in b):
+                # both apply: b's (at least once) joins the array's other contains
+                out["contains__"] = list(out.get("contains__", [])) + [v]
             elif k == "uniqueItems":
                 out[k] = bool(w) or bool(v)
             elif k in ("dependencies", "dependentRequired", "dependentSchemas") and \

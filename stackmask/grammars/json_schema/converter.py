@@ -388,6 +388,8 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
                 hi_c = d.get("maxContains") if self.draft >= 2019 else None
                 if (_num(lo_c) is not None and n < lo_c) or (_num(hi_c) is not None and n > hi_c):
                     return False
+            if any(not any(sub((x, c)) for x in v) for c in d.get("contains__", ())):
+                return False
             if d.get("uniqueItems") is True and any(_json_eq(v[i], v[j]) for i in range(len(v))
                                                    for j in range(i)):
                 return False
