@@ -444,6 +444,14 @@ def test_all_of_merges():
           ['"ab"'], ['"a"', '"ba"'])
 
 
+def test_all_of_any_of_product_leaves_out_contradicting_pairs():
+    # 21 x 21 combinations, of which only the two string branches can meet: the pairs
+    # of an object and an array branch are left out, so the product stays small
+    s = {"allOf": [{"anyOf": [{"type": "object", "required": [f"k{i}"]} for i in range(20)] + [{"type": "string"}]},
+                   {"anyOf": [{"type": "array", "minItems": i} for i in range(20)] + [{"type": "string", "minLength": 2}]}]}
+    check(s, ['"ab"', '"abc"'], ['"a"', '{"k1": 1}', "[1]", "1"])
+
+
 def test_not_type_and_enum():
     check({"not": {"type": "string"}}, ["1", "null", "[]"], ['"a"'])
     check({"type": "string", "not": {"enum": ["a", "b"]}}, ['"c"', '"ab"'], ['"a"', '"\\u0062"'])

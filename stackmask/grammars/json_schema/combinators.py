@@ -385,6 +385,18 @@ class CombinatorsMixin:
             closed = set(flat.get("properties", {}))
         return types, req, closed
 
+    @staticmethod
+    def _surface_facts(s):
+        """:meth:`_branch_facts` of ``s`` from its own ``type`` and ``required`` only (no
+        reference followed, nothing merged): safe where no base is at hand."""
+        if not isinstance(s, dict) or any(k in s for k in ("$ref", "$recursiveRef", "$dynamicRef", "allOf")):
+            return None, set(), None
+        t = s.get("type")
+        t = t if isinstance(t, list) else [t] if t is not None else None
+        types = set(t) if t is not None and all(isinstance(x, str) for x in t) else None
+        req = {r for r in s["required"] if isinstance(r, str)} if isinstance(s.get("required"), list) else set()
+        return types, req, None
+
     def _excludes(self, alt, info) -> bool:
         """Does ``alt``, an alternative of a complement (as :meth:`complement` writes
         them), provably hold no value of a branch with these facts
@@ -482,6 +494,8 @@ class CombinatorsMixin:
             return None
         if isinstance(node, dict) and "allOf" in node:
             node = self.merge_all(node, base, "#", report=False)
+        if isinstance(node, dict) and node.get("truncated__"):
+            return None             # an anyOf product was cut (reported where it is compiled)
         return node if isinstance(node, dict) else None
 
     def objects_disjoint(self, a, b, base) -> bool:
@@ -671,11 +685,15 @@ class CombinatorsMixin:
                 else:
                     out[k] = {"allOf": [w, v]}
             elif k == "anyOf":
-                prod = [{"allOf": [x, y]} for x in w for y in v]
+                # pairs that provably hold no value (complements' alternatives) are left out
+                prod = [{"allOf": [x, y]} for x in w for y in v
+                        if not (self._excludes(x, self._surface_facts(y)) or
+                                self._excludes(y, self._surface_facts(x)))]
                 if len(prod) > 256:
                     if report:
                         self.problem("anyOf", ptr, "too many combinations inside allOf")
                     prod = prod[:256]
+                    out["truncated__"] = ["anyOf"]     # not exact: _flat's users must not read it
                 out[k] = prod
             elif k == "oneOf":
                 out["__oneOf"] = list(out.get("__oneOf", [])) + [v]
