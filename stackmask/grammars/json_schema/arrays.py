@@ -111,7 +111,9 @@ class ArraysMixin:
     def _build_contains(self, nt, d, base, ptr, prefix, rest, lo, hi, limit):
         """Array rules counting the items valid under ``contains`` (each item is
         split into its schema and ``contains``, or its schema and the complement of
-        ``contains``): at least ``minContains`` (default 1), at most ``maxContains``."""
+        ``contains``): at least ``minContains`` (default 1), at most ``maxContains``.
+        The ``contains__`` merged in by ``allOf`` need an item each: a bit of state
+        per one, every item in it or in its complement."""
         cont = d["contains"]
         lo_c = d.get("minContains", 1) if self.draft >= 2019 else 1
         hi_c = d.get("maxContains") if self.draft >= 2019 else None
