@@ -287,7 +287,11 @@ def test_one_of_disjoint_objects_and_overlap_report():
     # overlapping branches whose complements cannot be written are refused
     with pytest.raises(GrammarError, match="oneOf"):
         convert_schema({"oneOf": [{"type": "object"}, {"type": "object", "required": ["a"],
-                                                       "properties": {"a": {"pattern": "^x"}}}]})
+                                                       "properties": {"a": {"uniqueItems": True}}}]})
+
+
+KS = [f"k{i}" for i in range(1, 9)]
+KV = ", ".join(f'"{k}": 0' for k in KS)
 
 
 @pytest.mark.parametrize("schema,valid,invalid", [
@@ -331,6 +335,96 @@ def test_one_of_disjoint_objects_and_overlap_report():
      ['{"country": "CAN", "zip": "abc"}', '{"country": "USA", "zip": "abcde"}', '{"zip": "abcd"}',
       '{"country": "USA"}'],
      ['{"country": "CAN", "zip": "abcd"}', "{}", '{"zip": "ab"}', '{"country": "USA", "zip": "abcdef"}']),
+    # told apart by a property's pattern or format: the complement of a pattern is a
+    # regex (the strings outside it)
+    ({"type": "object", "required": ["id"], "oneOf": [
+        {"properties": {"id": {"type": "string", "pattern": "^[a-z]+$"}}},
+        {"properties": {"id": {"type": "string", "format": "uuid"}}}]},
+     ['{"id": "abc"}', '{"id": "123e4567-e89b-12d3-a456-426614174000"}'],
+     ['{"id": "ab1"}', '{"id": 5}', "{}"]),
+    # two patterns that overlap, with a length: the strings in exactly one of them
+    ({"type": "object", "oneOf": [{"properties": {"v": {"pattern": "^a", "maxLength": 3}}, "required": ["v"]},
+                                  {"properties": {"v": {"pattern": "b$"}}, "required": ["v"]}]},
+     ['{"v": "ax"}', '{"v": "xb"}', '{"v": "abcb"}'],
+     ['{"v": "ab"}', '{"v": "x"}', '{"v": "axb"}', '{"v": 1}', "{}"]),
+    # additionalProperties: false: the complement holds objects with an undeclared key
+    ({"oneOf": [{"type": "object", "properties": {"root": {"type": "string"}, "type": {"enum": ["none"]}},
+                 "required": ["root"], "additionalProperties": False},
+                {"type": "object", "properties": {"boot": {"type": "string"}, "root": {"type": "string"},
+                                                  "type": {"enum": ["msdos", "gpt"]}},
+                 "required": ["root"], "additionalProperties": False}]},
+     ['{"root": "a", "type": "none"}', '{"root": "a", "type": "gpt"}', '{"boot": "b", "root": "a"}'],
+     ['{"root": "a"}', '{"root": "a", "type": "other"}', '{"root": "a", "x": 1}', '{"type": "none"}',
+      '{"boot": "b", "root": "a", "type": "none"}', '"a"']),
+    # an object of one optional declared property and nothing else, next to a branch
+    # that takes any object with "x"
+    ({"oneOf": [{"additionalProperties": False, "properties": {"next": {"type": "string"}}},
+                {"type": "object", "required": ["x"]}]},
+     ["{}", '{"next": "a"}', '{"x": 1}', '{"next": "a", "x": 1}', '{"x": 1, "next": 2}', '"s"', "1"],
+     ['{"next": 1}', '{"y": 2}', '{"next": "a", "y": 2}']),
+    # number bounds and type lists in the complement
+    ({"oneOf": [{"type": ["string", "null"], "minLength": 3},
+                {"type": "object", "properties": {"n": {"type": "integer", "minimum": 900}}, "required": ["n"]},
+                {"type": "object", "properties": {"n": {"type": "number", "maximum": 1000}}}]},
+     ['"abc"', "null", '{"n": 899}', '{"n": 1001}', '{"n": 999.5}', '{"m": 1, "n": 1500}', "{}"],
+     ['"ab"', '{"n": 900}', '{"n": 1000}', '{"n": "x"}', "1"]),
+    # arrays: the complement of items is an array holding an item outside them
+    ({"oneOf": [{"type": "array", "items": {"enum": ["add", "change"]}},
+                {"properties": {"events": {"type": "array", "items": {"enum": ["add"]}, "minItems": 1}}}]},
+     ['["add", "x"]', '[1]', '{"events": ["add"]}', '{"x": 1}', '"s"'],
+     ["[]", '["add"]', '["add", "change"]', '{"events": []}', '{"events": ["change"]}']),
+    # constants that are arrays or objects
+    ({"oneOf": [{"properties": {"c": {"enum": [["deleted"], {"k": 1}]}}, "required": ["c"]},
+                {"type": "object", "required": ["c"], "properties": {"c": {"type": ["array", "object"]}}}]},
+     ['{"c": ["x"]}', '{"c": ["deleted", 1]}', '{"c": {"k": 2}}', '{"c": {"k": 1, "z": 0}}', '{"c": []}'],
+     ['{"c": ["deleted"]}', '{"c": {"k": 1}}', '{"c": {"k": 1.0}}', '{"c": "x"}', '{"c": 1}', "{}"]),
+    # a branch that is itself a oneOf / anyOf, and one with a not
+    ({"type": "object", "oneOf": [
+        {"properties": {"kind": {"const": "f"}}, "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+        {"anyOf": [{"required": ["a"]}, {"properties": {"kind": {"const": "g"}}}]},
+        {"not": {"properties": {"kind": {"enum": ["f", "g"]}}}}]},
+     ['{"kind": "f", "b": 1, "c": 1}', '{"kind": "g"}', '{"kind": "h"}', '{"kind": "f", "a": 1, "b": 1}', "{}",
+      '{"kind": "g", "a": 1}'],
+     ['{"kind": "h", "a": 1}', '{"kind": "f", "c": 1, "a": 1}', '{"kind": "f", "a": 1}', '{"b": 1}']),
+    # three branches told apart by constants that the other branches' schemas reject
+    # (an array constant against an array of enums): disjoint, no rewrite needed
+    ({"type": "object", "required": ["status"], "properties": {"status": {"enum": ["changed"]}}, "oneOf": [
+        {"required": ["changes", "mode", "type"], "properties": {
+            "changes": {"type": "array", "items": {"enum": ["size", "mode"]}, "minItems": 1},
+            "mode": {"type": "string", "pattern": "^[0-7]{3,4}$"}, "type": {"enum": ["file", "dir"]}}},
+        {"required": ["target", "changes", "mode", "type"], "properties": {
+            "changes": {"type": "array", "items": {"enum": ["size", "mode"]}, "minItems": 1},
+            "mode": {"type": "string", "pattern": "^[0-7]{3,4}$"}, "type": {"enum": ["link"]},
+            "target": {"type": "string"}}},
+        {"required": ["changes"], "properties": {"changes": {"enum": [["deleted"]]}}}]},
+     ['{"status": "changed", "changes": ["size"], "mode": "755", "type": "file"}',
+      '{"status": "changed", "changes": ["mode"], "mode": "0755", "type": "link", "target": "x"}',
+      '{"status": "changed", "changes": ["deleted"]}',
+      '{"status": "changed", "changes": ["deleted"], "mode": "755", "type": "file"}'],
+     ['{"status": "changed", "changes": ["size"], "mode": "75", "type": "file"}',
+      '{"status": "changed", "changes": ["size"], "mode": "755", "type": "link"}',
+      '{"status": "changed", "changes": []}', '{"status": "changed"}']),
+    # complements' alternatives that contradict the branch (a key it requires is
+    # absent) are left out: 3 x 9 alternatives would exceed the limit
+    ({"type": "object", "oneOf": [{"required": KS, "properties": {"x": {"maximum": 5}}},
+                                  {"required": KS, "properties": {"x": {"minimum": 3}}},
+                                  {"required": KS, "properties": {"y": {"type": "integer"}}}]},
+     ['{"x": 1, "y": "s", %s}' % KV, '{"x": 7, "y": "s", %s}' % KV],
+     ['{"x": 4, "y": "s", %s}' % KV, '{"x": 1, %s}' % KV, "{%s}" % KV, '{"x": 1}', '{"x": 4, "y": 1, %s}' % KV]),
+    # additionalProperties as a schema: the complement holds objects with an undeclared
+    # member whose value is outside it (each member meets that or its complement)
+    ({"oneOf": [{"type": "object", "properties": {"a": {"type": "integer"}},
+                 "additionalProperties": {"type": "string"}},
+                {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]}]},
+     ["{}", '{"a": 1}', '{"b": "x", "c": 1}', '{"c": "s"}', '{"b": "x", "c": "s", "d": 1}',
+      '{"b": "x", "c": 1, "d": "s"}'],
+     ['{"b": "x"}', '{"b": 1}', '{"a": 1, "b": "x"}', '{"a": "s"}', '{"c": 1}', '{"b": "x", "c": "s"}', "1"]),
+    # member counts
+    ({"type": "object", "oneOf": [{"additionalProperties": {"type": "boolean"}, "minProperties": 1,
+                                   "maxProperties": 1},
+                                  {"properties": {"x": {"type": "string"}}}]},
+     ["{}", '{"x": true}', '{"x": "s"}', '{"y": 1}', '{"x": "s", "y": true}', '{"y": true, "z": false}'],
+     ['{"y": true}']),
 ])
 def test_one_of_overlapping_objects_is_exact(schema, valid, invalid):
     """Overlapping branches: "exactly one" is the union of each branch with the
@@ -348,6 +442,14 @@ def test_all_of_merges():
     check(s2, ['{"a": 1}', "{}"], ['{"b": 1}', '{"a": 1, "b": 2}'])
     check({"allOf": [{"type": "string", "minLength": 2}, {"type": "string", "pattern": "^a"}]},
           ['"ab"'], ['"a"', '"ba"'])
+
+
+def test_all_of_any_of_product_leaves_out_contradicting_pairs():
+    # 21 x 21 combinations, of which only the two string branches can meet: the pairs
+    # of an object and an array branch are left out, so the product stays small
+    s = {"allOf": [{"anyOf": [{"type": "object", "required": [f"k{i}"]} for i in range(20)] + [{"type": "string"}]},
+                   {"anyOf": [{"type": "array", "minItems": i} for i in range(20)] + [{"type": "string", "minLength": 2}]}]}
+    check(s, ['"ab"', '"abc"'], ['"a"', '{"k1": 1}', "[1]", "1"])
 
 
 def test_not_type_and_enum():
@@ -699,7 +801,7 @@ def test_grammar_from_json_schema_accepts_text_and_options():
 
 def test_strict_false_warns_listing_each_keyword():
     s = {"type": "object", "properties": {"t": {"type": "array", "uniqueItems": True},
-                                          "u": {"if": {"pattern": "^a"}, "then": {"maxLength": 5}}}}
+                                          "u": {"if": {"uniqueItems": True}, "then": {"maxItems": 5}}}}
     with pytest.raises(GrammarError) as ei:
         convert_schema(s)
     assert "uniqueItems at #/properties/t/uniqueItems" in str(ei.value)

@@ -51,6 +51,19 @@ conditions = st.one_of(
     st.builds(lambda r: {"required": r}, st.lists(st.sampled_from(KEYS), min_size=1, max_size=2, unique=True)),
     st.builds(lambda k, v, t: dict({"properties": {k: {"const": v}}}, **({"type": "object"} if t else {})),
               st.sampled_from(KEYS), scalars, st.booleans()),
+    # string and number keywords, closed objects, arrays, structured constants
+    st.builds(lambda p, t: dict({"pattern": p}, **({"type": "string"} if t else {})),
+              st.sampled_from(PATTERNS), st.booleans()),
+    st.builds(lambda k, n: {k: n}, st.sampled_from(["minimum", "exclusiveMaximum"]), small),
+    st.builds(lambda k, n: {"type": "integer", k: n}, st.sampled_from(["minimum", "maximum"]), small),
+    st.builds(lambda ks, r: {"type": "object", "properties": {k: {"type": "integer"} for k in ks},
+                             "required": ks[:r], "additionalProperties": False},
+              st.lists(st.sampled_from(KEYS), max_size=2, unique=True), st.integers(0, 1)),
+    st.builds(lambda t, n: {"items": {"type": t}, "maxItems": n}, st.sampled_from(TYPES), st.integers(0, 2)),
+    st.builds(lambda k, t: {"properties": {k: {}}, "additionalProperties": {"type": t}},
+              st.sampled_from(KEYS), st.sampled_from(TYPES)),
+    st.builds(lambda k, n: {k: n}, st.sampled_from(["minProperties", "maxProperties"]), st.integers(0, 2)),
+    st.builds(lambda v: {"const": v}, values),
 )
 
 
@@ -90,6 +103,8 @@ def keyword_schemas(sub):
         st.builds(lambda c, t, e: {"if": c, "then": t, "else": e}, conditions, sub, sub),
         st.builds(lambda t: {"not": {"type": t}}, st.sampled_from(TYPES)),
         st.builds(lambda v: {"not": {"const": v}}, scalars),
+        st.builds(lambda c: {"not": c}, conditions),
+        st.builds(lambda c: {"contains": c}, conditions),
     )
     return st.builds(_merge_keywords, st.lists(kw, min_size=1, max_size=3))
 

@@ -284,7 +284,7 @@ def test_if_with_a_complement_it_cannot_write_is_reported():
     from stackmask import GrammarError
     from stackmask.grammars.json_schema import convert_schema
     with pytest.raises(GrammarError, match="if at #/if"):
-        convert_schema({"if": {"pattern": "^a"}, "then": {"maxLength": 5}})
+        convert_schema({"if": {"uniqueItems": True}, "then": {"maxItems": 5}})
 
 
 def test_if_and_contains_on_string_lengths():
@@ -322,11 +322,24 @@ def test_min_and_max_contains():
           ["[1, 1]", "[1]"], ["[2]", "[]"])
 
 
+def test_several_contains_merged_by_all_of():
+    # each contains needs an item of its own or a shared one: a bit per contains in
+    # the array rules, every item in each contains or in its complement
+    check({"type": "array", "allOf": [{"contains": {"type": "string"}},
+                                      {"contains": {"type": "integer", "minimum": 3}}]},
+          ['["a", 3]', '[4, "b"]', '["a", 1, 5]', '[null, "x", null, 7]'], ["[]", '["a"]', "[3]", '[1, "a"]'])
+    check({"type": "array", "contains": {"const": 1}, "maxContains": 1,
+           "allOf": [{"contains": {"type": "string"}}, {"contains": {"type": "null"}}]},
+          ['[1, "a", null]', '[null, "a", 1, 2]'], ['[1, 1, "a", null]', '["a", null]', '[1, "a"]'])
+    check({"allOf": [{"contains": {"minimum": 2}}, {"contains": {"maximum": 4}}]},
+          ["[3]", "[1, 5]", '"x"'], ["[]", "[5]", "[1]"])
+
+
 def test_contains_with_a_complement_it_cannot_write_is_reported():
     from stackmask import GrammarError
     from stackmask.grammars.json_schema import convert_schema
     with pytest.raises(GrammarError, match="contains at #/contains"):
-        convert_schema({"type": "array", "contains": {"type": "string", "pattern": "^a"}})
+        convert_schema({"type": "array", "contains": {"type": "array", "uniqueItems": True}})
 
 
 # --------------------------------------------------------------------------
@@ -343,6 +356,58 @@ def test_not_integer_and_not_const_exclude_every_spelling():
     check({"type": "number", "not": {"enum": [0, 2.5]}}, ["1", "-2.5", "2.55"],
           ["0", "-0", "0.00", "2.5", "2.50"])
     check({"not": {"enum": [1, 2], "const": 2}}, ["1", '"x"'], ["2", "2.0"])
+
+
+def test_not_of_string_keywords_removes_their_strings():
+    # pattern / format / lengths: the strings outside them (a regex difference); a
+    # non-string satisfies the string keywords, so not rejects it
+    check({"not": {"pattern": "^a"}}, ['"b"', '""', '"ba"'], ['"a"', '"ab"', "1", "null", "{}"])
+    check({"type": "string", "not": {"pattern": "^[0-9]+$", "maxLength": 3}},
+          ['"1234"', '"a1"', '""'], ['"1"', '"123"', "5"])
+    check({"type": "string", "not": {"format": "date"}}, ['"2020-02-30"', '"x"'], ['"2020-02-29"'])
+    # with a type list: the other types are removed too
+    check({"not": {"type": ["string", "null"], "minLength": 2}}, ['"a"', "1", "[]"], ['"ab"', "null"])
+    check({"if": {"pattern": "^a"}, "then": {"maxLength": 2}, "else": {"minLength": 3}},
+          ['"ab"', '"bcd"', "1"], ['"abc"', '"b"'])
+    check({"type": "array", "contains": {"type": "string", "pattern": "^a"}, "maxContains": 1},
+          ['["ab", "b"]', '["a", 1]'], ['["b"]', '["a", "ab"]', "[]"])
+
+
+def test_not_of_number_keywords_removes_every_spelling_of_their_values():
+    # numbers under such a not are plain decimals (policy)
+    check({"type": "number", "not": {"minimum": 3}}, ["2.5", "-1", "2.999"], ["3", "3.0", "4", '"x"'],
+          policy=["2e0"])
+    check({"type": "number", "not": {"exclusiveMinimum": 0, "maximum": 1.5}}, ["0", "-0.5", "1.51"],
+          ["0.5", "1.5", "1.50", "1"])
+    check({"type": "integer", "not": {"multipleOf": 2}}, ["1", "-3"], ["0", "2", "-4"])
+    # an integer value satisfies "type: integer" in any spelling (3.0 is 3)
+    check({"not": {"type": "integer", "maximum": 0}}, ["1", "0.5", '"x"', "null"], ["0", "-3", "-3.0", "-0"])
+    check({"oneOf": [{"type": "integer", "minimum": 10}, {"type": "number", "maximum": 20}]},
+          ["5", "25", "9.5"], ["10", "15", "20", "12.0", "20.5"])
+
+
+def test_not_of_object_and_array_schemas_is_their_complement():
+    check({"not": {"allOf": [{"required": ["cmd"]}, {"required": ["args"]}]}},
+          ['{"cmd": 1}', "{}"], ['{"cmd": 1, "args": 2}', "1", '"x"'])
+    check({"not": {"properties": {"a": {"const": None}}}}, ['{"a": 1}', '{"a": "x", "b": null}'],
+          ["{}", '{"a": null}', '{"b": 1}', "1"])
+    check({"type": "object", "not": {"properties": {"a": {"type": "integer"}}, "additionalProperties": False}},
+          ['{"a": "x"}', '{"b": 1}', '{"a": 1, "b": 2}'], ["{}", '{"a": 1}'])
+    check({"not": {"type": "array", "items": {"type": "integer"}, "maxItems": 2}},
+          ['["x"]', "[1, 2, 3]", '[1, "x"]', "1", "{}"], ["[]", "[1, 2]"])
+    check({"not": {"const": {"k": [1, 2]}}}, ['{"k": [1]}', '{"k": [1, 2], "j": 0}', "{}", "[1, 2]"],
+          ['{"k": [1, 2]}', '{"k": [1.0, 2]}'])
+
+
+def test_complements_too_large_to_write_are_refused():
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    # the strings outside this pattern need a DFA with 2^13 states
+    with pytest.raises(GrammarError, match="not at #/not: the values outside"):
+        convert_schema({"not": {"pattern": "^[ab]*a[ab]{12}$"}})
+    with pytest.raises(GrammarError, match="oneOf"):
+        convert_schema({"oneOf": [{"type": "string", "pattern": "^[ab]*a[ab]{12}$"},
+                                  {"type": "string", "maxLength": 3}]})
 
 
 # --------------------------------------------------------------------------

@@ -26,7 +26,7 @@ class ArraysMixin:
 
     # -- arrays -------------------------------------------------------------------------------
     def array_symbol(self, d, base, ptr):
-        keys = ("minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains")
+        keys = ("minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains", "contains__")
         ad = {k: d[k] for k in keys if k in d}
         prefix, rest = self.array_parts(d)
         if prefix:
@@ -111,7 +111,9 @@ class ArraysMixin:
     def _build_contains(self, nt, d, base, ptr, prefix, rest, lo, hi, limit):
         """Array rules counting the items valid under ``contains`` (each item is
         split into its schema and ``contains``, or its schema and the complement of
-        ``contains``): at least ``minContains`` (default 1), at most ``maxContains``."""
+        ``contains``): at least ``minContains`` (default 1), at most ``maxContains``.
+        The ``contains__`` merged in by ``allOf`` need an item each: a bit of state
+        per one, every item in it or in its complement."""
         cont = d["contains"]
         lo_c = d.get("minContains", 1) if self.draft >= 2019 else 1
         hi_c = d.get("maxContains") if self.draft >= 2019 else None
@@ -119,9 +121,23 @@ class ArraysMixin:
         hi_c = math.floor(hi_c) if _num(hi_c) is not None else None
         neg = self.complement(cont, self.base(cont, base))
         if neg is None:
-            self.problem("contains", ptr + "/contains", "its complement cannot be written (only "
-                         "type/enum/const and properties/required object schemas)")
+            self.problem("contains", ptr + "/contains", "its complement cannot be written (see the "
+                         "Complements section of docs/json-schema.md)")
             neg, lo_c, hi_c = True, 0, None
+        # more contains (merged by allOf, each at least once): a bit each, an item in
+        # each or in its complement
+        more = []
+        for x in d.get("contains__", ()):
+            nx = self.complement(x, self.base(x, base))
+            if nx is None:
+                self.problem("contains", ptr + "/contains", "its complement cannot be written (see the "
+                             "Complements section of docs/json-schema.md)")
+                continue
+            more.append((x, nx))
+        if len(more) > 3:
+            self.problem("contains", ptr + "/contains", "more than 4 contains in one array (allOf)")
+            more = more[:3]
+        full = (1 << len(more)) - 1
         if hi_c is not None and hi_c < lo_c or hi is not None and hi < lo_c:
             return
         cap = hi_c if hi_c is not None else lo_c
@@ -130,39 +146,47 @@ class ArraysMixin:
             return
         k = len(prefix)
 
-        def elem(i, m):
+        def elems(i, m):
+            """``(symbol, bits)`` of item ``i`` in (m = 1) or outside contains, each
+            choice of the other contains it meets (its bits)."""
             s = prefix[i] if i < k else rest
             where = f"{ptr}/prefixItems/{i}" if i < k else f"{ptr}/items"
-            sub = _conj(s, cont if m else neg)
-            return self.symbol(sub, self.base(s, base), where) if sub is not False else None
+            out = []
+            for bits in range(full + 1):
+                sub = _conj(s, cont if m else neg)
+                for j, (x, nx) in enumerate(more):
+                    sub = _conj(sub, x if bits >> j & 1 else nx)
+                if sub is not False:
+                    out.append((self.symbol(sub, self.base(s, base), where), bits))
+            return out
 
         LB, RB, CM = self.punct("["), self.punct("]"), self.punct(",")
         src = ptr
         # T(i, c): after i items (saturating at limit when unbounded), c of them valid
         # under contains (saturating at cap when maxContains is absent)
-        T = StateSymbols(lambda i, c: f"{nt}_t{i}c{c}")
+        T = StateSymbols(lambda i, c, b: f"{nt}_t{i}c{c}" + (f"b{b}" if more else ""))
 
         def step(i, c, m):
             c2 = c + m if hi_c is not None else min(c + m, cap)
             i2 = i + 1 if hi is not None or i + 1 < limit else limit
             return None if hi_c is not None and c2 > hi_c else (i2, c2)
 
-        if lo == 0 and lo_c <= 0:
+        if lo == 0 and lo_c <= 0 and not more:
             self.rule(nt, [self.punct("[]")], src)
         if hi is None or hi >= 1:
             for m in (0, 1):
-                e, nxt = elem(0, m), step(0, 0, m)
-                if e is not None and nxt is not None:
-                    self.rule(nt, [LB, e, T(*nxt), RB], src)
+                nxt = step(0, 0, m)
+                for e, bits in (elems(0, m) if nxt is not None else ()):
+                    self.rule(nt, [LB, e, T(*nxt, bits), RB], src)
         while T:
-            (i, c), name = T.pop()
-            if i >= lo and c >= lo_c:
+            (i, c, b), name = T.pop()
+            if i >= lo and c >= lo_c and b == full:
                 self.rule(name, [], src)
             if hi is None or i < hi:
                 for m in (0, 1):
-                    e, nxt = elem(i, m), step(i, c, m)
-                    if e is not None and nxt is not None:
-                        self.rule(name, [CM, e, T(*nxt)], src)
+                    nxt = step(i, c, m)
+                    for e, bits in (elems(i, m) if nxt is not None else ()):
+                        self.rule(name, [CM, e, T(*nxt, b | bits)], src)
 
     def _build_array(self, nt, d, base, ptr):
         prefix, rest = self.array_parts(d)

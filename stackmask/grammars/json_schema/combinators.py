@@ -5,8 +5,18 @@ from __future__ import annotations
 
 from .. import ecma_regex as R
 from ..ecma_regex import NONE, PatternError, TooComplex, alt, lit, rep, seq
-from .common import ANNOTATIONS, Lang, _ARRAY_KEYS, _Problem, _canon, _conj, _json_eq, _num, _uniq
-from .numbers import INT_SPELLINGS, PLAIN, _lcm_multiple, _value_spellings, int_range
+from .common import ANNOTATIONS, KNOWN_KEYWORDS, Lang, _ARRAY_KEYS, _Problem, _canon, _conj, _json_eq, _num, _uniq
+from .numbers import PLAIN, _lcm_multiple, _value_spellings, int_range
+
+#: keywords of strings and of numbers: ``not`` of them is applied exactly (:meth:`apply_not`)
+STRING_KEYS = frozenset({"pattern", "format", "minLength", "maxLength", "patterns__", "formats__"})
+NUMBER_KEYS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
+SCALAR_KEYS = STRING_KEYS | NUMBER_KEYS | {"type", "nullable"}
+#: object, array and combinator keywords whose complement :meth:`complement` writes
+OBJECT_KEYS = frozenset({"properties", "required", "additionalProperties", "minProperties", "maxProperties",
+                         "forbidden__", "extra__"})
+ARRAY_KEYS = frozenset({"items", "prefixItems", "additionalItems", "prefix__", "rest__", "minItems", "maxItems"})
+COMBINATOR_KEYS = frozenset({"not", "nots__", "anyOf", "oneOf", "__oneOf"})
 
 #: every integer literal (the "integer" type's spellings), and the zero fraction that
 #: spells the same value (1 -> 1.0, 1.00)
@@ -14,16 +24,21 @@ INT_LITERALS = int_range(None, None)
 INT_ZEROS = rep(seq(lit("."), rep(lit("0"), 1, None)), 0, 1)
 
 
+def _count(n) -> bool:
+    """A count keyword's value the complements can use: a non-negative integer."""
+    return isinstance(n, int) and not isinstance(n, bool) and n >= 0
+
+
 class CombinatorsMixin:
     """Methods of the converter (:class:`..converter._Converter`) for combinators."""
 
     # -- if / then / else ------------------------------------------------------------
-    def expand_if(self, d, base):
+    def expand_if(self, d, base, depth: int = 0):
         """``d`` with ``if``/``then``/``else`` as ``allOf: [rest, anyOf: [if ∧ then,
         ¬if ∧ else]]`` (exact: the branches are complementary), or None when the
         complement of ``if`` cannot be written (see :meth:`complement`)."""
         cond = d["if"]
-        neg = self.complement(cond, base)
+        neg = self.complement(cond, base, depth)
         if neg is None:
             return None
         rest = {k: v for k, v in d.items() if k not in ("if", "then", "else")}
@@ -31,10 +46,19 @@ class CombinatorsMixin:
         return {"allOf": [rest, {"anyOf": [{"allOf": [cond, then]}, {"allOf": [neg, other]}]}]}
 
     def complement(self, s, base, depth: int = 0):
-        """A schema accepting exactly the values ``s`` rejects, for the forms ``if``
-        usually takes: ``type``/``enum``/``const``, string lengths, ``not``, and object
-        schemas of ``properties`` (whose subschemas have complements), ``required`` and
-        ``type: object``; else None."""
+        """A schema accepting exactly the values ``s`` rejects, or None where it cannot
+        be written. ``s`` (references followed, ``allOf`` merged, ``if`` expanded) is
+        the conjunction of its keywords, so its complement is the union of theirs:
+        the other types (``not: {type}``); the strings that violate its string
+        keywords and the numbers that violate its number keywords (``not`` of those,
+        see :meth:`apply_not`); the values outside ``enum``/``const`` (scalars); the
+        objects that lack a required key or have a property in that property's
+        complement; the arrays with too few or too many items or an item in its
+        schema's complement (``contains`` of the ``not``); the ``not`` schemas
+        themselves; for ``anyOf`` the values in every branch's complement, for
+        ``oneOf`` those and the values in two branches. None for other keywords
+        (``additionalProperties`` other than ``true``, ``patternProperties``,
+        ``propertyNames``, ``uniqueItems``, ``contains``, ...)."""
         if s is True or s == {}:
             return False
         if s is False:
@@ -42,51 +66,195 @@ class CombinatorsMixin:
         if depth > 8:
             return None
         s = self._flat(s, base)
-        if s is None:
+        if s is not None and "if" in s:
+            x = self.expand_if(s, base, depth + 1)
+            s = None if x is None else self._flat(x, base)
+        if s is None or "if" in s:
             return None
-        keys = {k for k in s if k not in ANNOTATIONS and not k.startswith("x-")}
-        if keys <= {"type", "enum", "const"}:
-            vals = list(s.get("enum", [])) if isinstance(s.get("enum"), list) else []
-            vals += [s["const"]] if "const" in s else []
-            if any(isinstance(v, (dict, list)) for v in vals):
-                return None          # not of structured constants is not supported
-            return {"not": s}
-        if keys == {"not"} and isinstance(s["not"], (dict, bool)):
-            return s["not"]                     # the complement of a complement
-        if keys <= {"type", "minLength", "maxLength"} and keys - {"type"} \
-                and s.get("type", "string") == "string":
-            return self._complement_length(s)
-        if not keys <= {"type", "properties", "required"} or s.get("type", "object") != "object":
+        keys = self._effective_keys(s)
+        if not keys:
+            return False
+        if keys <= {"type", "enum", "const"} and keys & {"enum", "const"} and self._scalar_values(s):
+            return {"not": {k: s[k] for k in keys}}
+        if keys <= SCALAR_KEYS:
+            # one ``not`` for every scalar keyword (apply_not removes exactly those values)
+            return {"not": {k: s[k] for k in keys}}
+        if not keys <= SCALAR_KEYS | {"enum", "const"} | OBJECT_KEYS | ARRAY_KEYS | COMBINATOR_KEYS:
             return None
+        parts: list = []
+        if "type" in keys:
+            parts.append({"not": {k: s[k] for k in ("type", "nullable") if k in s}})
+        for group in (STRING_KEYS, NUMBER_KEYS):
+            if keys & group:
+                parts.append({"not": {k: s[k] for k in keys & group}})
+        if keys & {"enum", "const"}:
+            parts.append(self._complement_values(s, base, depth))
+        for group, build in ((OBJECT_KEYS, self._complement_object), (ARRAY_KEYS, self._complement_array)):
+            if keys & group:
+                got = build(s, base, depth)
+                if got is None:
+                    return None
+                parts += got
+        parts += ([s["not"]] if "not" in s else []) + list(s.get("nots__", []))
+        if "anyOf" in s:
+            parts.append(self._complement_all(s["anyOf"], base, depth))
+        for group in ([s["oneOf"]] if "oneOf" in s else []) + list(s.get("__oneOf", [])):
+            # none of the branches, or two of them
+            if not isinstance(group, list) or not group:
+                return None
+            parts.append(self._complement_all(group, base, depth))
+            parts += [{"allOf": [group[i], group[j]]} for i in range(len(group)) for j in range(i)]
+        if any(p is None for p in parts):
+            return None
+        flat: list = []
+        for p in parts:
+            if p is True or p == {}:
+                return True
+            if p is False:
+                continue
+            if isinstance(p, dict) and set(p) == {"anyOf"} and isinstance(p["anyOf"], list):
+                flat += p["anyOf"]
+            else:
+                flat.append(p)
+        return {"anyOf": flat} if len(flat) > 1 else (flat[0] if flat else False)
+
+    @staticmethod
+    def _effective_keys(s) -> set:
+        """The keywords of ``s`` that constrain values: not annotations, ``x-*`` or
+        unknown keywords (those have no effect; they are reported where the schema is
+        compiled), nor the converter's note of the property order."""
+        return {k for k in s if k not in ANNOTATIONS and not k.startswith("x-") and
+                (k in KNOWN_KEYWORDS or k.endswith("__") or k.startswith("__"))} - {"before__"}
+
+    @staticmethod
+    def _scalar_values(s) -> bool:
+        """``enum``/``const`` of scalars only (``not`` of a structured constant is not
+        written)."""
+        vals = list(s.get("enum", [])) if isinstance(s.get("enum"), list) else []
+        vals += [s["const"]] if "const" in s else []
+        return isinstance(s.get("enum", []), list) and not any(isinstance(v, (dict, list)) for v in vals)
+
+    def _complement_values(self, s, base, depth):
+        """The values other than those of ``enum``/``const``: ``not`` of the scalars, and
+        the complement of each array or object value written as a schema (its length and
+        items; its keys, with ``additionalProperties: false``, and their values)."""
+        vals = s.get("enum", []) if "enum" in s else [s.get("const")]
+        if not isinstance(vals, list):
+            return None
+        if "enum" in s and "const" in s:
+            vals = [v for v in vals if _json_eq(v, s["const"])]
+        scalars = [v for v in vals if not isinstance(v, (dict, list))]
+        schemas = [{"not": {"enum": scalars}}] if scalars else []
+        for v in vals:
+            if isinstance(v, list):
+                schemas.append({"type": "array", "minItems": len(v), "maxItems": len(v),
+                                "prefix__": [{"const": x} for x in v]})
+            elif isinstance(v, dict):
+                schemas.append({"type": "object", "required": list(v), "additionalProperties": False,
+                                "properties": {k: {"const": x} for k, x in v.items()}})
+        if len(schemas) == 1 and scalars:
+            return schemas[0]
+        comps = [schemas[0]] if scalars else []
+        for x in schemas[1 if scalars else 0:]:
+            c = self.complement(x, base, depth + 1)
+            if c is None:
+                return None
+            if c is False:
+                return False
+            if c is not True:
+                comps.append(c)
+        return {"allOf": comps} if len(comps) > 1 else (comps[0] if comps else True)
+
+    def _complement_all(self, branches, base, depth):
+        """The values in the complement of every branch (None where one cannot be
+        written)."""
+        if not isinstance(branches, list):
+            return None
+        comps = []
+        for b in branches:
+            c = self.complement(b, self.base(b, base), depth + 1)
+            if c is None:
+                return None
+            if c is False:
+                return False
+            if c is not True:
+                comps.append(c)
+        return {"allOf": comps} if comps else True
+
+    def _complement_object(self, s, base, depth):
+        """Alternatives of the objects that violate the object keywords of ``s``: one
+        per required key (absent), per property (present, in its complement), for too
+        few or too many members, and for a member whose key is not declared with a
+        value in the complement of ``additionalProperties`` (``extra__``); None with
+        ``patternProperties``, ``propertyNames`` or dependencies."""
         props = s.get("properties", {})
         req = s.get("required", [])
-        if not isinstance(props, dict) or not isinstance(req, list):
+        addl = s.get("additionalProperties", True)
+        if self.opts["additional_properties"] is False and "additionalProperties" not in s:
+            addl = False
+        if not isinstance(props, dict) or not isinstance(req, list) or \
+                not (isinstance(addl, (bool, dict))):
             return None
-        alts = [{"not": {"type": "object"}}] if "type" in s else []
-        alts += [{"type": "object", "not": {"required": [r]}} for r in req if isinstance(r, str)]
+        alts = [{"type": "object", "not": {"required": [r]}} for r in req if isinstance(r, str)]
+        alts += [{"type": "object", "required": [k]} for k in s.get("forbidden__", ())]
+        lo, hi = s.get("minProperties", 0), s.get("maxProperties")
+        if not _count(lo) or (hi is not None and not _count(hi)):
+            return None
+        if lo > 0:
+            alts.append({"type": "object", "maxProperties": lo - 1})
+        if hi is not None:
+            alts.append({"type": "object", "minProperties": hi + 1})
+        # a member whose key is not declared, with a value outside additionalProperties
+        # (``extra__``, see _build_object: [declared keys, value schema, its complement])
+        if addl is not True and addl != {}:
+            c = self.complement(addl, self.base(addl, base), depth + 1)
+            if c is None:
+                return None
+            if c is not False:
+                alts.append({"type": "object", "extra__": [[sorted(props), c, addl]]})
+        for K, V, _ in s.get("extra__", ()):
+            if V is not True:
+                return None
+            # every key in K: the properties the object declares there are its own
+            alts.append({"type": "object", "propertyNames": {"enum": list(K)}})
         for p, ps in props.items():
             c = self.complement(ps, self.base(ps, base), depth + 1)
             if c is None:
                 return None
             if c is not False:
                 alts.append({"type": "object", "required": [p], "properties": {p: c}})
-        return {"anyOf": alts} if alts else False
+        return alts
 
-    @staticmethod
-    def _complement_length(s):
-        """The complement of a string schema of ``minLength``/``maxLength`` (and ``type:
-        string``): the strings of other lengths (and, with the type, every non-string;
-        without it a non-string satisfies ``s``); None for malformed bounds."""
-        lo, hi = s.get("minLength", 0), s.get("maxLength")
-        if not isinstance(lo, int) or isinstance(lo, bool) or lo < 0 or \
-                (hi is not None and (not isinstance(hi, int) or isinstance(hi, bool) or hi < 0)):
+    def _complement_array(self, s, base, depth):
+        """Alternatives of the arrays that violate the array keywords of ``s``: too
+        few or too many items, an item of the first ones in its schema's complement,
+        or (without a prefix) some item in the complement of ``items`` (``contains``
+        of its ``not``); None for a prefix followed by a constrained rest."""
+        lo, hi = s.get("minItems", 0), s.get("maxItems")
+        if not _count(lo) or (hi is not None and not _count(hi)):
             return None
-        alts = [{"not": {"type": "string"}}] if "type" in s else []
-        if hi is not None:
-            alts.append({"type": "string", "minLength": hi + 1})
+        prefix, rest = self.array_parts(s)
+        if not isinstance(prefix, list):
+            return None
+        alts = []
         if lo > 0:
-            alts.append({"type": "string", "maxLength": lo - 1})
-        return {"anyOf": alts} if alts else False
+            alts.append({"type": "array", "maxItems": lo - 1})
+        if hi is not None:
+            alts.append({"type": "array", "minItems": hi + 1})
+        for i, p in enumerate(prefix):
+            c = self.complement(p, self.base(p, base), depth + 1)
+            if c is None:
+                return None
+            if c is not False:
+                alts.append({"type": "array", "minItems": i + 1, "prefix__": [True] * i + [c]})
+        c = self.complement(rest, self.base(rest, base), depth + 1) if rest is not True else False
+        if c is None:
+            return None
+        if c is not False:
+            if prefix:
+                return None         # "some item after the prefix": not written
+            alts.append({"type": "array", "contains": {"not": rest}})
+        return alts
 
     # -- combinators ---------------------------------------------------------------
     def _local(self, d) -> dict:
@@ -148,7 +316,7 @@ class CombinatorsMixin:
         if kw == "oneOf":
             overlaps: list = []
             one = self.one_of(list(langs), branches, base, gptr, overlaps)
-            excl = self.exclusive_branches(branches, base) if overlaps else None
+            excl = self.exclusive_branches(branches, base, carry) if overlaps else None
             if excl is not None:
                 # each branch and the complements of the others: disjoint by construction
                 langs = branch_langs(excl)
@@ -165,29 +333,94 @@ class CombinatorsMixin:
     #: product of the other branches' complements' alternatives)
     MAX_EXCLUSIVE_ALTERNATIVES = 64
 
-    def exclusive_branches(self, branches, base):
+    def exclusive_branches(self, branches, base, context=None):
         """``oneOf`` as disjoint branches: branch ``i`` and the complement of every other
         branch (:meth:`complement`), so "exactly one" is their union; None when a
         complement cannot be written or the rewrite grows past
-        :data:`MAX_EXCLUSIVE_ALTERNATIVES` alternatives per branch."""
+        :data:`MAX_EXCLUSIVE_ALTERNATIVES` alternatives per branch. Alternatives of a
+        complement that provably hold no value of branch ``i`` (in ``context``, the
+        keywords next to the ``oneOf``) are left out of branch ``i``'s product
+        (:meth:`_excludes`)."""
         comps = []
         for b in branches:
             c = self.complement(b, self.base(b, base))
             if c is None:
                 return None
             comps.append(c)
-        sizes = [len(c["anyOf"]) if isinstance(c, dict) and "anyOf" in c else 1 for c in comps]
+        alts = [c["anyOf"] if isinstance(c, dict) and set(c) == {"anyOf"} else [c] for c in comps]
         out = []
         for i, b in enumerate(branches):
+            info = self._branch_facts(b, base, context)
+            others = []
             size = 1
-            for j, k in enumerate(sizes):
-                if j != i:
-                    size *= k
+            for j in range(len(branches)):
+                if j == i or (info[0] is not None and info[0] <= {"object"} and
+                              self.objects_disjoint(b, branches[j], base)):
+                    continue            # i holds objects only, none of them in j
+                keep = [a for a in alts[j] if a is not False and not self._excludes(a, info)]
+                size *= len(keep)
+                others.append({"anyOf": keep} if len(keep) > 1 else (keep[0] if keep else False))
             if size > self.MAX_EXCLUSIVE_ALTERNATIVES:
                 return None
-            others = [comps[j] for j in range(len(branches)) if j != i]
-            out.append({"allOf": [b] + others} if others else b)
+            out.append(False if False in others else ({"allOf": [b] + others} if others else b))
         return out
+
+    def _branch_facts(self, b, base, context):
+        """``(types, required, closed)`` of a ``oneOf`` branch merged with the keywords
+        next to the ``oneOf``: its explicit types (None: any), its required keys, and
+        its declared keys when it allows no others (None: it allows others)."""
+        node = {"allOf": [context, b]} if context and self._has_constraints(context) else b
+        flat = self._flat(node, base) if node is not True else {}
+        if flat is None:
+            return None, set(), None
+        types = None
+        if "type" in flat:
+            t = flat["type"] if isinstance(flat["type"], list) else [flat["type"]]
+            types = set(t) if all(isinstance(x, str) for x in t) else None
+        req = set(r for r in flat.get("required", ()) if isinstance(r, str)) \
+            if isinstance(flat.get("required"), list) else set()
+        closed = None
+        if flat.get("additionalProperties") is False and not flat.get("patternProperties") and \
+                isinstance(flat.get("properties", {}), dict):
+            closed = set(flat.get("properties", {}))
+        return types, req, closed
+
+    @staticmethod
+    def _surface_facts(s):
+        """:meth:`_branch_facts` of ``s`` from its own ``type`` and ``required`` only (no
+        reference followed, nothing merged): safe where no base is at hand."""
+        if not isinstance(s, dict) or any(k in s for k in ("$ref", "$recursiveRef", "$dynamicRef", "allOf")):
+            return None, set(), None
+        t = s.get("type")
+        t = t if isinstance(t, list) else [t] if t is not None else None
+        types = set(t) if t is not None and all(isinstance(x, str) for x in t) else None
+        req = {r for r in s["required"] if isinstance(r, str)} if isinstance(s.get("required"), list) else set()
+        return types, req, None
+
+    def _excludes(self, alt, info) -> bool:
+        """Does ``alt``, an alternative of a complement (as :meth:`complement` writes
+        them), provably hold no value of a branch with these facts
+        (:meth:`_branch_facts`)? Only the cheap cases: ``not: {type}`` of all the
+        branch's types; an object/array alternative for a branch of other types; an
+        object lacking a key the branch requires; an object with a key the closed
+        branch does not declare."""
+        types, req, closed = info
+        if not isinstance(alt, dict):
+            return False
+        n = alt.get("not")
+        if set(alt) == {"not"} and isinstance(n, dict) and set(n) <= {"type"} and "type" in n:
+            t = n["type"] if isinstance(n["type"], list) else [n["type"]]
+            return types is not None and all(x in t or (x == "integer" and "number" in t) for x in types)
+        kind = alt.get("type")
+        if kind in ("object", "array") and types is not None and kind not in types:
+            return True
+        if kind == "object":
+            if isinstance(n, dict) and set(n) == {"required"} and isinstance(n["required"], list) and \
+                    len(n["required"]) == 1 and n["required"][0] in req:
+                return True
+            if closed is not None and any(closed <= set(K) for K, _, _ in alt.get("extra__", ())):
+                return True
+        return False
 
     def one_of(self, langs, branches, base, ptr, overlaps: list) -> list:
         """Exactly one branch: exact when the branches are disjoint; string and
@@ -261,6 +494,8 @@ class CombinatorsMixin:
             return None
         if isinstance(node, dict) and "allOf" in node:
             node = self.merge_all(node, base, "#", report=False)
+        if isinstance(node, dict) and node.get("truncated__"):
+            return None             # an anyOf product was cut (reported where it is compiled)
         return node if isinstance(node, dict) else None
 
     def objects_disjoint(self, a, b, base) -> bool:
@@ -279,14 +514,27 @@ class CombinatorsMixin:
                 if k not in oprops and other.get("additionalProperties") is False and \
                         not other.get("patternProperties"):
                     return True
-        # a property required on both sides with disjoint scalar languages
+        # a property required on both sides with disjoint scalar languages, or with
+        # constants on one side that the other side's schema rejects
         for k in ra & rb:
             if k in pa and k in pb:
                 la = self.lang(pa[k], self.base(pa[k], base), "#")
                 lb = self.lang(pb[k], self.base(pb[k], base), "#")
                 if self.langs_disjoint(la, lb):
                     return True
+                for x, y in ((pa[k], pb[k]), (pb[k], pa[k])):
+                    vals = self._constants(x, base)
+                    if vals is not None and not any(self.value_valid(v, y, self.base(y, base), 0) for v in vals):
+                        return True
         return False
+
+    def _constants(self, s, base):
+        """The values valid under ``s`` when it has ``enum``/``const`` (None otherwise)."""
+        flat = self._flat(s, base) if isinstance(s, dict) else None
+        if flat is None or not ("enum" in flat or "const" in flat):
+            return None
+        vals = flat["enum"] if isinstance(flat.get("enum"), list) else [flat.get("const")]
+        return [v for v in vals if self.value_valid(v, flat, base, 0)]
 
     def arrays_disjoint(self, a, b, base) -> bool:
         a, b = self._flat(a, base), self._flat(b, base)
@@ -437,16 +685,23 @@ class CombinatorsMixin:
                 else:
                     out[k] = {"allOf": [w, v]}
             elif k == "anyOf":
-                prod = [{"allOf": [x, y]} for x in w for y in v]
+                # pairs that provably hold no value (complements' alternatives) are left out
+                prod = [{"allOf": [x, y]} for x in w for y in v
+                        if not (self._excludes(x, self._surface_facts(y)) or
+                                self._excludes(y, self._surface_facts(x)))]
                 if len(prod) > 256:
                     if report:
                         self.problem("anyOf", ptr, "too many combinations inside allOf")
                     prod = prod[:256]
+                    out["truncated__"] = ["anyOf"]     # not exact: _flat's users must not read it
                 out[k] = prod
             elif k == "oneOf":
                 out["__oneOf"] = list(out.get("__oneOf", [])) + [v]
             elif k == "not":
                 out["nots__"] = list(out.get("nots__", [])) + [v]
+            elif k == "contains" and not ("minContains" in b or "maxContains" in b):
+                # both apply: b's (at least once) joins the array's other contains
+                out["contains__"] = list(out.get("contains__", [])) + [v]
             elif k == "uniqueItems":
                 out[k] = bool(w) or bool(v)
             elif k in ("dependencies", "dependentRequired", "dependentSchemas") and \
@@ -510,6 +765,38 @@ class CombinatorsMixin:
         ap = d.get("additionalProperties", True)
         return ap
 
+    def expand_not(self, d, base):
+        """``d`` with each ``not`` that :meth:`apply_not` cannot apply directly written
+        as its complement (:meth:`complement`): ``allOf: [rest, complement, ...]``;
+        None when every ``not`` applies directly (or none has a complement: reported)."""
+        if "enum" in d or "const" in d:
+            return None             # enum_lang keeps exactly the values ``not`` allows
+        nots = ([d["not"]] if "not" in d else []) + \
+            (list(d["nots__"]) if isinstance(d.get("nots__"), list) else [])
+        keep, comps = [], []
+        for n in nots:
+            c = None if self.not_direct(n, base) else self.complement(n, self.base(n, base))
+            (keep if c is None else comps).append(n if c is None else c)
+        if not comps:
+            return None
+        rest = {k: v for k, v in d.items() if k not in ("not", "nots__")}
+        if keep:
+            rest["nots__"] = keep
+        return {"allOf": [rest] + comps}
+
+    def not_direct(self, n, base) -> bool:
+        """Can :meth:`apply_not` remove the values of ``n`` from a language directly
+        (``type``, string and number keywords, ``enum``/``const`` of scalars,
+        ``required``)? Other ``not`` schemas are written as their complement."""
+        if isinstance(n, bool):
+            return True
+        flat = self._flat(n, base)
+        if flat is None:
+            return True             # reported by apply_not
+        keys = self._effective_keys(flat)
+        return keys <= SCALAR_KEYS or (keys <= {"enum", "const", "type"} and self._scalar_values(flat)) \
+            or (keys <= {"required"} and isinstance(flat.get("required"), list))
+
     def apply_not(self, lang: Lang, n, base, ptr) -> Lang:
         if n is True:
             return Lang()
@@ -520,31 +807,16 @@ class CombinatorsMixin:
         except _Problem as e:
             self.problem("not", ptr, str(e))
             return lang
+        if isinstance(n, dict) and "allOf" in n:
+            n = self.merge_all(n, nbase, ptr, report=False)
+            if n is None:
+                return lang             # n accepts nothing
         if not isinstance(n, dict):
             self.problem("not", ptr, "not a schema")
             return lang
-        keys = {k for k in n if k not in ANNOTATIONS and not k.startswith("x-")}
-        if keys <= {"type"}:
-            t = self.types_of(n, ptr)
-            out = Lang(**lang.__dict__)
-            if "null" in t:
-                out.null = False
-            if "boolean" in t:
-                out.true = out.false = False
-            if "string" in t:
-                out.string = NONE
-            if "number" in t:
-                out.number = NONE
-            elif "integer" in t and out.number != NONE:
-                try:        # every spelling of an integer value: plain decimals left (policy)
-                    out.number = R.difference(R.intersect(out.number, PLAIN), INT_SPELLINGS)
-                except TooComplex:
-                    self.problem("not", ptr, "too complex")
-            if "object" in t:
-                out.objects = ()
-            if "array" in t:
-                out.arrays = ()
-            return out
+        keys = self._effective_keys(n)
+        if keys <= SCALAR_KEYS:
+            return self._not_scalar(lang, n, keys, ptr)
         if keys <= {"enum", "const", "type"}:
             vals = list(n.get("enum", [])) if isinstance(n.get("enum"), list) else []
             if "const" in n:
@@ -594,5 +866,46 @@ class CombinatorsMixin:
                         objs.append(s)
             out.objects = _uniq(tuple(objs))
             return out
-        self.problem("not", ptr, "only 'not' of type, enum/const and required is supported")
+        self.problem("not", ptr, "its complement cannot be written (see the Complements section of "
+                     "docs/json-schema.md)")
         return lang
+
+    def _not_scalar(self, lang: Lang, n, keys, ptr) -> Lang:
+        """``lang`` without the values of ``n``, a schema of ``type`` and string/number
+        keywords: ``n`` holds every value of its types whose keywords do not apply, the
+        strings of its string language, the numbers of its number language (by value:
+        every plain spelling; numbers left in plain decimal notation, policy). Where a
+        part of ``n`` cannot be enforced (reported) the ``not`` is ignored."""
+        t = self.types_of(n, ptr)
+        before = len(self.problems)
+        out = Lang(**lang.__dict__)
+        if "null" in t:
+            out.null = False
+        if "boolean" in t:
+            out.true = out.false = False
+        if "object" in t:
+            out.objects = ()
+        if "array" in t:
+            out.arrays = ()
+        try:
+            if "string" in t and out.string != NONE:
+                if keys & STRING_KEYS:
+                    diff = R.difference(out.string, self.string_lang(n, ptr))
+                    out.string = self.lexable(diff, diff, 0, None, ptr)
+                else:
+                    out.string = NONE
+            if ("number" in t or "integer" in t) and out.number != NONE:
+                if "number" in t and not keys & NUMBER_KEYS:
+                    out.number = NONE
+                else:
+                    # every spelling of an integer value: plain decimals left (policy)
+                    ints = "number" not in t
+                    held = self.number_lang(n, ptr, integer=ints) if keys & NUMBER_KEYS else INT_LITERALS
+                    held = seq(held, INT_ZEROS) if ints else held
+                    out.number = R.difference(R.intersect(out.number, PLAIN), held)
+        except TooComplex:
+            self.problem("not", ptr, "the values outside this pattern/format/number range form a regex "
+                         "over the size limit (the complement is not written)")
+        if len(self.problems) > before:
+            return lang
+        return out

@@ -52,7 +52,7 @@ SUPPORTED_KEYWORDS = (
     "additionalItems", "minItems", "maxItems", "contains, minContains, maxContains (writable "
     "complement)", "uniqueItems (when maxItems <= 1)", "minLength", "maxLength", "pattern", "format",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "anyOf",
-    "oneOf (disjoint branches)", "allOf", "not (type, enum/const, required)",
+    "oneOf (disjoint branches or writable complements)", "allOf", "not (writable complement)",
     "if/then/else (writable complement)", "$ref", "$defs", "definitions", "$recursiveRef",
     "$dynamicRef", "nullable (OpenAPI)",
 )

@@ -143,6 +143,10 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
                 self.problem("allOf", ptr, "could not merge")
                 merged = {a: b for a, b in merged.items() if a != "allOf"}
             return self.lang(merged, base, ptr)
+        if "not" in d or "nots__" in d:
+            x = self.expand_not(d, base)
+            if x is not None:
+                return self.lang(x, base, ptr)
         if "anyOf" in d or "oneOf" in d or "__oneOf" in d:
             return self.combinators(d, base, ptr)
         return self.simple_lang(d, base, ptr)
@@ -331,6 +335,9 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
                 return False
             if set(v) & set(d.get("forbidden__", ())):
                 return False
+            for K, V, _ in d.get("extra__", ()):
+                if not any(k not in K and sub((x, V)) for k, x in v.items()):
+                    return False
             for kw in ("dependencies", "dependentRequired", "dependentSchemas"):
                 for key, dep in (d.get(kw) if isinstance(d.get(kw), dict) else {}).items():
                     if key in v and (any(x not in v for x in dep) if isinstance(dep, list) else not sub(dep)):
@@ -381,6 +388,8 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
                 hi_c = d.get("maxContains") if self.draft >= 2019 else None
                 if (_num(lo_c) is not None and n < lo_c) or (_num(hi_c) is not None and n > hi_c):
                     return False
+            if any(not any(sub((x, c)) for x in v) for c in d.get("contains__", ())):
+                return False
             if d.get("uniqueItems") is True and any(_json_eq(v[i], v[j]) for i in range(len(v))
                                                    for j in range(i)):
                 return False

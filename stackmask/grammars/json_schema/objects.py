@@ -8,11 +8,14 @@ import math
 from ...grammar import TerminalDef
 from .. import ecma_regex as R
 from ..ecma_regex import ANYSTAR, NONE, PatternError, TooComplex, alt, lit
-from .common import StateSymbols, _canon, _esc_ptr, _num, _uniq
+from .common import StateSymbols, _canon, _conj, _esc_ptr, _num, _uniq
 
 
 class ObjectsMixin:
     """Methods of the converter (:class:`..converter._Converter`) for objects."""
+
+    #: at most this many ``extra__`` requirements in one object (a bit of state each)
+    MAX_EXTRA_REQUIREMENTS = 4
 
     def dependencies(self, d, ptr) -> tuple[dict, dict]:
         """``(required, schemas)``: for each trigger key, the keys it requires
@@ -80,7 +83,7 @@ class ObjectsMixin:
     # -- objects ----------------------------------------------------------------------------
     def object_symbol(self, d, base, ptr):
         keys = ("properties", "required", "additionalProperties", "patternProperties", "minProperties",
-                "maxProperties", "propertyNames", "forbidden__")
+                "maxProperties", "propertyNames", "forbidden__", "extra__")
         od = {k: d[k] for k in keys if k in d}
         if self.opts["additional_properties"] is False and "additionalProperties" not in od:
             od["additionalProperties"] = False
@@ -157,19 +160,65 @@ class ObjectsMixin:
                 continue
             ok_entries.append((name, schemas, req))
         own = {n for n, _, _ in entries} | forbidden
+        # ``extra__`` (written by complements of additionalProperties): requirements
+        # ``[K, V, W]``, each "some member's key is not in K and its value is valid
+        # under V" (W: the complement of V); bit i of a state's ``b`` says that
+        # requirement i is met. A member whose key is outside K_i meets it by a value
+        # in V_i, and not by a value in W_i: one variant of the member for each choice
+        reqs = [(frozenset(K), V, W) for K, V, W in d.get("extra__", ())]
+        if len(reqs) > self.MAX_EXTRA_REQUIREMENTS:
+            self.problem("additionalProperties", ptr, "too many complements of additionalProperties "
+                         "in one object")
+            reqs = reqs[:self.MAX_EXTRA_REQUIREMENTS]      # (reported) accepts more
+        full = (1 << len(reqs)) - 1
+
+        def outside(x) -> int:
+            """The requirements a member with key ``x`` (None: a key of no list) can meet."""
+            return sum(1 << i for i, (K, _, _) in enumerate(reqs) if x is None or x not in K)
+
+        def variants(m: int) -> list:
+            """``(bits met, schemas its value must satisfy)`` for a member whose key is
+            outside the lists ``m``."""
+            out = [(0, [])]
+            for i, (_, V, W) in enumerate(reqs):
+                if m >> i & 1:
+                    out = [(b | 1 << i, xs + ([] if V is True else [V])) for b, xs in out] + \
+                        ([(b, xs + [W]) for b, xs in out] if W is not False else [])
+            return out
+
+        def conj(s, xs):
+            for x in xs:
+                s = _conj(s, x)
+            return s
+
+        named = sorted({x for K, _, _ in reqs for x in K})
         # in a fixed order (entries, then the forbidden names sorted), not the set's: the
         # key terminals' numbering is part of the grammar text an artifact is keyed by
-        for x in dict.fromkeys([n for n, _, _ in entries] + sorted(forbidden)):
+        for x in dict.fromkeys([n for n, _, _ in entries] + sorted(forbidden) + named):
             self.declared_key(x)
         # extra members: a nonterminal E (pattern atoms, additional keys; names
-        # declared elsewhere in the grammar are added by _finish_extras)
+        # declared elsewhere in the grammar are added by _finish_extras); with
+        # ``extra__``, the names of its lists that are extra members here get
+        # nonterminals of their own, by the requirements they meet
         has_extras = addl is not False or bool(pat_asts)
-        E = None
+        extras = []          # (nonterminal, requirement bits it meets)
         if has_extras:
-            E = f"{nt}_e"
-            if not self.extra_members(E, pat_asts, addl, name_lang, base, ptr):
-                pat_asts, addl, name_lang = [], True, None      # superset fallback (reported)
-            self.pending_extras.append((E, own, pat_asts, addl, name_lang, base, ptr))
+            by_bits: dict = {full: None}        # None: every key of no list (the regex keys too)
+            for x in named:
+                if x not in own:
+                    by_bits.setdefault(outside(x), []).append(x)
+            for m, xs in sorted(by_bits.items(), key=lambda kv: (kv[1] is not None, kv[0])):
+                for bits, sch in variants(m):
+                    Ex = f"{nt}_e" if not reqs else f"{nt}_e{m}n{bits}" + ("x" if xs is None else "")
+                    pats = [(a, conj(s, sch), p) for a, s, p in pat_asts]
+                    ad = addl if addl is False else conj(addl, sch)
+                    if xs is None:
+                        if not self.extra_members(Ex, pats, ad, name_lang, base, ptr):
+                            pats, ad, name_lang = [], True, None      # superset fallback (reported)
+                        self.pending_extras.append((Ex, own | set(named), pats, ad, name_lang, base, ptr, None))
+                    else:
+                        self.pending_extras.append((Ex, own, pats, ad, name_lang, base, ptr, frozenset(xs)))
+                    extras.append((Ex, bits))
         n = len(ok_entries)
         n_req = sum(1 for e in ok_entries if e[2])
         min_p, max_p = d.get("minProperties", 0), d.get("maxProperties")
@@ -189,10 +238,12 @@ class ObjectsMixin:
             lo_p, hi_p = min(lo_p, 1), None
         LB, RB, CM = self.punct("{"), self.punct("}"), self.punct(",")
         keys = [self.declared_key(name) for name, _, _ in ok_entries]
-        vals = []
+        vals = []       # per entry: (value symbol, requirement bits it meets)
         for name, schemas, _ in ok_entries:
             sub = schemas[0] if len(schemas) == 1 else {"allOf": schemas}
-            vals.append(self.symbol(sub, self.base(schemas[0], base), f"{ptr}/properties/{_esc_ptr(name)}"))
+            where = f"{ptr}/properties/{_esc_ptr(name)}"
+            vals.append([(self.symbol(conj(sub, sch), self.base(schemas[0], base), where), bits)
+                         for bits, sch in variants(outside(name))])
         opt_from = [True] * (n + 1)
         for j in range(n - 1, -1, -1):
             opt_from[j] = opt_from[j + 1] and not ok_entries[j][2]
@@ -201,31 +252,33 @@ class ObjectsMixin:
         # S(j, c): the next member, c emitted so far, declared candidates from j on;
         # H(j, c): the next member is declared, entry j or later; R(j, c): after a member.
         # Without counting c is always 0 (one nonterminal per j).
-        need = StateSymbols(lambda kind, j, c: f"{nt}_{kind}{j}" + (f"c{c}" if count else ""))
+        need = StateSymbols(lambda kind, j, c, b: f"{nt}_{kind}{j}" + (f"c{c}" if count else "")
+                            + (f"b{b}" if reqs else ""))
 
         def inc(c: int) -> int:
             return 0 if not count else (c + 1 if hi_p is not None else min(c + 1, cap))
 
-        if n_req == 0 and lo_p <= 0:
+        if n_req == 0 and lo_p <= 0 and not reqs:
             self.rule(nt, [self.punct("{}")], src)
         if has_S[0] and (hi_p is None or hi_p >= 1):
-            self.rule(nt, [LB, need("s", 0, 0), RB], src)
+            self.rule(nt, [LB, need("s", 0, 0, 0), RB], src)
         while need:
-            (kind, j, c), name = need.pop()
+            (kind, j, c, b), name = need.pop()
             if kind == "r":
-                if opt_from[j] and (not count or c >= lo_p):
+                if opt_from[j] and (not count or c >= lo_p) and b == full:
                     self.rule(name, [], src)
                 if has_S[j] and (hi_p is None or c + 1 <= hi_p):
-                    self.rule(name, [CM, need("s", j, c)], src)
+                    self.rule(name, [CM, need("s", j, c, b)], src)
             elif kind == "s":
                 if j < n:
-                    self.rule(name, [need("h", j, c)], src)
-                if E:
-                    self.rule(name, [E, need("r", j, inc(c))], src)
+                    self.rule(name, [need("h", j, c, b)], src)
+                for Ex, bits in extras:
+                    self.rule(name, [Ex, need("r", j, inc(c), b | bits)], src)
             else:
-                self.rule(name, [keys[j], vals[j], need("r", j + 1, inc(c))], src)
+                for sym, bits in vals[j]:
+                    self.rule(name, [keys[j], sym, need("r", j + 1, inc(c), b | bits)], src)
                 if not ok_entries[j][2] and j + 1 < n:
-                    self.rule(name, [need("h", j + 1, c)], src)
+                    self.rule(name, [need("h", j + 1, c, b)], src)
 
     def declared_key(self, name: str) -> str:
         """Key terminal of a property name declared somewhere in the schema
@@ -316,12 +369,12 @@ class ObjectsMixin:
             yield from cover(a, b, lo, m)
             yield from cover(a, b, m, hi)
 
-        for E, own, pat_asts, addl, name_lang, base, ptr in self.pending_extras:
+        for E, own, pat_asts, addl, name_lang, base, ptr, only in self.pending_extras:
             excluded = [False] * M
             add_sym = None if addl is False else self.symbol(addl, self.base(addl, base),
                                                               ptr + "/additionalProperties")
             for i, x in enumerate(names):
-                if x in own:
+                if x in own or (only is not None and x not in only):
                     excluded[i] = True
                     continue
                 if name_lang is not None and not R.fullmatch(name_lang, x):
