@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from stackmask import Constraint, TokenRejected, Vocab
+from stackmask import Constraint, TokenRejected, Vocab, native
 from stackmask.glr import gss
 from stackmask.grammars import load as load_grammar
 from stackmask.runtime import mask_to_ids
@@ -112,6 +112,8 @@ def test_long_decode_measurement_detects_a_node_leak(monkeypatch):
 
     monkeypatch.setattr(gss.GLR, "shift", leaky_shift)
     monkeypatch.setattr(gss.GLR, "shift1", leaky_shift1)
+    # the leak is injected into the Python GLR steps: the compiled commit inlines shift1
+    monkeypatch.setenv(native.ENV, "1")
     c = Constraint(JSON, NUMBERS_VOCAB, cache_dir=False, progress=False)
     samples = {}
 
