@@ -158,7 +158,7 @@ def _traces(name: str, limit: int | None) -> list[list[int]]:
 
 # json and calc compile in a second: every trace; the others compile on first use
 # (lazily) in both constraints, so a few traces by default and all in the slow run
-_TRACES_DEFAULT = {"json": None, "calc": None, "c": 3, "sql": 3, "java": 2, "go": 2}
+_TRACES_DEFAULT = {"json": None, "calc": None, "c": 2, "sql": 1, "java": 1, "go": 1}
 
 
 def _bench_pair(name, vocab, monkeypatch):
