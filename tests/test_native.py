@@ -266,15 +266,15 @@ def test_fill_masks_same_rows(qwen_vocab, monkeypatch):
             else:
                 assert np.array_equal(out_f[r, :words], pure.get_mask(states_p[expect[r]]))
                 assert (out_f[r, words:] == 0).all()
-    # a batch above the threads threshold, and errors as on the pure path
-    big = [states_f[i % n] for i in range(300)]
-    out = np.zeros((300, words), dtype=np.int32)
+    # a batch above THREADS_MIN_ROWS (two threads by default), and errors as on the pure path
+    big = [states_f[i % n] for i in range(1100)]
+    out = np.zeros((1100, words), dtype=np.int32)
     fast.fill_masks(big, out)
     ref = np.zeros_like(out)
-    pure.fill_masks([states_p[i % n] for i in range(300)], ref)
+    pure.fill_masks([states_p[i % n] for i in range(1100)], ref)
     assert np.array_equal(out, ref)
     with pytest.raises(IndexError):
-        fast.fill_masks([states_f[0]], out, rows=[300])
+        fast.fill_masks([states_f[0]], out, rows=[1100])
     with pytest.raises(TypeError):
         fast.fill_masks(["x"], out)
     with pytest.raises(ValueError):

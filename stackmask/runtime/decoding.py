@@ -93,8 +93,9 @@ def _as_2d_int32(out) -> np.ndarray:
 
 #: ``fill_masks(threads=None)`` copies with two threads from this many rows on (on the
 #: compiled path, where the machine has two cores or more; below it, handing a chunk to a
-#: worker thread costs more than copying it here)
-THREADS_MIN_ROWS = 128
+#: worker thread costs more than copying it here: measured on a 2-core machine,
+#: benchmarks/fill_masks_bench.py, two threads gave 0.7-0.8x at 256 rows, 1.1-1.3x at 1024)
+THREADS_MIN_ROWS = 1024
 
 _executors: dict = {}
 _executors_lock = threading.Lock()
