@@ -91,12 +91,14 @@ def test_determinize_minimize_accepts_what_the_nfa_accepts(case):
 @settings(max_examples=300, deadline=None, database=None)
 @given(small_nfas())
 def test_minimal_state_count_is_the_number_of_residuals(case):
-    """Two states of a DFA with ``n`` states are equivalent iff every word shorter than
-    ``n`` says so; the minimal trimmed DFA has one state per class of the live states."""
+    """The minimal trimmed DFA has one state per class of equivalent live states, the
+    classes found by the table-filling algorithm (an independent reference: pairs marked
+    distinguishable until nothing changes; -1 transitions go to a dead sink state)."""
     nfa, k = case
     m, am, full, acc = _minimal_dfa(nfa, k)
     rows = full.tolist()
     n = len(rows)
+    sink = n
     reach, stack = {0}, [0]
     while stack:
         for t in rows[stack.pop()]:
@@ -104,20 +106,36 @@ def test_minimal_state_count_is_the_number_of_residuals(case):
                 reach.add(t)
                 stack.append(t)
 
-    def signature(s):
-        out = []
-        for w in _words(k, n):
-            q = s
-            for a in w:
-                q = rows[q][a]
-                if q < 0:
-                    break
-            out.append(q >= 0 and bool(acc[q]))
-        return tuple(out)
+    def step(q, a):
+        return sink if q == sink or rows[q][a] < 0 else rows[q][a]
 
-    sigs = {s: signature(s) for s in reach}
-    live = {sg for sg in sigs.values() if any(sg)}
-    assert len(m) == len(live)
+    final = [bool(acc[q]) for q in range(n)] + [False]
+    states = sorted(reach) + [sink]
+    marked = {(p, q) for i, p in enumerate(states) for q in states[i + 1:] if final[p] != final[q]}
+    changed = True
+    while changed:
+        changed = False
+        for i, p in enumerate(states):
+            for q in states[i + 1:]:
+                if (p, q) in marked:
+                    continue
+                for a in range(k):
+                    x, y = sorted((step(p, a), step(q, a)))
+                    if x != y and (x, y) in marked:
+                        marked.add((p, q))
+                        changed = True
+                        break
+
+    def same(p, q):
+        return p == q or (min(p, q), max(p, q)) not in marked
+
+    classes: list = []
+    for q in sorted(reach):
+        if same(q, sink):
+            continue                    # dead: trimmed away
+        if not any(same(q, c) for c in classes):
+            classes.append(q)
+    assert len(m) == len(classes)
     # and the minimal automaton is itself minimal and deterministic: no two states alike
     if len(m):
         t2, _ = minimize(m, am.astype(np.int64))
