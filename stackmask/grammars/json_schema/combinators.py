@@ -154,31 +154,32 @@ class CombinatorsMixin:
                                 "properties": {k: {"const": x} for k, x in v.items()}})
         if len(schemas) == 1 and scalars:
             return schemas[0]
-        comps = [schemas[0]] if scalars else []
-        for x in schemas[1 if scalars else 0:]:
-            c = self.complement(x, base, depth + 1)
-            if c is None:
-                return None
-            if c is False:
-                return False
+        rest = self._complements(schemas[1 if scalars else 0:], base, depth)
+        if rest is None or rest is False:
+            return rest
+        comps = ([schemas[0]] if scalars else []) + rest
+        return {"allOf": comps} if len(comps) > 1 else (comps[0] if comps else True)
+
+    def _complements(self, schemas, base, depth):
+        """The complements of ``schemas`` (each under its own base) other than True, as
+        a list; None where one cannot be written, False where one accepts nothing."""
+        comps = []
+        for x in schemas:
+            c = self.complement(x, self.base(x, base), depth + 1)
+            if c is None or c is False:
+                return c
             if c is not True:
                 comps.append(c)
-        return {"allOf": comps} if len(comps) > 1 else (comps[0] if comps else True)
+        return comps
 
     def _complement_all(self, branches, base, depth):
         """The values in the complement of every branch (None where one cannot be
         written)."""
         if not isinstance(branches, list):
             return None
-        comps = []
-        for b in branches:
-            c = self.complement(b, self.base(b, base), depth + 1)
-            if c is None:
-                return None
-            if c is False:
-                return False
-            if c is not True:
-                comps.append(c)
+        comps = self._complements(branches, base, depth)
+        if comps is None or comps is False:
+            return comps
         return {"allOf": comps} if comps else True
 
     def _complement_object(self, s, base, depth):
