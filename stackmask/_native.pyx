@@ -190,7 +190,7 @@ cdef class MaskPath:
              object state_class, int threads, object executor=None):
         """``fill_masks`` over a C-contiguous int32 ``(batch, width)`` array ``arr``
         (``flat``: a flat int32 memoryview of it): the mask of ``states[k]`` into row
-        ``rows[k]`` (``rows`` None: row k), all bits of the row for a None state, words
+        ``rows[k]`` (``rows`` None: row k; the caller checked their counts), all bits of the row for a None state, words
         past ``words`` zeroed. The masks are found with the GIL held (a walk reads
         Python objects; rows the masker must compute are written by it at once), then
         copied with the GIL released: by this thread, or in ``threads`` chunks, all but
@@ -201,10 +201,6 @@ cdef class MaskPath:
         cdef Py_ssize_t k, r, nb = self.nbytes
         if words * 4 != nb:
             raise ValueError(f"{words} words per mask, the constraint's masks have {nb // 4}")
-        if rows is not None and len(rows) != n:
-            raise ValueError(f"{n} states but {len(rows)} rows")
-        if rows is None and n > n_rows:
-            raise ValueError(f"{n} states but out has {n_rows} rows")
         cdef array.array idx = array.array('q', [0]) * n       # row of entry k
         cdef array.array last = array.array('q', [-1]) * n_rows if n_rows else array.array('q')
         cdef array.array srcp = array.array('q', [0]) * n      # source address (0: none)

@@ -141,26 +141,10 @@ def fill_masks(c, states: Sequence[State | None], out, rows: Sequence[int] | Non
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
                                 or threads < 1):
         raise ValueError(f"threads must be a positive int or None, not {threads!r}")
-    path = c.mask_path
-    if path is not None and arr.flags.c_contiguous and arr.size:
-        if threads is None:
-            threads = 2 if len(states) >= THREADS_MIN_ROWS and _CORES >= 2 else 1
-        mv = memoryview(arr)
-        flat = mv.cast("B").cast("i") if len(mv.format) == 1 else None
-        if flat is not None:
-            path.fill(list(states), rows, arr, flat, words, State, threads,
-                      _executor(threads) if threads > 1 else None)
-            return out
-    if rows is None:
-        rows = range(len(states))
-        if len(states) > arr.shape[0]:
-            raise ValueError(f"{len(states)} states but out has {arr.shape[0]} rows")
-    elif len(rows) != len(states):
+    if rows is not None and len(rows) != len(states):
         raise ValueError(f"{len(states)} states but {len(rows)} rows")
-    done: dict[int, int] = {}      # id(state) -> a row written with its mask
-    holder: dict[int, int] = {}    # row -> id of the state whose mask it holds now
-    n_rows, width = arr.shape
-    wide = width > words
+    if rows is None and len(states) > arr.shape[0]:
+        raise ValueError(f"{len(states)} states but out has {arr.shape[0]} rows")
     # the rows as slices of one flat view of the words: one buffer export per call,
     # not one per row (a strided or empty array's rows are numpy views instead)
     flat = None
@@ -168,6 +152,19 @@ def fill_masks(c, states: Sequence[State | None], out, rows: Sequence[int] | Non
         mv = memoryview(arr)
         if len(mv.format) == 1:             # native int32: 'i' (or 'l' where long is 32-bit)
             flat = mv.cast("B").cast(mv.format)
+    path = c.mask_path
+    if path is not None and flat is not None:
+        if threads is None:
+            threads = 2 if len(states) >= THREADS_MIN_ROWS and _CORES >= 2 else 1
+        path.fill(list(states), rows, arr, flat, words, State, threads,
+                  _executor(threads) if threads > 1 else None)
+        return out
+    if rows is None:
+        rows = range(len(states))
+    done: dict[int, int] = {}      # id(state) -> a row written with its mask
+    holder: dict[int, int] = {}    # row -> id of the state whose mask it holds now
+    n_rows, width = arr.shape
+    wide = width > words
     get_mask = c.get_mask
     for st, r in zip(states, rows):
         r = int(r)
