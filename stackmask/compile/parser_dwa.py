@@ -25,9 +25,7 @@ it for a grammar and a vocabulary is :mod:`stackmask.compile.build`.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import marshal
 import threading
 import time
 
@@ -36,15 +34,17 @@ from pyroaring import BitMap
 
 from ..errors import LimitExceeded
 from ..glr.lalr import LRTables
-from ..plain import Codec
-from ..wfa.automaton import topological_order
 from ..wfa.weights import EMPTY_ID, WeightTable
 from .templates import END, NO_LHS, SUCCESS, Templates, expand_emissions
+from . import dwa_data, dwa_minimize
+from .dwa_data import digest_index as _digest_index
+from .dwa_data import unpack_items
+from .dwa_data import state_digest as _state_digest
+from .dwa_minimize import STOP
 from .terminal import TRUE
 
 log = logging.getLogger("stackmask")
 
-STOP = (-1, EMPTY_ID)   # an edge that ends the walk (stored where the default edge must not apply)
 
 
 class ParserDWA:
@@ -593,206 +593,53 @@ class ParserDWA:
         """(token sets, states) of the artifact it was loaded from, or None."""
         return self._loaded
 
-    # -- minimization ------------------------------------------------------------------
+    # -- minimization (:mod:`.dwa_minimize`) -----------------------------------------------
     def successors(self, q: int) -> set:
         """The states ``q``'s edges (default included) lead to."""
-        out = {d for d, _ in self.trans[q].values() if d >= 0}
-        d = self.default[q]
-        if d is not None and d[0] >= 0:
-            out.add(d[0])
-        return out
+        return dwa_minimize.successors(self, q)
 
     def minimize(self) -> int:
-        """Merge the states that give every stack the same tokens; returns how many states
-        were removed.
-
-        A walk unites the weights of the edges it takes and ends where there is no
-        edge, at a next state of -1, or at the bottom of the stack; determinization
-        decides each token on the first edge that settles it, so an edge's weight is
-        what the walk's result gains there, and two complete states are equivalent
-        exactly when, for every stack state, they take edges of equal weight into
-        equivalent states. Bottom up over a topological order, each complete state gets
-        the class of its signature: its default edge and the explicit edges that differ
-        from it, targets replaced by their classes (an edge that stops with nothing is
-        the same as no edge where there is no default edge). A state that can give no
-        token on any stack becomes -1, so walks end there. A state not compiled yet is
-        a class of its own (its missing edges are unknown), and so are the states
-        leading to different ones. The states are renumbered in their old order; the
-        state index maps the item sets of merged states to the state they merged into
-        (the same masks on every stack). A cyclic automaton is left as it is (returns 0).
-
-        State ids change: for an automaton no runtime walks yet (after its compile, or a
-        snapshot about to be saved)."""
+        """Merge the states that give every stack the same tokens; returns how many
+        states were removed (:func:`.dwa_minimize.minimize`). State ids change: for an
+        automaton no runtime walks yet."""
         with self.lock:
-            n = len(self.trans)
-            order = topological_order(range(n), [self.successors(q) for q in range(n)])
-            if order is None:
+            r = dwa_minimize.minimize(self.items, self.trans, self.default, self.complete)
+            if r is None:
                 return 0
-            complete, trans, default = self.complete, self.trans, self.default
-            cls = [-1] * n               # state -> class (-1: gives nothing)
-            sigs: dict = {}
-            reps: list = []              # class -> (its first state, its signature or None)
-
-            def edge(e):
-                d, w = e
-                return (cls[d] if d >= 0 else -1, w)
-
-            for q in reversed(order):
-                if not complete[q]:
-                    sig = None
-                else:
-                    dflt = default[q]
-                    if dflt is not None:
-                        dflt = edge(dflt)
-                        if dflt == STOP:
-                            dflt = None
-                    explicit = []
-                    for s, e in trans[q].items():
-                        e = edge(e)
-                        if e != dflt and (dflt is not None or e != STOP):
-                            explicit.append((s, e))
-                    if dflt is None and not explicit:
-                        continue                  # dead: stays -1
-                    explicit.sort()
-                    sig = (dflt, tuple(explicit))
-                    c = sigs.get(sig)
-                    if c is not None:
-                        cls[q] = c
-                        continue
-                    sigs[sig] = len(reps)
-                cls[q] = len(reps)
-                reps.append((q, sig))
-            classes = sorted(range(len(reps)), key=lambda c: reps[c][0])
-            new_of = [0] * len(reps)
-            for i, c in enumerate(classes):
-                new_of[c] = i
-            new = [new_of[c] if c >= 0 else -1 for c in cls]
+            n = len(self.items)
+            new, self.items, self.trans, self.default, self.complete = r
+            self._groups = [None] * len(self.items)
+            self._ids = {k: new[q] for k, q in self._ids.items()}
 
             def remap(e):
                 return e if e is None or e[0] < 0 else (new[e[0]], e[1])
 
-            def of_class(e):             # a signature's edge: target class -> new state
-                return e if e[0] < 0 else (new_of[e[0]], e[1])
-
-            items, trans2, default2, complete2 = [], [], [], []
-            for c in classes:
-                q, sig = reps[c]
-                if sig is None:          # not compiled yet: its edges as they are
-                    d = remap(default[q])
-                    t = {s: remap(e) for s, e in trans[q].items()}
-                else:                    # the signature is the normalized edges
-                    dflt, explicit = sig
-                    d = None if dflt is None else of_class(dflt)
-                    t = {s: of_class(e) for s, e in explicit}
-                items.append(self.items[q])
-                trans2.append(t)
-                default2.append(d)
-                complete2.append(complete[q])
-            self.items, self.trans, self.default, self.complete = items, trans2, default2, complete2
-            self._groups = [None] * len(items)
-            self._ids = {k: new[q] for k, q in self._ids.items()}
             self.init = {k: remap(e) for k, e in self.init.items()}
             self.pair_init = {k: remap(e) for k, e in self.pair_init.items()}
-            return n - len(items)
+            return n - len(self.items)
 
-    # -- plain data (artifacts) -------------------------------------------------------
+    # -- plain data (artifacts; :mod:`.dwa_data`) -------------------------------------
     def to_data(self) -> dict:
-        """The automaton as plain data (:mod:`stackmask.plain`: arrays, bytes, ints):
-        edges as CSR arrays, the state index as 16-byte digests, the item sets of states
-        not compiled yet each packed apart (decoded when a mask first needs one), the
-        token sets as one blob (:meth:`WeightTable.to_data`). Memos are not kept.
-        Take it under the lock when other threads may use the automaton."""
-        n = len(self.items)
-        lens = np.fromiter((len(t) if t else 0 for t in self.trans), dtype=np.int64, count=n)
-        offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(lens, out=offsets[1:])
-        sym = np.empty(int(offsets[-1]), dtype=np.int32)
-        dst = np.empty_like(sym)
-        wid = np.empty_like(sym)
-        k = 0
-        for t in self.trans:
-            for s, (d, w) in (t or {}).items():
-                sym[k], dst[k], wid[k] = s, d, w
-                k += 1
-        has_default = np.fromiter((d is not None for d in self.default), dtype=bool, count=n)
-        ddst = np.array([d[0] if d is not None else 0 for d in self.default], dtype=np.int32)
-        dwid = np.array([d[1] if d is not None else 0 for d in self.default], dtype=np.int32)
+        """The automaton as plain data (:func:`.dwa_data.to_data`). Take it under the
+        lock when other threads may use the automaton."""
         ids = self._ids if self._digest_ids else _digest_index(self._ids)
-        items = tuple(it if it is None or isinstance(it, bytes) else pack_items(it)
-                      for it in self.items)
-        init_keys = sorted(self.init)
-        pair_keys = sorted(self.pair_init)
-        return {
-            "n_states": n, "offsets": offsets, "sym": sym, "dst": dst, "wid": wid,
-            "has_default": has_default, "default_dst": ddst, "default_wid": dwid,
-            "complete": np.array(self.complete, dtype=bool), "items": items,
-            "digests": b"".join(ids), "digest_states": np.fromiter(ids.values(), dtype=np.int32,
-                                                                    count=len(ids)),
-            "init": np.array([(c, *self.init[c]) for c in init_keys], dtype=np.int64).reshape(-1, 3),
-            "pair_init": np.array([(*key, *self.pair_init[key]) for key in pair_keys],
-                                  dtype=np.int64).reshape(-1, 5),
-            "init_base": np.array([(c, *self.init_base[c]) for c in sorted(self.init_base)],
-                                  dtype=np.int64).reshape(-1, 3),
-            # (an alias whose representative a budget left uncompiled is not kept: the
-            # configuration is then compiled on first use, as any other not compiled)
-            "alias": np.array([(c, a) for c, a in sorted(self.alias.items()) if a in self.init],
-                              dtype=np.int64).reshape(-1, 2),
-            "eos_weight": self.eos_weight, "hot_weights": tuple(self.hot_weights),
-            "special_weights": self.special_weights, "special_check": self.special_check,
-            "budget_exhausted": bool(self.budget_exhausted),
-            "budget_used_up": self.budget_used_up,
-            "weights": self.weights.to_data(),
-        }
+        return dwa_data.to_data(self, ids)
 
     @classmethod
     def from_data(cls, lr: LRTables, accepts_empty: bool, data: dict) -> "ParserDWA":
         """The automaton of :meth:`to_data` over the same LR tables (a malformed ``data``
         raises ``ValueError``, ``KeyError`` or ``TypeError``)."""
         dwa = cls(lr, accepts_empty, WeightTable.from_data(data["weights"]))
-        n = int(data["n_states"])
-        offsets = data["offsets"].tolist()
-        if len(offsets) != n + 1 or offsets[0] != 0:
-            raise ValueError("bad automaton edge offsets")
-        sym, dst, wid = (data[k].tolist() for k in ("sym", "dst", "wid"))
-        edges = list(zip(sym, zip(dst, wid)))
-        # most states of a partial automaton have no edge yet: no slicing for those
-        dwa.trans = [dict(edges[a:b]) if b > a else {} for a, b in zip(offsets, offsets[1:])]
-        dd, dw = data["default_dst"].tolist(), data["default_wid"].tolist()
-        dwa.default = [(d, w) if h else None
-                       for h, d, w in zip(data["has_default"].tolist(), dd, dw)]
-        dwa.complete = data["complete"].tolist()
-        dwa.items = list(data["items"])
-        if not (len(dwa.default) == len(dwa.complete) == len(dwa.items) == n):
-            raise ValueError("automaton arrays of different lengths")
-        dwa._groups = [None] * n
-        digests = data["digests"]
-        dwa._ids = dict(zip([digests[i:i + 16] for i in range(0, len(digests), 16)],
-                            data["digest_states"].tolist()))
+        dwa._ids = dwa_data.load_data(dwa, data)
         dwa._digest_ids = True
-        dwa.init = {c: (q, w) for c, q, w in data["init"].tolist()}
-        dwa.pair_init = {(a, b, c): (q, w) for a, b, c, q, w in data["pair_init"].tolist()}
-        dwa.init_base = {c: (b, w) for c, b, w in data["init_base"].tolist()}
-        if any(c not in dwa.init or b in dwa.init_base for c, (b, _) in dwa.init_base.items()):
-            raise ValueError("a configuration started on a base that is not started, "
-                             "or on a base with a base")
-        dwa.alias = {c: a for c, a in data["alias"].tolist()}
-        if any(a not in dwa.init or c in dwa.init for c, a in dwa.alias.items()):
-            raise ValueError("an alias of a configuration that is not started, or of one "
-                             "that is started itself")
-        dwa.eos_weight = data["eos_weight"]
-        dwa.hot_weights = tuple(data["hot_weights"])
-        sw = data["special_weights"]
-        dwa.special_weights = None if sw is None else tuple((int(t), int(w)) for t, w in sw)
-        dwa.special_check = int(data["special_check"])
-        dwa.budget_exhausted = bool(data["budget_exhausted"])
-        dwa.budget_used_up = data["budget_used_up"]
+        dwa._groups = [None] * len(dwa.items)
         return dwa
 
     # -- reports -----------------------------------------------------------------------
     def stats(self) -> dict:
         n = len(self.trans)
         edges = sum(len(t) for t in self.trans if t is not None)
-        depth, acyclic = _depth(self)
+        depth, acyclic = dwa_minimize.depth(self)
         return {"configs": len(self.init), "states": n, "complete_states": sum(self.complete),
                 "budget_exhausted": self.budget_exhausted,
                 "budget_used_up": self.budget_used_up, "edges": edges,
@@ -800,46 +647,6 @@ class ParserDWA:
                 "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth,
                 "head_pairs": len(self.pair_init), "configs_on_base": len(self.init_base),
                 "configs_aliased": len(self.alias)}
-
-
-_ITEMS = Codec()
-
-
-def pack_items(items: tuple) -> bytes:
-    """A state's ``((item, weight id), ...)`` as plain data (:func:`unpack_items`)."""
-    return _ITEMS.dumps(items)
-
-
-def unpack_items(data: bytes) -> tuple:
-    """The items :func:`pack_items` packed (tuples of ints, ``F`` None or an int)."""
-    return _ITEMS.loads(data)
-
-
-def _state_digest(key) -> bytes:
-    """128-bit digest (SHA-256's first half, as token sets') of a state's distinct
-    ``(item, weight)`` pairs (any iterable of them), independent of their order: each pair
-    in marshal format 2 (no shared references, so equal pairs give equal bytes;
-    self-delimiting, so the sorted concatenation identifies the set)."""
-    return hashlib.sha256(b"".join(sorted([marshal.dumps(p, 2) for p in key]))).digest()[:16]
-
-
-def _digest_index(ids: dict) -> dict:
-    """A state index keyed by item sets, keyed by their digests instead."""
-    return {_state_digest(k): q for k, q in ids.items()}
-
-
-def _depth(dwa: ParserDWA) -> tuple:
-    """(max number of stack entries a walk can read, acyclic?) over expanded states."""
-    n = len(dwa.trans)
-    succ = [dwa.successors(q) for q in range(n)]
-    order = topological_order(range(n), succ)
-    if order is None:
-        return None, False
-    depth = [0] * n               # states on the longest path from q (edges read)
-    for q in reversed(order):
-        depth[q] = 1 + max((depth[d] for d in succ[q]), default=0)
-    starts = [q for q, _ in list(dwa.init.values()) + list(dwa.pair_init.values()) if q >= 0]
-    return max((depth[q] for q in starts), default=0), True
 
 
 def special_weights(weights: WeightTable, specials) -> tuple:

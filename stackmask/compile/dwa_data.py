@@ -1,0 +1,134 @@
+"""The Parser DWA as plain data (artifacts), and the digests of its item sets.
+
+:meth:`ParserDWA.to_data <stackmask.compile.parser_dwa.ParserDWA.to_data>` and
+``from_data`` call :func:`to_data` and :func:`load_data`: edges as CSR arrays, the state
+index as 16-byte digests (:func:`state_digest`), the item sets of states not compiled
+yet packed apart (:func:`pack_items`). No pickle: loading builds plain values only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+
+import numpy as np
+
+from ..plain import Codec
+
+
+def to_data(dwa, digests: dict) -> dict:
+    """The automaton as plain data (:mod:`stackmask.plain`: arrays, bytes, ints):
+    edges as CSR arrays, the state index as 16-byte digests, the item sets of states
+    not compiled yet each packed apart (decoded when a mask first needs one), the
+    token sets as one blob (:meth:`WeightTable.to_data`). Memos are not kept.
+    ``digests``: the state index keyed by :func:`state_digest`. Take it under the lock
+    when other threads may use the automaton."""
+    n = len(dwa.items)
+    lens = np.fromiter((len(t) if t else 0 for t in dwa.trans), dtype=np.int64, count=n)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    sym = np.empty(int(offsets[-1]), dtype=np.int32)
+    dst = np.empty_like(sym)
+    wid = np.empty_like(sym)
+    k = 0
+    for t in dwa.trans:
+        for s, (d, w) in (t or {}).items():
+            sym[k], dst[k], wid[k] = s, d, w
+            k += 1
+    has_default = np.fromiter((d is not None for d in dwa.default), dtype=bool, count=n)
+    ddst = np.array([d[0] if d is not None else 0 for d in dwa.default], dtype=np.int32)
+    dwid = np.array([d[1] if d is not None else 0 for d in dwa.default], dtype=np.int32)
+    items = tuple(it if it is None or isinstance(it, bytes) else pack_items(it)
+                  for it in dwa.items)
+    init_keys = sorted(dwa.init)
+    pair_keys = sorted(dwa.pair_init)
+    return {
+        "n_states": n, "offsets": offsets, "sym": sym, "dst": dst, "wid": wid,
+        "has_default": has_default, "default_dst": ddst, "default_wid": dwid,
+        "complete": np.array(dwa.complete, dtype=bool), "items": items,
+        "digests": b"".join(digests), "digest_states": np.fromiter(digests.values(), dtype=np.int32,
+                                                                    count=len(digests)),
+        "init": np.array([(c, *dwa.init[c]) for c in init_keys], dtype=np.int64).reshape(-1, 3),
+        "pair_init": np.array([(*key, *dwa.pair_init[key]) for key in pair_keys],
+                              dtype=np.int64).reshape(-1, 5),
+        "init_base": np.array([(c, *dwa.init_base[c]) for c in sorted(dwa.init_base)],
+                              dtype=np.int64).reshape(-1, 3),
+        # (an alias whose representative a budget left uncompiled is not kept: the
+        # configuration is then compiled on first use, as any other not compiled)
+        "alias": np.array([(c, a) for c, a in sorted(dwa.alias.items()) if a in dwa.init],
+                          dtype=np.int64).reshape(-1, 2),
+        "eos_weight": dwa.eos_weight, "hot_weights": tuple(dwa.hot_weights),
+        "special_weights": dwa.special_weights, "special_check": dwa.special_check,
+        "budget_exhausted": bool(dwa.budget_exhausted),
+        "budget_used_up": dwa.budget_used_up,
+        "weights": dwa.weights.to_data(),
+    }
+
+
+def load_data(dwa, data: dict) -> dict:
+    """Fill ``dwa`` (new, over the LR tables it was saved with and the token sets of
+    ``data["weights"]``) with the automaton of :func:`to_data` (a malformed ``data``
+    raises ``ValueError``, ``KeyError`` or ``TypeError``). Returns the state index
+    (item-set digest -> state) for the automaton to keep."""
+    n = int(data["n_states"])
+    offsets = data["offsets"].tolist()
+    if len(offsets) != n + 1 or offsets[0] != 0:
+        raise ValueError("bad automaton edge offsets")
+    sym, dst, wid = (data[k].tolist() for k in ("sym", "dst", "wid"))
+    edges = list(zip(sym, zip(dst, wid)))
+    # most states of a partial automaton have no edge yet: no slicing for those
+    dwa.trans = [dict(edges[a:b]) if b > a else {} for a, b in zip(offsets, offsets[1:])]
+    dd, dw = data["default_dst"].tolist(), data["default_wid"].tolist()
+    dwa.default = [(d, w) if h else None
+                   for h, d, w in zip(data["has_default"].tolist(), dd, dw)]
+    dwa.complete = data["complete"].tolist()
+    dwa.items = list(data["items"])
+    if not (len(dwa.default) == len(dwa.complete) == len(dwa.items) == n):
+        raise ValueError("automaton arrays of different lengths")
+    digests = data["digests"]
+    index = dict(zip([digests[i:i + 16] for i in range(0, len(digests), 16)],
+                     data["digest_states"].tolist()))
+    dwa.init = {c: (q, w) for c, q, w in data["init"].tolist()}
+    dwa.pair_init = {(a, b, c): (q, w) for a, b, c, q, w in data["pair_init"].tolist()}
+    dwa.init_base = {c: (b, w) for c, b, w in data["init_base"].tolist()}
+    if any(c not in dwa.init or b in dwa.init_base for c, (b, _) in dwa.init_base.items()):
+        raise ValueError("a configuration started on a base that is not started, "
+                         "or on a base with a base")
+    dwa.alias = {c: a for c, a in data["alias"].tolist()}
+    if any(a not in dwa.init or c in dwa.init for c, a in dwa.alias.items()):
+        raise ValueError("an alias of a configuration that is not started, or of one "
+                         "that is started itself")
+    dwa.eos_weight = data["eos_weight"]
+    dwa.hot_weights = tuple(data["hot_weights"])
+    sw = data["special_weights"]
+    dwa.special_weights = None if sw is None else tuple((int(t), int(w)) for t, w in sw)
+    dwa.special_check = int(data["special_check"])
+    dwa.budget_exhausted = bool(data["budget_exhausted"])
+    dwa.budget_used_up = data["budget_used_up"]
+    return index
+
+
+_ITEMS = Codec()
+
+
+def pack_items(items: tuple) -> bytes:
+    """A state's ``((item, weight id), ...)`` as plain data (:func:`unpack_items`)."""
+    return _ITEMS.dumps(items)
+
+
+def unpack_items(data: bytes) -> tuple:
+    """The items :func:`pack_items` packed (tuples of ints, ``F`` None or an int)."""
+    return _ITEMS.loads(data)
+
+
+def state_digest(key) -> bytes:
+    """128-bit digest (SHA-256's first half, as token sets') of a state's distinct
+    ``(item, weight)`` pairs (any iterable of them), independent of their order: each pair
+    in marshal format 2 (no shared references, so equal pairs give equal bytes;
+    self-delimiting, so the sorted concatenation identifies the set)."""
+    return hashlib.sha256(b"".join(sorted([marshal.dumps(p, 2) for p in key]))).digest()[:16]
+
+
+def digest_index(ids: dict) -> dict:
+    """A state index keyed by item sets, keyed by their digests instead."""
+    return {state_digest(k): q for k, q in ids.items()}
