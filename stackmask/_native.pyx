@@ -417,11 +417,59 @@ cdef class CommitPath:
                 return new
         return self.general(heads, t, data)
 
+    cdef int _can_shift(self, object node, object term):
+        """``GLR.can_shift(node, term)`` where the reductions on ``term`` are deterministic
+        (one rule at a time, through nodes with one link): 1 or 0, simulated on a list of
+        pushed states without building nodes; -1 where they are not (a conflict, a node
+        with several links, the bottom): ``GLR.can_shift`` then decides."""
+        cdef tuple shift = self.shift, reduce = self.reduce, rlen = self.rlen
+        cdef tuple rlhs = self.rlhs, goto = self.goto
+        cdef list pushed = []             # states pushed above ``base`` (the top first popped)
+        cdef object base = node
+        cdef object cur = node.state
+        cdef object rs, links, exposed
+        cdef PyObject *p
+        cdef Py_ssize_t r, n, k, steps = 0
+        while True:
+            if PyDict_GetItem(<object>PyTuple_GET_ITEM(shift, <Py_ssize_t>cur), term) is not NULL:
+                return 1
+            p = PyDict_GetItem(<object>PyTuple_GET_ITEM(reduce, <Py_ssize_t>cur), term)
+            if p is NULL or not <object>p:
+                return 0
+            rs = <object>p
+            if len(rs) != 1:
+                return -1
+            r = rs[0]
+            n = <object>PyTuple_GET_ITEM(rlen, r)
+            k = PyList_GET_SIZE(pushed)
+            if n <= k:
+                if n:
+                    del pushed[k - n:]
+            else:
+                n -= k
+                del pushed[:]
+                while n:
+                    links = base.links
+                    if PyList_GET_SIZE(links) != 1:
+                        return -1
+                    base = <object>PyList_GET_ITEM(links, 0)
+                    n -= 1
+            k = PyList_GET_SIZE(pushed)
+            exposed = <object>PyList_GET_ITEM(pushed, k - 1) if k else base.state
+            cur = (<object>PyTuple_GET_ITEM(goto, <Py_ssize_t>exposed))[
+                <object>PyTuple_GET_ITEM(rlhs, r)]
+            pushed.append(cur)
+            steps += 1
+            if steps > 1000000:               # (the normal form has no reduction cycle)
+                return -1
+
     cdef bint _viable_here(self, object node, object cfg):
-        """The cheap half of ``Constraint.viable((node, cfg))``: True where the
+        """The common half of ``Constraint.viable((node, cfg))``: True where the
         configuration's requirement is "always", or where one of the terminals it may
-        become is shifted by ``node``'s state as it is (no reduction needed); False
-        means "ask ``viable``"."""
+        become is shifted by ``node``'s state as it is or after deterministic reductions
+        (:meth:`_can_shift`, kept in ``node._shiftable`` as ``GLR.can_shift`` keeps
+        it); False means "ask ``viable``" (which also knows the end of the text and
+        special tokens)."""
         cdef PyObject *p = PyDict_GetItem(self.requirements, cfg)
         if p is NULL:
             return False
@@ -431,8 +479,26 @@ cdef class CommitPath:
         if type(req) is not tuple or PyTuple_GET_SIZE(req) < 1:
             return False
         cdef object sh = <object>PyTuple_GET_ITEM(self.shift, <Py_ssize_t>node.state)
-        for t in <object>PyTuple_GET_ITEM(req, 0):
+        cdef object terms = <object>PyTuple_GET_ITEM(req, 0)
+        for t in terms:
             if PyDict_GetItem(sh, t) is not NULL:
+                return True
+        cdef object memo = node._shiftable
+        cdef int c
+        for t in terms:
+            if memo is not None:
+                p = PyDict_GetItem(memo, t)
+                if p is not NULL:
+                    if <object>p:
+                        return True
+                    continue
+            c = self._can_shift(node, t)
+            if c < 0:
+                return False
+            if memo is None:
+                memo = node._shiftable = {}
+            memo[t] = c == 1
+            if c:
                 return True
         return False
 
