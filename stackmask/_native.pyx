@@ -339,6 +339,55 @@ cdef object _shift1(object node, object term, tuple reduce, tuple shift, tuple r
                           <object>PyTuple_GET_ITEM(rlhs, r)], base)
 
 
+cdef class LexPaths:
+    """``Constraint._lex_paths(cfg, data)``: every way the scanner reads ``data`` from
+    configuration ``cfg``, as ``((terminals, end config), ...)`` (ignored lexemes
+    dropped), ``()`` when every way dies, None past ``max_paths``; the same sets built
+    in the same order. ``steps`` is the scanner's step memo (``Generations``: ``cur``
+    is read, ``step(cid, byte)`` fills it on a miss)."""
+
+    cdef object steps, step, ignore
+    cdef Py_ssize_t max_paths
+
+    def __init__(self, steps, step, ignore, Py_ssize_t max_paths):
+        self.steps = steps
+        self.step = step
+        self.ignore = ignore
+        self.max_paths = max_paths
+
+    def __call__(self, cfg, bytes data):
+        cdef set cur = {((), cfg)}
+        cdef set nxt
+        cdef object memo, outs, terms, c, emit, nc, out, t
+        cdef PyObject *p
+        cdef Py_ssize_t i, n = len(data)
+        cdef long b
+        cdef const unsigned char *raw = data
+        for i in range(n):
+            b = raw[i]
+            memo = self.steps.cur
+            nxt = set()
+            for path in cur:
+                terms = <object>PyTuple_GET_ITEM(path, 0)
+                c = <object>PyTuple_GET_ITEM(path, 1)
+                p = PyDict_GetItem(memo, (c << 8) | b)
+                outs = <object>p if p is not NULL else self.step(c, b)
+                for out in outs:
+                    emit = <object>PyTuple_GET_ITEM(out, 0)
+                    nc = <object>PyTuple_GET_ITEM(out, 1)
+                    if emit is None:
+                        nxt.add((terms, nc))
+                    else:
+                        for t in emit:
+                            nxt.add((terms if t == self.ignore else terms + (t,), nc))
+            if not nxt:
+                return ()
+            if len(nxt) > self.max_paths:
+                return None
+            cur = nxt
+        return tuple(cur)
+
+
 cdef class CommitPath:
     """``Constraint.commit``'s common path: a text token (not EOS, not special, in
     range, given as an int) on an unfinished state with few heads, committed along

@@ -123,6 +123,12 @@ class Scanner:
         self._steps.cap = max(1, int(n) // (2 * self.STEP_ENTRY_BYTES))
         self._finish.cap = max(1, int(n) // (2 * self.FINISH_ENTRY_BYTES))
 
+    @property
+    def step_memo(self) -> Generations:
+        """The memo of :meth:`step` (``(cid << 8) | byte`` -> outcomes; read ``.cur``,
+        call :meth:`step` on a miss): compiled twins read it, never write it."""
+        return self._steps
+
     def memo_estimate(self) -> tuple[int, int]:
         """Estimated bytes held by the memos: (steps, finishable sets)."""
         return (len(self._steps) * self.STEP_ENTRY_BYTES,

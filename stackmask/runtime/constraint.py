@@ -157,7 +157,9 @@ class Constraint:
         self._vsize = vocab.size
         if compiled_loops is not None:     # commit's common path compiled (stackmask.native)
             self.commit = compiled_loops.CommitPath(
-                self._token_paths, vocab.size, self._lex_paths, self.viable,
+                self._token_paths, vocab.size,
+                compiled_loops.LexPaths(self.scanner.step_memo, self.scanner.step, IGNORE,
+                                        self.MAX_PATHS), self.viable,
                 self._requirements_known, TRUE, self.glr.shift1_tables(), _merge_heads, State,
                 self.FAST_HEADS, vocab.tokens, vocab.eos_token_ids, self.special_terminals,
                 vocab.special_token_ids, type(self).commit.__get__(self),
