@@ -38,6 +38,32 @@ cdef inline bint _view_ok(object view, Py_ssize_t nbytes):
     return b.len == nbytes and PyBuffer_IsContiguous(b, b'C')
 
 
+cdef extern from "structmember.h":
+    ctypedef struct PyMemberDef:
+        Py_ssize_t offset
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef *d_member
+
+import types as _types
+
+
+cdef Py_ssize_t _slot_offset(type cls, str name) except -1:
+    """Where slot ``name`` of ``cls``'s instances lives (its member descriptor's offset)."""
+    d = cls.__dict__.get(name)
+    if type(d) is not _types.MemberDescriptorType:
+        raise TypeError(f"{cls.__name__}.{name} is not a slot")
+    return (<PyMemberDescrObject*><PyObject*>d).d_member.offset
+
+
+cdef inline PyObject *_slot(object o, Py_ssize_t offset):
+    """The value of the slot at ``offset`` of ``o`` (borrowed; NULL when unset): what
+    ``o.name`` reads, without the attribute lookup. ``o``'s type must be the class the
+    offset was taken from."""
+    return (<PyObject**>((<char*><PyObject*>o) + offset))[0]
+
+
 cdef class MaskPath:
     """``Masker.mask`` for the common cases, falling back to the masker itself.
 
@@ -54,12 +80,27 @@ cdef class MaskPath:
     cdef object dwa
     cdef object fallback
     cdef Py_ssize_t nbytes
+    cdef type node_class, state_class
+    cdef Py_ssize_t o_state, o_below, o_mask_memo, o_mask_key, o_mask_src, o_heads
 
-    def __init__(self, masker):
+    def __init__(self, masker, type node_class=None, type state_class=None):
         self.masker = masker
         self.dwa = masker.dwa
         self.fallback = masker.mask
         self.nbytes = masker.n_words * 4
+        # the GSS nodes' slots read on every step of a walk, by offset (the attribute
+        # lookup of a slot costs more than the rest of the step); nodes of another
+        # class are read by name
+        self.node_class = node_class
+        if node_class is not None:
+            self.o_state = _slot_offset(node_class, "state")
+            self.o_below = _slot_offset(node_class, "below")
+            self.o_mask_memo = _slot_offset(node_class, "mask_memo")
+        self.state_class = state_class
+        if state_class is not None:
+            self.o_mask_key = _slot_offset(state_class, "mask_key")
+            self.o_mask_src = _slot_offset(state_class, "mask_src")
+            self.o_heads = _slot_offset(state_class, "heads")
 
     cdef object _walk(self, object node, object cfg):
         """``Masker.walk``: the weights met walking the GSS from ``node`` down, from
@@ -89,10 +130,15 @@ cdef class MaskPath:
         cdef object complete = None
         cdef object below
         cdef object s
+        cdef type nc = self.node_class
         while q >= 0:
             if q >= PyList_GET_SIZE(trans):
                 return self.masker.walk(start, cfg)
-            s = node.state
+            if type(node) is nc:
+                p = _slot(node, self.o_state)
+                s = <object>p if p is not NULL else node.state
+            else:
+                s = node.state
             p = PyDict_GetItem(<object>PyList_GET_ITEM(trans, q), s)
             if p is NULL:
                 if complete is None:
@@ -110,7 +156,11 @@ cdef class MaskPath:
             w = e[1]
             if w:
                 outs.add(w)
-            below = node.below
+            if type(node) is nc:
+                p = _slot(node, self.o_below)
+                below = <object>p if p is not NULL else node.below
+            else:
+                below = node.below
             if below is None:        # the root, or several links
                 if node.links and q >= 0:
                     outs |= self.masker.branches(q, node)
@@ -122,18 +172,31 @@ cdef class MaskPath:
         """The mask of ``state`` as the masker keeps it (a read-only memoryview: the
         pinned one, or the memo's), found as ``Masker.mask`` finds it; None for EOS
         (the masker answers it)."""
-        cdef object key = state.mask_key
-        cdef object heads, head, top, cfg, k, alias, b, bm, src
+        cdef object key, heads, head, top, cfg, k, alias, b, bm, src
         cdef PyObject *p
         cdef Py_ssize_t i, n
         cdef object dwa = self.dwa
+        cdef bint slotted = type(state) is self.state_class
+        if slotted:
+            p = _slot(state, self.o_mask_key)
+            key = <object>p if p is not NULL else state.mask_key
+        else:
+            key = state.mask_key
         if key is None:
-            src = state.mask_src
+            if slotted:
+                p = _slot(state, self.o_mask_src)
+                src = <object>p if p is not NULL else state.mask_src
+            else:
+                src = state.mask_src
             if src is not None:          # pinned (the start state's)
                 return src
             if state.finished:
                 return None
-            heads = state.heads
+            if slotted:
+                p = _slot(state, self.o_heads)
+                heads = <object>p if p is not NULL else state.heads
+            else:
+                heads = state.heads
             n = PyTuple_GET_SIZE(heads)
             alias = dwa.alias
             if alias:                # configurations no token tells apart share one start
@@ -145,7 +208,11 @@ cdef class MaskPath:
                 head = <object>PyTuple_GET_ITEM(heads, i)
                 top = <object>PyTuple_GET_ITEM(head, 0)
                 cfg = <object>PyTuple_GET_ITEM(head, 1)
-                k = top.mask_memo
+                if type(top) is self.node_class:
+                    p = _slot(top, self.o_mask_memo)
+                    k = <object>p if p is not NULL else top.mask_memo
+                else:
+                    k = top.mask_memo
                 if k[0] == cfg:
                     k = k[1]
                 else:

@@ -142,7 +142,7 @@ class Constraint:
         #: which path this constraint's masks and commits take (see stackmask.native)
         self.native = compiled_loops is not None
         #: the compiled twin of the masker's common path (None on the pure-Python path)
-        self.mask_path = None if compiled_loops is None else compiled_loops.MaskPath(self._masker)
+        self.mask_path = None if compiled_loops is None else compiled_loops.MaskPath(self._masker, Node, State)
         # the method below, minus one call per mask
         self.get_mask = self._masker.mask if self.mask_path is None else self.mask_path.mask
         self._accepts_empty = self.tables.normal_form.accepts_empty
