@@ -353,23 +353,42 @@ cdef extern from "Python.h":
     object PyType_GenericAlloc(type cls, Py_ssize_t nitems)
 
 
-cdef inline object _new_node(type cls, tuple fixed, object state, object below):
-    """``cls(state, [below])`` without calling ``__init__`` (``Node.FIXED_SLOTS``)."""
+cdef extern from "Python.h":
+    void Py_INCREF(object o)
+
+
+cdef inline void _init_slot(object o, Py_ssize_t offset, object value):
+    """Set the (unset) slot at ``offset`` of a fresh instance ``o`` to ``value``."""
+    Py_INCREF(value)
+    (<PyObject**>((<char*><PyObject*>o) + offset))[0] = <PyObject*>value
+
+
+cdef tuple _layout(type cls, tuple names):
+    """``(offsets of names..., ((offset, value), ...) of cls.FIXED_SLOTS)``: how
+    :func:`_new_node` and :func:`_new_state` fill an instance's slots."""
+    return tuple([_slot_offset(cls, name) for name in names]) + (
+        tuple([(_slot_offset(cls, name), value) for name, value in cls.FIXED_SLOTS]),)
+
+
+cdef inline object _new_node(type cls, tuple layout, object state, object below):
+    """``cls(state, [below])`` without calling ``__init__``: the slots ``state``,
+    ``links``, ``below`` and ``Node.FIXED_SLOTS`` set by offset (``layout``)."""
     cdef object n = PyType_GenericAlloc(cls, 0)
-    n.state = state
-    n.links = [below]
-    n.below = below
-    for name, value in fixed:
-        setattr(n, name, value)
+    _init_slot(n, layout[0], state)
+    _init_slot(n, layout[1], [below])
+    _init_slot(n, layout[2], below)
+    for off, value in <tuple>PyTuple_GET_ITEM(layout, 3):
+        _init_slot(n, off, value)
     return n
 
 
-cdef inline object _new_state(type cls, tuple fixed, tuple heads):
-    """``cls(heads)`` without calling ``__init__`` (``State.FIXED_SLOTS``)."""
+cdef inline object _new_state(type cls, tuple layout, tuple heads):
+    """``cls(heads)`` without calling ``__init__``: ``heads`` and ``State.FIXED_SLOTS``
+    set by offset (``layout``)."""
     cdef object st = PyType_GenericAlloc(cls, 0)
-    st.heads = heads
-    for name, value in fixed:
-        setattr(st, name, value)
+    _init_slot(st, layout[0], heads)
+    for off, value in <tuple>PyTuple_GET_ITEM(layout, 1):
+        _init_slot(st, off, value)
     return st
 
 
@@ -379,10 +398,12 @@ cdef object _shift1(object node, object term, tuple reduce, tuple shift, tuple r
     cdef object n = node
     cdef object st, rs, s2, base, links
     cdef Py_ssize_t r, i, length
+    cdef Py_ssize_t o_state = node_fixed[0], o_links = node_fixed[1]
     cdef PyObject *p
     cdef dict sh
     while True:
-        st = n.state
+        p = _slot(n, o_state) if type(n) is node_class else NULL
+        st = <object>p if p is not NULL else n.state
         p = PyDict_GetItem(<object>PyTuple_GET_ITEM(reduce, <Py_ssize_t>st), term)
         sh = <dict>PyTuple_GET_ITEM(shift, <Py_ssize_t>st)
         if p is NULL or not <object>p:
@@ -397,12 +418,15 @@ cdef object _shift1(object node, object term, tuple reduce, tuple shift, tuple r
         base = n
         length = <object>PyTuple_GET_ITEM(rlen, r)
         for i in range(length):
-            links = base.links
+            p = _slot(base, o_links) if type(base) is node_class else NULL
+            links = <object>p if p is not NULL else base.links
             if PyList_GET_SIZE(links) != 1:
                 return ambiguous
             base = <object>PyList_GET_ITEM(links, 0)
+        p = _slot(base, o_state) if type(base) is node_class else NULL
+        s2 = <object>p if p is not NULL else base.state
         n = _new_node(node_class, node_fixed,
-                      (<object>PyTuple_GET_ITEM(goto, <Py_ssize_t>base.state))[
+                      (<object>PyTuple_GET_ITEM(goto, <Py_ssize_t>s2))[
                           <object>PyTuple_GET_ITEM(rlhs, r)], base)
 
 
@@ -493,10 +517,10 @@ cdef class CommitPath:
             if cls.__new__ is not object.__new__ or "__slots__" not in cls.__dict__:
                 raise TypeError(f"{cls.__name__}: the compiled commit builds instances of "
                                 "slotted classes without __new__ of their own")
-        self.node_fixed = tuple(self.node_class.FIXED_SLOTS)
+        self.node_fixed = _layout(self.node_class, ("state", "links", "below"))
         self.merge_heads = merge_heads
         self.state_class = state_class
-        self.state_fixed = tuple(state_class.FIXED_SLOTS)
+        self.state_fixed = _layout(state_class, ("heads",))
         self.fast_heads = fast_heads
         self.tokens = tokens
         self.eos = eos
