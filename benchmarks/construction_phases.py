@@ -69,14 +69,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--schemas", default="", help="comma-separated row indexes of --data")
     ap.add_argument("--data", default=str(DATA), help="JSONL with a 'schema' per row")
-    ap.add_argument("--grammars", default="", help="comma-separated bundled grammar names")
+    ap.add_argument("--grammars", default="", help="comma-separated grammar names (bundled json, "
+                    "or calc, c, sql, java, go from ../shared/bench/grammars)")
     ap.add_argument("--tools", action="store_true", help="examples/tool_calling.py's grammar")
     args = ap.parse_args(argv)
     import stackmask
     from stackmask import Grammar
     from stackmask.compile.token_index import vocab_index
-    from stackmask.grammars import load
-    from stackmask.report.workload import load_vocab
+    from stackmask.report.workload import load_vocab, load_workload
     vocab, _ = load_vocab("qwen2.5")
     vocab_index(vocab, None)
     jobs = []
@@ -86,7 +86,8 @@ def main(argv=None) -> int:
             r = rows[int(i)]
             jobs.append((r.get("name", i), lambda r=r: (Grammar.from_json_schema(r["schema"]), False)))
     for name in filter(None, args.grammars.split(",")):
-        jobs.append((name, lambda name=name: (load(name), False)))
+        w = load_workload(name)          # bundled, or ../shared/bench/grammars/<name>.lark
+        jobs.append((name, lambda w=w: (w.text, w.ambiguous)))
     if args.tools:
         from stackmask.grammars.tags import needs_glr, tool_calling
         src = (REPO / "examples" / "tool_calling.py").read_text()

@@ -169,9 +169,12 @@ def head_pairs(scanner, configs, allowed=None) -> set:
 
 
 #: states one pair start may add to a complete automaton (and this share of its size):
-#: the union of two heads' walks can multiply states (C: 17.6k -> 234k with every pair)
-PAIR_MIN_STATES = 150
-PAIR_SHARE = 1 / 50
+#: the union of two heads' walks can multiply states (C: 17.6k -> 234k with every pair).
+#: Measured 2026-11-26: every pair kept on the bundled grammars added at most 44 states
+#: (json 1/26/25, calc 0/44/30/9, c 0), every pair dropped passed 150 (schemas: 152-334);
+#: a dropped pair costs the expansions up to this limit, a sixth of a small schema's build
+PAIR_MIN_STATES = 64
+PAIR_SHARE = 1 / 200
 #: the pairs' time budget is an eighth of the compile so far, at least this (a small
 #: grammar's few pairs, JSON's numbers among them, must not depend on the machine's load)
 PAIR_MIN_SECONDS = 0.3
