@@ -684,3 +684,100 @@ cdef class CommitPath:
         if len(out) > 1:
             out = self.merge_heads(out)
         return _new_state(self.state_class, self.state_fixed, tuple(out))
+
+
+# -- construction: the joint trie walk of a configuration and its base ------------------
+
+cdef inline object _adv(dict memo, object advance, object branches, long x):
+    """``memo[(branches, x)]``, computed by ``advance(branches, x)`` on a miss (as
+    ``terminal.diff_walk``'s ``advance``)."""
+    cdef object key = (branches, x)
+    cdef PyObject *p = PyDict_GetItem(memo, key)
+    if p is not NULL:
+        return <object>p
+    r = advance(branches, x)
+    memo[key] = r
+    return r
+
+
+def diff_walk(dict memo, object advance, const unsigned char[::1] blob,
+              const long long[::1] offsets, object c, object b, object max_tokens,
+              object outcome_key):
+    """``stackmask.compile.terminal.diff_walk`` over the vocabulary's flat bytes
+    (``VocabIndex.flat_bytes()``: the tokens in byte order, concatenated, and their
+    offsets): the same depth-first walk of the token trie from configurations ``c``
+    and ``b`` at once, the same results (``(diff, groups, ends)`` or None past
+    ``max_tokens``). A prefix's children are found by binary search on the byte at
+    the prefix's depth (the tokens below a prefix are one range of positions) instead of
+    bisecting byte strings. ``advance(branches, byte)`` is the scanner's step over a
+    branch tuple; ``memo`` caches it."""
+    cdef Py_ssize_t n = offsets.shape[0] - 1
+    cdef Py_ssize_t lo, hi, depth, i, j, a, z, mid, tlen
+    cdef long x
+    cdef long long n_diff = 0
+    cdef long long limit = -1 if max_tokens is None else max_tokens
+    cdef list diff = []
+    cdef dict groups = {}
+    cdef set ends = set()
+    cdef list stack = [(0, n, 0, (((), c),), (((), b),))]
+    cdef list children
+    cdef object bc, bb, nc, nb, kc, g, frame
+    while stack:
+        frame = stack.pop()
+        lo = frame[0]
+        hi = frame[1]
+        depth = frame[2]
+        if depth < 0:                          # c is dead on all of them: taken whole
+            diff.append((lo, hi))
+            n_diff += hi - lo
+            if limit >= 0 and n_diff > limit:
+                return None
+            continue
+        bc = frame[3]
+        bb = frame[4]
+        tlen = offsets[lo + 1] - offsets[lo]
+        if tlen == depth and bc != bb:        # the prefix itself is a token, and differs
+            n_diff += 1
+            kc = outcome_key(bc) if outcome_key is not None and bc else None
+            if kc is not None and kc[0] == outcome_key(bb)[0]:
+                ends.update(kc[1])
+            else:
+                diff.append(lo)
+                if bc:
+                    g = groups.get(bc)
+                    if g is None:
+                        groups[bc] = [lo]
+                    else:
+                        g.append(lo)
+        if tlen == depth:
+            lo += 1
+        children = []
+        i = lo
+        while i < hi:
+            x = blob[offsets[i] + depth]
+            if x == 255:
+                j = hi
+            else:                               # the first token whose byte there is > x
+                a = i + 1
+                z = hi
+                while a < z:
+                    mid = (a + z) >> 1
+                    if blob[offsets[mid] + depth] <= x:
+                        a = mid + 1
+                    else:
+                        z = mid
+                j = a
+            nc = _adv(memo, advance, bc, x) if bc else ()
+            nb = _adv(memo, advance, bb, x) if bb else ()
+            if nc != nb:
+                children.append((i, j, None) if not nc else (i, j, nc, nb))
+            i = j
+        for k in range(len(children) - 1, -1, -1):
+            frame = children[k]
+            if frame[2] is None:
+                stack.append((frame[0], frame[1], -1, None, None))
+            else:
+                stack.append((frame[0], frame[1], depth + 1, frame[2], frame[3]))
+        if limit >= 0 and n_diff > limit:
+            return None
+    return diff, groups, ends

@@ -341,3 +341,80 @@ def test_schema_with_bases_and_aliases_same_masks_and_states(qwen_vocab, monkeyp
     for w in range(6):
         ids = random_walk_ids(pure, random.Random(f"native-schema-{w}"), 50)
         replay(fast, pure, ids, f"schema walk {w}", into_buffer=w % 2 == 0)
+
+
+# -- construction: the joint trie walk ----------------------------------------------------
+
+def _diff_walk_pairs(tables, index, limit: int):
+    """``(scanner, [(cfg, other, is its base), ...])``: configurations reachable from the
+    boundary (breadth first, up to ``limit``), each paired with its base where it has one
+    and with the next pending configuration of the same shadows (any two walk alike)."""
+    from stackmask.compile import make_scanner
+    from stackmask.compile.terminal import TerminalCompiler
+    sc = make_scanner(tables)
+    tc = TerminalCompiler(sc, index)
+    todo, seen = [0], [0]
+    while todo and len(seen) < limit:
+        _, ends = tc.outcomes(todo.pop(0))
+        for c in sorted(ends):
+            if c not in seen:
+                seen.append(c)
+                todo.append(c)
+    pending = [c for c in seen[:limit] if sc.config(c)[0] >= 0]
+    pairs = []
+    for i, cfg in enumerate(pending):
+        base = tc.base_config(cfg)
+        if base is not None:
+            pairs.append((cfg, base, True))
+        d, shadows = sc.config(cfg)
+        other = next((c for c in pending[i + 1:] if sc.config(c)[1] == shadows), None)
+        if other is not None:
+            pairs.append((sc.intern(d, frozenset()), sc.intern(sc.config(other)[0], frozenset()),
+                          False))
+    return sc, pairs
+
+
+@pytest.mark.parametrize("name", ["schema", "c"])
+def test_compiled_diff_walk_equals_the_pure_one(name, qwen_vocab):
+    """``terminal.diff_walk`` with the compiled twin gives the pure walk's diff, groups and
+    ends (or None at the same ``max_tokens``) for configurations and their bases, and for
+    unrelated pairs, over the real Qwen2.5 vocabulary's byte-order trie."""
+    from stackmask.compile.tables import build_tables
+    from stackmask.compile.terminal import diff_walk
+    from stackmask.compile.token_index import vocab_index
+    from stackmask.grammars.json_schema import convert_schema
+    twin = native.module().diff_walk
+    if name == "schema":
+        conv = convert_schema({"type": "object", "properties": {
+            "name": {"type": "string"}, "nickname": {"type": "string", "pattern": "^[a-z]+$"},
+            "age": {"type": "integer"}, "tags": {"type": "array", "items": {"enum": ["a", "bc"]}}},
+            "required": ["name"]})
+        tables = build_tables(conv.grammar, ambiguous=conv.ambiguous)
+    else:
+        tables = build_tables(read_bench_grammar("c"), ambiguous=True)
+    index = vocab_index(qwen_vocab)
+    sc, pairs = _diff_walk_pairs(tables, index, 30)
+    assert len(pairs) >= 10
+
+    def key(branches):                  # an outcome key that merges some differing branches
+        return frozenset(ems for ems, _ in branches), [c for _, c in branches]
+
+    checked = cut = 0
+    for cfg, other, is_base in pairs:
+        # unrelated configurations may differ on most of the trie: the pure walk is bounded
+        runs = ((None, None), (None, key), (40, None), (0, key)) if is_base else \
+            ((2000, None), (2000, key), (40, None))
+        for max_tokens, outcome_key in runs:
+            want = diff_walk(sc.step, index, cfg, other, {}, max_tokens, outcome_key)
+            got = diff_walk(sc.step, index, cfg, other, {}, max_tokens, outcome_key, twin)
+            if want is None:
+                assert got is None, (cfg, other, max_tokens)
+                cut += 1
+                continue
+            assert got is not None, (cfg, other, max_tokens)
+            assert np.array_equal(want[0], got[0]), (cfg, other)
+            assert list(want[1]) == list(got[1]), (cfg, other)
+            assert all(np.array_equal(want[1][k], got[1][k]) for k in want[1])
+            assert want[2] == got[2]
+            checked += 1
+    assert checked >= 10 and cut >= 1

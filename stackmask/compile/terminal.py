@@ -34,6 +34,7 @@ from bisect import bisect_left
 
 import numpy as np
 
+from .. import native
 from ..lexer.fsa import group_rows
 from ..lexer.scanner import IGNORE, Scanner
 from .token_index import VocabIndex
@@ -103,6 +104,8 @@ class TerminalCompiler:
         self._runs: dict = {}
         self._req: dict = {}
         self._advance_memo: dict = {}    # diff_walk: (branches, byte) -> branches
+        mod = native.module()             # the compiled diff_walk, or None (pure Python)
+        self._diff_twin = getattr(mod, "diff_walk", None) if mod is not None else None
         self._rows = None                # (DFA rows as lists, accepting): _narrow_sparse
         self._bases: dict = {}           # pending DFA state -> its base state or None
         self._long: dict = {}            # horizon -> the tokens longer (long_outcomes)
@@ -228,7 +231,7 @@ class TerminalCompiler:
         # end configurations must be compiled too
         same = None if shadows else self._outcome_key
         r = diff_walk(sc.step, self.index, sc.intern(d, frozenset()), sc.intern(db, frozenset()),
-                      self._advance_memo, max_tokens, same)
+                      self._advance_memo, max_tokens, same, self._diff_twin)
         if r is None:
             return None
         diff, base, more = r
@@ -690,7 +693,7 @@ def successor(prefix: bytes) -> bytes | None:
 
 
 def diff_walk(step, index: VocabIndex, c: int, b: int, memo: dict,
-              max_tokens: int | None = None, outcome_key=None):
+              max_tokens: int | None = None, outcome_key=None, twin=None):
     """The tokens (byte-order positions) whose scanner branches from configuration ``c``
     may differ from those from ``b``, and the branches from ``c`` of those that survive:
     ``(diff, {branches: positions}, ends)`` (positions ascending), or None when ``diff``
@@ -707,7 +710,26 @@ def diff_walk(step, index: VocabIndex, c: int, b: int, memo: dict,
     dead the whole subtree is in ``diff`` (whatever ``b`` does with it: a superset is
     harmless, those tokens get ``c``'s outcomes, i.e. none); where both are dead it is
     skipped. ``memo`` caches ``(branches, byte) -> branches`` (reusable across calls on the
-    same scanner)."""
+    same scanner). ``twin``: the compiled walk (``stackmask._native.diff_walk``, the same
+    results), or None for this one."""
+    if twin is not None:
+        blob, offsets = index.flat_bytes()
+        r = twin(memo, lambda branches, x: _advance(step, branches, x), blob, offsets, c, b,
+                 max_tokens, outcome_key)
+    else:
+        r = _diff_walk(step, index, c, b, memo, max_tokens, outcome_key)
+    if r is None:
+        return None
+    diff, groups, ends = r
+    parts = [np.arange(e[0], e[1], dtype=np.int64) if type(e) is tuple
+             else np.array([e], dtype=np.int64) for e in diff]
+    out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return out, {k: np.asarray(v, dtype=np.int64) for k, v in groups.items()}, ends
+
+
+def _diff_walk(step, index: VocabIndex, c: int, b: int, memo: dict, max_tokens, outcome_key):
+    """:func:`diff_walk`'s walk in Python: ``(diff as positions and (lo, hi) ranges in
+    order, branches -> list of positions, ends)``, or None past ``max_tokens``."""
     toks = index.toks
     n = len(toks)
     diff: list = []            # ascending positions, or (lo, hi) ranges in order
@@ -772,7 +794,4 @@ def diff_walk(step, index: VocabIndex, c: int, b: int, memo: dict,
                 stack.append((i, j, depth + 1, br[0], br[1]))
         if max_tokens is not None and n_diff > max_tokens:
             return None
-    parts = [np.arange(e[0], e[1], dtype=np.int64) if type(e) is tuple
-             else np.array([e], dtype=np.int64) for e in diff]
-    out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    return out, {k: np.asarray(v, dtype=np.int64) for k, v in groups.items()}, ends
+    return diff, groups, ends
