@@ -54,7 +54,7 @@ except ImportError:                   # Python 3.10 (as Lark does)
 from ..errors import GrammarError
 from ..grammar import Grammar, Rule, TerminalDef
 from ..lexer.regex import (ATOMIC_GROUP, POSSESSIVE_REPEAT, codepoint_set, combine_flags,
-                           walk_parse_tree)
+                           newer_syntax_hint, walk_parse_tree)
 
 __all__ = ["regex_to_grammar"]
 
@@ -79,7 +79,8 @@ def regex_to_grammar(pattern: str, *, flags: int = 0, name: str = "REGEX",
         rx = re.compile(pattern, flags)
         parsed = sre_parse.parse(pattern, flags)
     except (re.error, ValueError, OverflowError, RecursionError, TypeError) as e:
-        raise GrammarError(f"invalid regex {pattern!r}: {e}", name=name) from None
+        raise GrammarError(f"invalid regex {pattern!r}: {e}{newer_syntax_hint(pattern, e)}",
+                           name=name) from None
     items = list(parsed)
     stripped = _strip_edges(items)
     has_reluctant = any(op is C.MIN_REPEAT for op, _ in walk_parse_tree(items))

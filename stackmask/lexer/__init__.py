@@ -9,7 +9,9 @@ Semantics (the rule every other component relies on)
   reluctant terminals, below. Invalid UTF-8 (overlong forms, encoded
   surrogates, bytes F5..FF, truncated sequences) never matches; a byte string
   ending inside a multi-byte character is only ever a *prefix*.
-* The pattern is parsed by the standard library's parser (``re._parser``), so
+* The pattern is parsed by the standard library's parser (``re._parser``;
+  ``sre_parse`` on Python 3.10, where atomic groups and possessive quantifiers
+  are invalid syntax rather than unsupported: both are rejected), so
   syntax, flags (global ``(?i)``, local ``(?i:...)``/``(?-i:...)``, ``(?s)``,
   ``(?a)``, ``(?x)``) and the parser's own rewrites are those of ``re``. Every
   one-character construct (literal, ``.``, class, ``\\d \\w \\s \\D \\W \\S``,

@@ -44,7 +44,7 @@ from .ir import (MAX_CP, SURR_HI, SURR_LO, Intervals, complement_intervals, nfa_
                  normalize_intervals, thompson)
 
 __all__ = ["regex_to_nfa", "compile_terminal", "codepoint_set", "utf8_sequences",
-           "combine_flags", "walk_parse_tree"]
+           "combine_flags", "walk_parse_tree", "newer_syntax_hint"]
 
 #: opcodes of atomic groups and possessive quantifiers (Python 3.11+); Python 3.10's
 #: parser rejects their syntax, so there they stand for no opcode (None)
@@ -293,6 +293,26 @@ _UNSUPPORTED = {op: what for op, what in (
 ) if op is not None}
 
 
+def newer_syntax_hint(pattern: str, err: Exception) -> str:
+    """On Python 3.10, a note for a ``re`` error that 3.11 syntax caused: atomic groups and
+    possessive quantifiers parse there (and are then reported as unsupported), but 3.10
+    rejects them as invalid. Empty on 3.11+ and for any other error."""
+    if ATOMIC_GROUP is not None or not isinstance(err, re.error) or err.pos is None:
+        return ""
+    msg, pos = getattr(err, "msg", ""), err.pos
+    # possessive: a '+' right after a quantifier that was not made lazy (a*?+ is invalid in
+    # 3.11 too); an escaped '?' before it (\??+) goes without the note
+    lazy = pattern[pos - 1:pos] == "?" and pattern[pos - 2:pos - 1] in ("*", "+", "?", "}")
+    if msg.startswith("unknown extension ?>"):
+        what = "atomic groups (?>...)"
+    elif (msg == "multiple repeat" and pos > 0 and pattern[pos:pos + 1] == "+"
+          and pattern[pos - 1] in "*+?}" and not lazy):
+        what = "possessive quantifiers (*+ ++ ?+ {m,n}+)"
+    else:
+        return ""
+    return f" ({what} are Python 3.11 syntax, and unsupported by stackmask in any version)"
+
+
 def combine_flags(flags: int, add: int, delete: int) -> int:
     """Flags inside a ``(?add-delete:...)`` group (the rule of ``re._compiler._combine_flags``)."""
     if add & sre_parse.TYPE_FLAGS:
@@ -396,7 +416,8 @@ def regex_to_nfa(regex: str, name: str = "", limit: int = MAX_NFA_STATES) -> Byt
         re.compile(regex)
         parsed = sre_parse.parse(regex, 0)
     except (re.error, ValueError, OverflowError, RecursionError, TypeError) as e:
-        raise GrammarError(f"terminal {label!r} has an invalid regex {regex!r}: {e}", name=name) from None
+        raise GrammarError(f"terminal {label!r} has an invalid regex {regex!r}: {e}"
+                           f"{newer_syntax_hint(regex, e)}", name=name) from None
     flags = parsed.state.flags
     nfa = ByteNFA(name, limit, label)
     conv = _Converter(nfa, label)
