@@ -781,3 +781,93 @@ def diff_walk(dict memo, object advance, const unsigned char[::1] blob,
         if limit >= 0 and n_diff > limit:
             return None
     return diff, groups, ends
+
+
+def walk_positions(object steps, object step, object advance, const unsigned char[::1] blob,
+                   const long long[::1] offsets, const long long[::1] positions, tuple first):
+    """``stackmask.compile.terminal._walk_positions`` over the vocabulary's flat bytes:
+    branch set -> list of the ``positions`` (ascending, all starting with one byte) whose
+    tokens have it, from the branches ``first`` after that byte. The same walk: tokens
+    sharing a prefix with the previous one resume from its branches; one pending branch
+    whose byte only continues the lexeme is stepped through ``steps`` (the scanner's step
+    memo, ``step(cid, byte)`` on a miss); anything else through ``advance(branches,
+    byte)``, memoized per walk; a dead prefix skips every token below it."""
+    cdef Py_ssize_t n = positions.shape[0]
+    cdef Py_ssize_t j = 0, k, lim, x, dead, tlen, plen, i, jj, m
+    cdef long long ti, pi = positions[0] if n else 0
+    cdef long bt
+    cdef const unsigned char *tb
+    cdef const unsigned char *pb = &blob[offsets[pi]] if n else NULL
+    plen = 1
+    cdef dict groups = {}
+    cdef dict memo = {}
+    cdef list stack = [None, first]
+    cdef object branches, outs, out, ems, c, nxt, key, g
+    cdef PyObject *p
+    while j < n:
+        ti = positions[j]
+        tb = &blob[offsets[ti]]
+        tlen = offsets[ti + 1] - offsets[ti]
+        k = 1
+        lim = plen
+        if tlen < lim:
+            lim = tlen
+        if PyList_GET_SIZE(stack) - 1 < lim:
+            lim = PyList_GET_SIZE(stack) - 1
+        while k < lim and pb[k] == tb[k]:
+            k += 1
+        del stack[k + 1:]
+        branches = <object>PyList_GET_ITEM(stack, k)
+        dead = -1
+        for x in range(k, tlen):
+            bt = tb[x]
+            if PyTuple_GET_SIZE(branches) == 1:
+                out = <object>PyTuple_GET_ITEM(branches, 0)
+                ems = <object>PyTuple_GET_ITEM(out, 0)
+                c = <object>PyTuple_GET_ITEM(out, 1)
+                p = PyDict_GetItem(steps.cur, (c << 8) | bt)
+                outs = <object>p if p is not NULL else step(c, bt)
+                if PyTuple_GET_SIZE(outs) == 1 and \
+                        <object>PyTuple_GET_ITEM(<object>PyTuple_GET_ITEM(outs, 0), 0) is None:
+                    branches = ((ems, <object>PyTuple_GET_ITEM(
+                        <object>PyTuple_GET_ITEM(outs, 0), 1)),)
+                    stack.append(branches)
+                    continue
+            key = (branches, bt)
+            p = PyDict_GetItem(memo, key)
+            if p is NULL:
+                nxt = advance(branches, bt)
+                memo[key] = nxt
+            else:
+                nxt = <object>p
+            if not nxt:
+                dead = x
+                break
+            branches = nxt
+            stack.append(branches)
+        if dead >= 0:
+            # skip every token with this dead prefix (they are contiguous in byte order)
+            jj = j + 1
+            while jj < n:
+                i = positions[jj]
+                if offsets[i + 1] - offsets[i] <= dead:
+                    break
+                m = 0
+                while m <= dead and blob[offsets[i] + m] == tb[m]:
+                    m += 1
+                if m <= dead:
+                    break
+                jj += 1
+            j = jj
+            pb = tb
+            plen = dead
+            continue
+        g = groups.get(branches)
+        if g is None:
+            groups[branches] = [ti]
+        else:
+            g.append(ti)
+        pb = tb
+        plen = tlen
+        j += 1
+    return groups

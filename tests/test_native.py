@@ -418,3 +418,42 @@ def test_compiled_diff_walk_equals_the_pure_one(name, qwen_vocab):
             assert want[2] == got[2]
             checked += 1
     assert checked >= 10 and cut >= 1
+
+
+@pytest.mark.parametrize("name", ["schema", "c"])
+def test_compiled_trie_walk_gives_the_pure_outcomes(name, qwen_vocab):
+    """A configuration's whole outcomes (``TerminalCompiler.outcomes``: the DFA run, then
+    the scanner over the token trie for the tokens that complete a lexeme) are the same
+    with the compiled ``walk_positions`` as with the pure walk, over the real vocabulary."""
+    from stackmask.compile import make_scanner
+    from stackmask.compile.tables import build_tables
+    from stackmask.compile.terminal import TerminalCompiler
+    from stackmask.compile.token_index import vocab_index
+    from stackmask.grammars.json_schema import convert_schema
+    if name == "schema":
+        conv = convert_schema({"type": "object", "properties": {
+            "name": {"type": "string"}, "nickname": {"type": "string", "pattern": "^[a-z]+$"},
+            "age": {"type": "integer"}, "tags": {"type": "array", "items": {"enum": ["a", "bc"]}}},
+            "required": ["name"]})
+        tables = build_tables(conv.grammar, ambiguous=conv.ambiguous)
+    else:
+        tables = build_tables(read_bench_grammar("c"), ambiguous=True)
+    index = vocab_index(qwen_vocab)
+    sc = make_scanner(tables)
+    fast, pure = TerminalCompiler(sc, index), TerminalCompiler(sc, index)
+    assert fast._walk_twin is not None
+    pure._walk_twin = None
+    todo, seen, walked = [0], {0}, 0
+    while todo and walked < 25:
+        cfg = todo.pop(0)
+        gf, ef = fast.outcomes(cfg)
+        gp, ep = pure.outcomes(cfg)
+        assert ef == ep and list(gf) == list(gp), sc.config(cfg)
+        for k in gp:
+            assert np.array_equal(gf[k], gp[k]), (sc.config(cfg), k)
+        walked += 1
+        for c in sorted(ep):
+            if c not in seen:
+                seen.add(c)
+                todo.append(c)
+    assert walked == 25

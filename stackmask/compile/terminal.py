@@ -106,6 +106,7 @@ class TerminalCompiler:
         self._advance_memo: dict = {}    # diff_walk: (branches, byte) -> branches
         mod = native.module()             # the compiled diff_walk, or None (pure Python)
         self._diff_twin = getattr(mod, "diff_walk", None) if mod is not None else None
+        self._walk_twin = getattr(mod, "walk_positions", None) if mod is not None else None
         self._rows = None                # (DFA rows as lists, accepting): _narrow_sparse
         self._bases: dict = {}           # pending DFA state -> its base state or None
         self._long: dict = {}            # horizon -> the tokens longer (long_outcomes)
@@ -348,7 +349,7 @@ class TerminalCompiler:
                 acc[(((), sc.intern(int(e), frozenset())),)] = [sel]
         cfg = sc.intern(d, frozenset())
         lexed = pos[fin == KILLED]
-        for k, v in trie_walk(sc, cfg, self.index, memo, lexed).items():
+        for k, v in trie_walk(sc, cfg, self.index, memo, lexed, self._walk_twin).items():
             acc.setdefault(k, []).extend(v)
         return {k: (v[0] if len(v) == 1 else np.sort(np.concatenate(v))) for k, v in acc.items()}
 
@@ -580,7 +581,8 @@ class TerminalCompiler:
         return out
 
 
-def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict, positions: np.ndarray) -> dict:
+def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict, positions: np.ndarray,
+              twin=None) -> dict:
     """The tokens at ``positions`` (ascending byte-order positions) from configuration
     ``cfg``: branch set (tuple of ``(emissions, end config)``) -> list of position arrays,
     by running the scanner itself over the token trie (tokens sharing a prefix share its
@@ -590,7 +592,9 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict, positio
     (``TerminalCompiler._walk``): then the ones starting with byte ``b`` are a function of
     the branches ``cfg`` has after ``b``, and ``memo`` (shared by the walks of one scanner)
     keeps that subtree's result by ``(b, branches)``, so configurations that converge after
-    one byte walk the shared subtrees once. Lists are ascending across the list."""
+    one byte walk the shared subtrees once. Lists are ascending across the list.
+    ``twin``: the compiled :func:`_walk_positions` (``stackmask._native.walk_positions``,
+    the same results), or None."""
     step = scanner.step
     toks = index.toks
     bounds = index.first_byte_bounds()
@@ -606,7 +610,13 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict, positio
         key = (b, first)
         sub = memo.get(key)
         if sub is None:
-            sub = memo[key] = _walk_positions(step, toks, positions[plo:phi].tolist(), first)
+            if twin is not None:
+                blob, offsets = index.flat_bytes()
+                g = twin(scanner.step_memo, step, lambda br, x: _advance(step, br, x), blob,
+                         offsets, np.ascontiguousarray(positions[plo:phi], dtype=np.int64), first)
+                sub = memo[key] = {k: np.asarray(v, dtype=np.int64) for k, v in g.items()}
+            else:
+                sub = memo[key] = _walk_positions(step, toks, positions[plo:phi].tolist(), first)
         for br, pos in sub.items():
             g = groups.get(br)
             if g is None:
