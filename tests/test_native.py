@@ -374,24 +374,29 @@ def _diff_walk_pairs(tables, index, limit: int):
     return sc, pairs
 
 
-@pytest.mark.parametrize("name", ["schema", "c"])
-def test_compiled_diff_walk_equals_the_pure_one(name, qwen_vocab):
-    """``terminal.diff_walk`` with the compiled twin gives the pure walk's diff, groups and
-    ends (or None at the same ``max_tokens``) for configurations and their bases, and for
-    unrelated pairs, over the real Qwen2.5 vocabulary's byte-order trie."""
+def _walk_tables(name: str):
+    """Grammar tables for the trie-walk tests: a schema with free keys, a pattern and an
+    enum ("schema"), or the C grammar."""
     from stackmask.compile.tables import build_tables
-    from stackmask.compile.terminal import diff_walk
-    from stackmask.compile.token_index import vocab_index
     from stackmask.grammars.json_schema import convert_schema
-    twin = native.module().diff_walk
     if name == "schema":
         conv = convert_schema({"type": "object", "properties": {
             "name": {"type": "string"}, "nickname": {"type": "string", "pattern": "^[a-z]+$"},
             "age": {"type": "integer"}, "tags": {"type": "array", "items": {"enum": ["a", "bc"]}}},
             "required": ["name"]})
-        tables = build_tables(conv.grammar, ambiguous=conv.ambiguous)
-    else:
-        tables = build_tables(read_bench_grammar("c"), ambiguous=True)
+        return build_tables(conv.grammar, ambiguous=conv.ambiguous)
+    return build_tables(read_bench_grammar("c"), ambiguous=True)
+
+
+@pytest.mark.parametrize("name", ["schema", "c"])
+def test_compiled_diff_walk_equals_the_pure_one(name, qwen_vocab):
+    """``terminal.diff_walk`` with the compiled twin gives the pure walk's diff, groups and
+    ends (or None at the same ``max_tokens``) for configurations and their bases, and for
+    unrelated pairs, over the real Qwen2.5 vocabulary's byte-order trie."""
+    from stackmask.compile.terminal import diff_walk
+    from stackmask.compile.token_index import vocab_index
+    twin = native.module().diff_walk
+    tables = _walk_tables(name)
     index = vocab_index(qwen_vocab)
     sc, pairs = _diff_walk_pairs(tables, index, 30)
     assert len(pairs) >= 10
@@ -426,20 +431,10 @@ def test_compiled_trie_walk_gives_the_pure_outcomes(name, qwen_vocab):
     the scanner over the token trie for the tokens that complete a lexeme) are the same
     with the compiled ``walk_positions`` as with the pure walk, over the real vocabulary."""
     from stackmask.compile import make_scanner
-    from stackmask.compile.tables import build_tables
     from stackmask.compile.terminal import TerminalCompiler
     from stackmask.compile.token_index import vocab_index
-    from stackmask.grammars.json_schema import convert_schema
-    if name == "schema":
-        conv = convert_schema({"type": "object", "properties": {
-            "name": {"type": "string"}, "nickname": {"type": "string", "pattern": "^[a-z]+$"},
-            "age": {"type": "integer"}, "tags": {"type": "array", "items": {"enum": ["a", "bc"]}}},
-            "required": ["name"]})
-        tables = build_tables(conv.grammar, ambiguous=conv.ambiguous)
-    else:
-        tables = build_tables(read_bench_grammar("c"), ambiguous=True)
     index = vocab_index(qwen_vocab)
-    sc = make_scanner(tables)
+    sc = make_scanner(_walk_tables(name))
     fast, pure = TerminalCompiler(sc, index), TerminalCompiler(sc, index)
     assert fast._walk_twin is not None
     pure._walk_twin = None
