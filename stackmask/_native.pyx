@@ -14,7 +14,7 @@ This module imports nothing from stackmask: the classes and tables it needs are
 passed in, so it sits at the bottom of the layering.
 """
 
-from cpython.ref cimport PyObject
+from cpython.ref cimport PyObject, Py_INCREF
 from cpython.dict cimport PyDict_GetItem
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
@@ -353,10 +353,6 @@ cdef extern from "Python.h":
     object PyType_GenericAlloc(type cls, Py_ssize_t nitems)
 
 
-cdef extern from "Python.h":
-    void Py_INCREF(object o)
-
-
 cdef inline void _init_slot(object o, Py_ssize_t offset, object value):
     """Set the (unset) slot at ``offset`` of a fresh instance ``o`` to ``value``."""
     Py_INCREF(value)
@@ -393,12 +389,12 @@ cdef inline object _new_state(type cls, tuple layout, tuple heads):
 
 
 cdef object _shift1(object node, object term, tuple reduce, tuple shift, tuple rlen,
-                    tuple rlhs, tuple goto, type node_class, tuple node_fixed,
+                    tuple rlhs, tuple goto, type node_class, tuple node_layout,
                     object ambiguous):
     cdef object n = node
     cdef object st, rs, s2, base, links
     cdef Py_ssize_t r, i, length
-    cdef Py_ssize_t o_state = node_fixed[0], o_links = node_fixed[1]
+    cdef Py_ssize_t o_state = node_layout[0], o_links = node_layout[1]
     cdef PyObject *p
     cdef dict sh
     while True:
@@ -410,7 +406,7 @@ cdef object _shift1(object node, object term, tuple reduce, tuple shift, tuple r
             p = PyDict_GetItem(sh, term)
             if p is NULL:
                 return None
-            return _new_node(node_class, node_fixed, <object>p, n)
+            return _new_node(node_class, node_layout, <object>p, n)
         rs = <object>p
         if len(rs) != 1 or PyDict_GetItem(sh, term) is not NULL:
             return ambiguous
@@ -425,7 +421,7 @@ cdef object _shift1(object node, object term, tuple reduce, tuple shift, tuple r
             base = <object>PyList_GET_ITEM(links, 0)
         p = _slot(base, o_state) if type(base) is node_class else NULL
         s2 = <object>p if p is not NULL else base.state
-        n = _new_node(node_class, node_fixed,
+        n = _new_node(node_class, node_layout,
                       (<object>PyTuple_GET_ITEM(goto, <Py_ssize_t>s2))[
                           <object>PyTuple_GET_ITEM(rlhs, r)], base)
 
@@ -499,7 +495,7 @@ cdef class CommitPath:
     cdef type state_class, node_class
     cdef tuple tokens
     cdef object eos, special_terminals, special_ids, checked_commit, general
-    cdef tuple reduce, shift, rlen, rlhs, goto, node_fixed, state_fixed
+    cdef tuple reduce, shift, rlen, rlhs, goto, node_layout, state_layout
     cdef Py_ssize_t vsize, fast_heads
 
     def __init__(self, paths_memo, Py_ssize_t vsize, lex_paths, viable, object requirements,
@@ -517,10 +513,10 @@ cdef class CommitPath:
             if cls.__new__ is not object.__new__ or "__slots__" not in cls.__dict__:
                 raise TypeError(f"{cls.__name__}: the compiled commit builds instances of "
                                 "slotted classes without __new__ of their own")
-        self.node_fixed = _layout(self.node_class, ("state", "links", "below"))
+        self.node_layout = _layout(self.node_class, ("state", "links", "below"))
         self.merge_heads = merge_heads
         self.state_class = state_class
-        self.state_fixed = _layout(state_class, ("heads",))
+        self.state_layout = _layout(state_class, ("heads",))
         self.fast_heads = fast_heads
         self.tokens = tokens
         self.eos = eos
@@ -669,7 +665,7 @@ cdef class CommitPath:
                 for k in range(PyTuple_GET_SIZE(terms)):
                     t = <object>PyTuple_GET_ITEM(terms, k)
                     n = _shift1(n, t, self.reduce, self.shift, self.rlen, self.rlhs, self.goto,
-                                self.node_class, self.node_fixed, ambiguous)
+                                self.node_class, self.node_layout, ambiguous)
                     if n is None:
                         break
                     if n is ambiguous:
@@ -683,7 +679,7 @@ cdef class CommitPath:
             return None
         if len(out) > 1:
             out = self.merge_heads(out)
-        return _new_state(self.state_class, self.state_fixed, tuple(out))
+        return _new_state(self.state_class, self.state_layout, tuple(out))
 
 
 # -- construction: the joint trie walk of a configuration and its base ------------------

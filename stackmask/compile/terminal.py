@@ -600,6 +600,12 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict, positio
     bounds = index.first_byte_bounds()
     cut = np.searchsorted(positions, bounds).tolist()
     groups: dict = {}
+    if twin is not None:
+        blob, offsets = index.flat_bytes()
+        pos64 = np.ascontiguousarray(positions, dtype=np.int64)
+
+        def advance(branches, x):
+            return _advance(step, branches, x)
     for b in range(256):
         plo, phi = cut[b], cut[b + 1]
         if plo == phi:
@@ -611,9 +617,7 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict, positio
         sub = memo.get(key)
         if sub is None:
             if twin is not None:
-                blob, offsets = index.flat_bytes()
-                g = twin(scanner.step_memo, step, lambda br, x: _advance(step, br, x), blob,
-                         offsets, np.ascontiguousarray(positions[plo:phi], dtype=np.int64), first)
+                g = twin(scanner.step_memo, step, advance, blob, offsets, pos64[plo:phi], first)
                 sub = memo[key] = {k: np.asarray(v, dtype=np.int64) for k, v in g.items()}
             else:
                 sub = memo[key] = _walk_positions(step, toks, positions[plo:phi].tolist(), first)
