@@ -215,6 +215,22 @@ def test_pair_walks_equal_their_heads_masks(qwen_vocab, qwen_encoding, tmp_path)
         assert len(states) > 100 and paired >= 0.9 * len(states)
 
 
+def test_few_pairs_do_not_depend_on_the_time_budget(qwen_vocab, monkeypatch):
+    """A grammar with few pairs (JSON: 4) gets all of them however late the pairs start:
+    the automaton does not depend on the machine's load (a loaded CI machine once cut
+    JSON's pairs and built a smaller automaton than a quiet one)."""
+    full = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False).compile_stats()
+    add = dwa_build.add_pairs
+
+    def no_time(*a, **k):
+        k["seconds"] = 0.0
+        return add(*a, **k)
+    monkeypatch.setattr(dwa_build, "add_pairs", no_time)
+    late = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False).compile_stats()
+    assert full["head_pairs"] >= 3
+    assert (late["head_pairs"], late["states"]) == (full["head_pairs"], full["states"])
+
+
 def test_pairs_past_their_state_limit_are_dropped(qwen_vocab, qwen_encoding, monkeypatch):
     """A pair whose walks would add states beyond the limit is dropped with its states:
     the automaton is the one compiled without pairs, and masks still equal the oracle."""
