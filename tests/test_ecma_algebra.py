@@ -58,3 +58,68 @@ def test_limit_length_agrees_with_re(p, lo, hi):
     for w in WORDS:
         want = R.fullmatch(a, w) and lo <= len(w) and (hi is None or len(w) <= hi)
         assert R.fullmatch(x, w) == want, (p, lo, hi, w)
+
+
+LOOK_ALPHABET = "ab "        # no line terminator: Python's '$' also matches before a final '\n'
+LOOK_WORDS = ["".join(w) for n in range(6) for w in cartesian(LOOK_ALPHABET, repeat=n)]
+
+
+@st.composite
+def lookahead_patterns(draw, depth=3):
+    """A small ECMA pattern with lookaheads (positive and negative, nested, anywhere outside
+    quantified groups) and anchors."""
+    def plain(d):
+        kind = draw(st.sampled_from(["chr", "chr", "seq", "alt", "rep"] if d else ["chr"]))
+        if kind == "chr":
+            return draw(st.sampled_from(["a", "b", " ", ".", "\\s", "[^a]"]))
+        if kind == "seq":
+            return plain(d - 1) + plain(d - 1)
+        if kind == "alt":
+            return "(?:" + plain(d - 1) + "|" + plain(d - 1) + ")"
+        return "(?:" + plain(d - 1) + ")" + draw(st.sampled_from(["*", "+", "?", "{1,2}"]))
+
+    def node(d):
+        kind = draw(st.sampled_from(["plain", "look", "seq", "alt", "anchor"] if d else ["plain"]))
+        if kind == "plain":
+            return plain(min(d, 2))
+        if kind == "look":
+            return "(?" + draw(st.sampled_from(["=", "!"])) + node(d - 1) + ")"
+        if kind == "seq":
+            return node(d - 1) + node(d - 1)
+        if kind == "alt":
+            return "(?:" + node(d - 1) + "|" + node(d - 1) + ")"
+        return draw(st.sampled_from(["^", "$"]))
+    return node(depth)
+
+
+@settings(max_examples=250, deadline=None, database=None)
+@given(lookahead_patterns())
+def test_lookaheads_agree_with_re(p):
+    """A pattern with lookaheads finds a match in exactly the strings where Python's
+    ``re.search`` does (same semantics on this alphabet), or is refused by name."""
+    import re
+    try:
+        a = R.parse_pattern(p)
+    except R.PatternError as e:
+        assert "lookahead" in str(e) or "anchored alternatives" in str(e), (p, e)
+        return
+    for w in LOOK_WORDS:
+        assert R.fullmatch(a, w) == (re.search(p, w) is not None), (p, w)
+
+
+def test_lookahead_examples():
+    import re
+    cases = {
+        "^(?!@@)[\\w@]+$": ["@@a", "@a", "a@@", "", "@"],
+        "^(?=.*[a-z])(?=.*\\d).{3,}$": ["ab1", "abc", "a1", "1bc", "x9y"],
+        "a(?=b)": ["ab", "a", "ac", "xab", "bab"],
+        "(?!a)": ["a", "", "b", "aa"],
+        "^(?!.*\\s$).+$": ["ab ", "ab", " a"],
+        "(?=a$)": ["a", "ba", "ab", ""],
+        "^(?:x(?=y)|y)(?!z)": ["xy", "yz", "y", "xz", "xyz"],
+        "(?=(?!a)b)b": ["b", "a", "ab"],
+    }
+    for p, words in cases.items():
+        a = R.parse_pattern(p)
+        for w in words:
+            assert R.fullmatch(a, w) == (re.search(p, w) is not None), (p, w)

@@ -187,11 +187,16 @@ def test_many_disjoint_pattern_properties_and_ignored_patterns():
          "additionalProperties": {"type": "string"}}
     check(s, ['{"k3": 3, "x": "s"}', '{"k5": 9}'], ['{"k3": 2}', '{"x": 1}', '{"k9": 1}'])
     # an unsupported pattern is ignored with strict=False: the language grows, it never shrinks
-    s2 = {"type": "object", "patternProperties": {"^(?!x)[a-z]+$": {"type": "integer"}}, "additionalProperties": False}
+    s2 = {"type": "object", "patternProperties": {"^(?<!x)[a-z]+$": {"type": "integer"}},
+          "additionalProperties": False}
     with pytest.warns(SchemaWarning):
         sg = convert_schema(s2, strict=False)
     c = Constraint(sg.grammar, BYTES, ambiguous=sg.ambiguous)
     assert accepts(c, '{"abc": 1}')
+    # a lookahead in a property pattern is enforced exactly
+    s3 = {"type": "object", "patternProperties": {"^(?!x)[a-z]+$": {"type": "integer"}},
+          "additionalProperties": False}
+    check(s3, ['{"abc": 1}', '{}'], ['{"xbc": 1}', '{"abc": "s"}'])
 
 
 def test_key_order_follows_the_document():
@@ -546,11 +551,26 @@ def test_pattern_is_unanchored_unless_anchored():
 
 
 def test_unsupported_patterns_are_reported_by_name():
-    for pat, what in [("(?=a)a", "lookahead"), ("a\\b", "word boundary"), ("(a)\\1", "backreference"),
+    for pat, what in [("(?<=a)a", "lookbehind"), ("a\\b", "word boundary"), ("(a)\\1", "backreference"),
                       ("\\p{Script=Greek}", "property"), ("\\p{Alphabetic}", "property")]:
         with pytest.raises(GrammarError) as ei:
             convert_schema({"type": "string", "pattern": pat})
         assert ei.value.keyword == "pattern" and what in str(ei.value)
+
+
+def test_lookahead_patterns():
+    # lookaheads look at the rest of the string, beyond the pattern's own match
+    check({"type": "string", "pattern": "^(?!@@)[\\w@]+$"}, ['"a@b"', '"@a"', '"a@@"'],
+          ['"@@a"', '"@@"', '""'])
+    check({"type": "string", "pattern": "^(?=.*[a-z])(?=.*[A-Z])(?=.*\\d).{6,}$"},
+          ['"abC1zz"', '"1aaaaB"'], ['"abcdef"', '"ABC123"', '"aB1"'])
+    check({"type": "string", "pattern": "^(?!\\s)(?!.*\\s$).*$"}, ['"a b"', '""', '"x"'],
+          ['" a"', '"a "'])
+    check({"type": "string", "pattern": "x(?=y)"}, ['"xy"', '"axyb"'], ['"x"', '"xzy"'])
+    with pytest.raises(GrammarError, match="quantified"):
+        convert_schema({"type": "string", "pattern": "(?=a)*b"})
+    with pytest.raises(GrammarError, match="inside a quantified group"):
+        convert_schema({"type": "string", "pattern": "^(?:a(?!b))+$"})
 
 
 def test_unicode_property_escapes():

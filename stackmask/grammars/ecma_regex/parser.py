@@ -11,8 +11,11 @@ U+2029``, classes and negated classes, escapes ``\\t \\n \\v \\f \\r \\0 \\cX
 ``(?<n>...)``/``(?P<n>...)``, non-capturing), alternation, greedy and lazy
 quantifiers (laziness does not change which strings match), Annex-B literal
 ``{ } ]``, and ``^``/``$`` anywhere outside quantified groups (a mid-pattern
-``^`` requires everything before it to match empty). Not supported (raise
-:class:`PatternError` naming the feature): lookahead/lookbehind, word
+``^`` requires everything before it to match empty), and lookaheads ``(?=R)``/``(?!R)``
+outside quantified groups: the rest of the input from that point must (not) begin with a
+match of ``R``, computed right to left as an intersection with (a difference from) the
+language of what follows (:func:`_rest`). Not supported (raise :class:`PatternError` naming
+the feature): lookbehind, lookaheads inside quantified groups or holding ``^``, word
 boundaries ``\\b \\B``, backreferences, ``\\p{...}`` properties other than general
 categories (scripts, binary properties but ``Any``/``ASCII``/``Assigned``), inline
 flags, anchors inside quantified groups. ``\\p{L}``, ``\\p{Lu}``, ``\\P{Nd}``,
@@ -24,7 +27,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ...lexer.ir import ANYSTAR, EPS, MAX_CP, SURR_HI, SURR_LO, alt, ch, nullable, rep, seq
+from ...lexer.ir import ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, alt, ch, nullable, rep, seq
 from ...lexer.ir import complement_intervals as iv_complement
 from ...lexer.ir import normalize_intervals as iv_norm
 
@@ -160,7 +163,13 @@ class _Parser:
             self.i += 2
             return self._no_quant(("eol",), "\\Z")
         if c == "(" and self.peek(1) == "?" and self.peek(2) in ("=", "!"):
-            self.fail("lookahead assertions (?= ...) / (?! ...) are not supported")
+            positive = self.peek(2) == "="
+            self.i += 3
+            body = self.disjunction()
+            if self.peek() != ")":
+                self.fail("missing )")
+            self.i += 1
+            return self._no_quant(("look", positive, body), "(?=...)" if positive else "(?!...)")
         if c == "(" and self.peek(1) == "?" and self.peek(2) == "<" and self.peek(3) in ("=", "!"):
             self.fail("lookbehind assertions (?<= ...) / (?<! ...) are not supported")
         atom = self.atom()
@@ -383,13 +392,78 @@ class _Parser:
 
 def _has_anchor(t) -> bool:
     k = t[0]
-    if k in ("bol", "eol"):
+    if k in ("bol", "eol", "look"):
         return True
     if k in ("seq", "alt"):
         return any(_has_anchor(x) for x in t[1])
     if k == "rep":
         return _has_anchor(t[1])
     return False
+
+
+def _has_look(t) -> bool:
+    k = t[0]
+    if k == "look":
+        return True
+    if k in ("seq", "alt"):
+        return any(_has_look(x) for x in t[1])
+    if k == "rep":
+        return _has_look(t[1])
+    return False
+
+
+def _look_ops():
+    from .algebra import TooComplex, difference, intersect
+    return TooComplex, intersect, difference
+
+
+def _rest(t, k, empty: bool = False) -> list:
+    """Lookahead semantics by continuation: ``(at_start, L)`` alternatives, where ``L`` is
+    the set of input suffixes that begin where ``t`` begins its match, for a match of ``t``
+    followed by a suffix in ``k`` (the rest of the input after ``t``), every assertion
+    inside ``t`` holding at its own position; ``at_start``: the match must begin at the
+    start of the input (``t`` holds a ``^`` that only empty text precedes within ``t``).
+    ``empty``: only matches of ``t`` that read nothing."""
+    kind = t[0]
+    if kind == "chars":
+        return [] if empty else [(False, seq(ch(t[1]), k))]
+    if kind == "bol":
+        return [(True, k)]
+    if kind == "eol":                        # the rest of the input must be empty
+        return [(False, EPS if nullable(k) else NONE)]
+    if kind == "look":
+        too_complex, intersect, difference = _look_ops()
+        inner = _rest(t[2], ANYSTAR)
+        if any(sa for sa, _ in inner):
+            raise PatternError("'^' inside a lookahead is not supported")
+        look = alt(*[x for _, x in inner])
+        try:
+            out = intersect(k, look) if t[1] else difference(k, look)
+        except too_complex:
+            raise PatternError("lookahead too complex to enforce exactly") from None
+        return [(False, out)]
+    if kind == "alt":
+        return [r for x in t[1] for r in _rest(x, k, empty)]
+    if kind == "rep":
+        if _has_anchor(t[1]):
+            raise PatternError("anchors (^, $) and lookaheads inside a quantified group are "
+                               "not supported")
+        if empty:
+            return [(False, k)] if nullable(_plain(t[1])) or t[2] == 0 else []
+        return [(False, seq(_plain(t), k))]
+    # seq, right to left: what follows a child is the rest of the sequence and then k
+    acc = [(False, k)]
+    for child in reversed(t[1]):
+        new = []
+        for sa, rest in acc:
+            # a '^' further right: this child (and all before it) must match empty
+            for sa2, x in _rest(child, rest, empty or sa):
+                if x != NONE:
+                    new.append((sa or sa2, x))
+        acc = new
+        if len(acc) > 256:
+            raise PatternError("pattern has too many anchored alternatives")
+    return acc
 
 
 def _plain(t) -> tuple:
@@ -459,6 +533,10 @@ def parse_pattern(pattern: str) -> tuple:
         tree = p.parse()
     except RecursionError:
         raise PatternError(f"pattern nested too deeply: {pattern!r}") from None
+    if _has_look(tree):
+        # assertions that look at the rest of the input: each is an intersection with (or a
+        # difference from) the suffixes its body begins
+        return alt(*[x if sa else seq(ANYSTAR, x) for sa, x in _rest(tree, ANYSTAR)])
     out = []
     for sa, body, ea in _branches(tree):
         out.append(seq(EPS if sa else ANYSTAR, body, EPS if ea else ANYSTAR))
