@@ -563,3 +563,49 @@ def _nonempty_nonterminals(g: Grammar) -> set[str]:
 
 def _derives_nonempty(g: Grammar) -> bool:
     return g.start in _nonempty_nonterminals(g)
+
+
+def _entries_by_scan(work, comp, start):
+    """Reference for ``_Uses``: the members of ``comp`` used anywhere except as the last
+    symbol of a rule of ``comp`` itself (and the start symbol)."""
+    cs = set(comp)
+    used = {start} & cs
+    for a, rs in work.items():
+        for exp, _ in rs:
+            for i, s in enumerate(exp):
+                if s in cs and not (a in cs and i == len(exp) - 1):
+                    used.add(s)
+    return [v for v in comp if v in used]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_component_entries_are_kept_up_to_date(data):
+    """The right-recursion pass counts each component's entries once and updates the
+    counts as components are rewritten; they equal a fresh scan of the grammar at
+    every component (new nonterminals included)."""
+    from stackmask.glr.normal_form import _Uses
+    names = ["S", "A", "B", "C", "D", "E"]
+    syms = st.sampled_from(names + ["x", "y"])
+    work = {n: [(tuple(e), None) for e in data.draw(st.lists(st.lists(syms, min_size=1, max_size=3),
+                                                            min_size=1, max_size=3))]
+            for n in names}
+    cut = sorted(data.draw(st.sets(st.integers(1, len(names) - 1), max_size=3)))
+    comps = [names[a:b] for a, b in zip([0] + cut, cut + [len(names)])]
+    uses = _Uses(work, comps)
+    fresh = 0
+    for comp in comps:
+        got = [v for v in comp if v == "S" or uses.count.get(v)]
+        assert got == _entries_by_scan(work, comp, "S"), (comp, work)
+        # rewrite the component: new rules for its members and a new nonterminal
+        fresh += 1
+        new = f"N#{fresh}"
+        pool = st.sampled_from(names + [new, "x"])
+        sub = {v: [(tuple(e), None) for e in data.draw(st.lists(st.lists(pool, min_size=1, max_size=3),
+                                                                min_size=1, max_size=2))]
+               for v in comp + [new]}
+        for v in comp:
+            uses.remove(v, work.pop(v, ()))
+        work.update(sub)
+        for v, rs in sub.items():
+            uses.add(v, rs)

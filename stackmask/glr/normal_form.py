@@ -170,31 +170,44 @@ def _cycle_through(a: str, b: str, first_label: object, edges: dict[str, list[tu
 # the normal form
 
 class _Namer:
-    def __init__(self, taken: Iterable[str]):
+    """Fresh nonterminal names ``base#tagN``. A clone is an overlay on its parent (which
+    must not name anything while the clone lives): cloning costs nothing, however many
+    names exist (a schema's normal form clones once per recursive component)."""
+
+    def __init__(self, taken: Iterable[str], parent: "_Namer | None" = None):
         self.taken = set(taken)
         self.counters: dict[tuple[str, str], int] = {}
+        self.parent = parent
+
+    def _is_taken(self, name: str) -> bool:
+        return name in self.taken or (self.parent is not None and self.parent._is_taken(name))
+
+    def _counter(self, key) -> int:
+        n = self.counters.get(key)
+        if n is None:
+            n = self.parent._counter(key) if self.parent is not None else 0
+        return n
 
     def __call__(self, base: str, tag: str) -> str:
         base = base.split("#", 1)[0]
-        n = self.counters.get((base, tag), 0)
+        n = self._counter((base, tag))
         while True:
             n += 1
             name = f"{base}#{tag}{n}"
-            if name not in self.taken:
+            if not self._is_taken(name):
                 break
         self.counters[(base, tag)] = n
         self.taken.add(name)
         return name
 
     def clone(self) -> "_Namer":
-        c = _Namer(())
-        c.taken = set(self.taken)
-        c.counters = dict(self.counters)
-        return c
+        return _Namer((), parent=self)
 
     def adopt(self, other: "_Namer") -> None:
-        self.taken = other.taken
-        self.counters = other.counters
+        """Take the names a clone of this namer gave."""
+        assert other.parent is self
+        self.taken |= other.taken
+        self.counters.update(other.counters)
 
 
 def normalize(g: Grammar, left_growth_cap: float = LEFT_GROWTH_CAP) -> NormalForm:
@@ -395,10 +408,12 @@ def _remove_right_recursion(work: _Work, start: str, namer: _Namer) -> None:
     graph, try both the mirrored Paull elimination and the right-corner
     transform and keep the smaller result."""
     succ = _corner_succ(work, True)
-    for comp in _sccs(list(work), succ):
+    comps = _sccs(list(work), succ)
+    uses = _Uses(work, comps)
+    for comp in comps:
         if len(comp) == 1 and not any(e[-1] == comp[0] for e, _ in work[comp[0]]):
             continue
-        entries = _entries(work, comp, start)
+        entries = [v for v in comp if v == start or uses.count.get(v)]
         trials = []
         for method in (_paull_right, _right_corner_transform):
             sub = {v: list(work[v]) for v in comp}
@@ -408,26 +423,44 @@ def _remove_right_recursion(work: _Work, start: str, namer: _Namer) -> None:
         _, _, sub, nm = min(trials, key=lambda t: (t[0], t[1]))
         namer.adopt(nm)
         for v in comp:
-            work.pop(v, None)
+            uses.remove(v, work.pop(v, ()))
         work.update(sub)
+        for v, rs in sub.items():
+            uses.add(v, rs)
 
 
-def _entries(work: _Work, comp: list[str], start: str) -> list[str]:
-    """Members of ``comp`` whose language is needed outside the component's
-    own right-corner edges: the start symbol, and every member used anywhere
-    except as the last symbol of a member's rule."""
-    cs = set(comp)
-    used: set[str] = set()
-    if start in cs:
-        used.add(start)
-    for a, rs in work.items():
-        inside = a in cs
+class _Uses:
+    """The entries of a component (the members whose language is needed outside its own
+    right-corner edges: the start symbol and every member used anywhere except as the last
+    symbol of a member's rule), kept up to date as components are rewritten: per member of a
+    component, how many times it is used anywhere except as the last symbol of a rule of
+    its own component (one pass over the grammar, not one per component)."""
+
+    def __init__(self, work: _Work, comps: list):
+        self.comp_of = {v: i for i, comp in enumerate(comps) for v in comp}
+        self.count: dict[str, int] = {}
+        for a, rs in work.items():
+            self.add(a, rs)
+
+    def _occurrences(self, a: str, rs):
+        comp_of = self.comp_of
+        ca = comp_of.get(a)
         for exp, _ in rs:
-            n = len(exp)
+            last = len(exp) - 1
             for i, s in enumerate(exp):
-                if s in cs and not (inside and i == n - 1):
-                    used.add(s)
-    return [v for v in comp if v in used]
+                cs = comp_of.get(s)
+                if cs is not None and not (i == last and cs == ca):
+                    yield s
+
+    def add(self, a: str, rs) -> None:
+        count = self.count
+        for s in self._occurrences(a, rs):
+            count[s] = count.get(s, 0) + 1
+
+    def remove(self, a: str, rs) -> None:
+        count = self.count
+        for s in self._occurrences(a, rs):
+            count[s] -= 1
 
 
 def _live_size(sub: _Work, entries: list[str]) -> int:
