@@ -502,6 +502,24 @@ def test_refs_with_urn_and_other_non_url_bases():
         convert_schema({"$id": "urn:example:a", "$ref": "urn:example:missing"})
 
 
+def test_ids_with_an_empty_fragment_are_the_document_base():
+    # draft-04 schemas often write their id with a trailing '#' (MaskBench o75099)
+    s = {"$schema": "http://json-schema.org/draft-04/schema#", "id": "http://example.org/Geo#",
+         "definitions": {"p": {"type": "array", "items": {"type": "number"}, "maxItems": 2}},
+         "oneOf": [{"$ref": "#/definitions/p"}, {"type": "string"}]}
+    check(s, ["[1, 2]", '"x"'], ["[1, 2, 3]", "true"])
+
+
+def test_refused_keywords_are_named_when_nothing_would_be_left():
+    # both oneOf branches unresolvable: the refusal names them, not "accepts nothing"
+    s = {"oneOf": [{"$ref": "#/definitions/nope"}, {"$ref": "#/definitions/nope2"}]}
+    with pytest.raises(GrammarError, match="cannot resolve reference") as ei:
+        convert_schema(s)
+    assert ei.value.keyword == "$ref" and ei.value.pointer == "#/oneOf/0"
+    with pytest.warns(SchemaWarning), pytest.raises(GrammarError, match="once the keywords"):
+        convert_schema(s, strict=False)        # exactly one of two "anything": nothing
+
+
 def test_recursive_schemas_are_not_unrolled():
     tree = {"$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"},
                                                                "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},

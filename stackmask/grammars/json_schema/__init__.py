@@ -229,5 +229,10 @@ def _convert_schema(schema, *, strict, whitespace, max_whitespace, max_string_le
         warn = tuple(lines)
     else:
         warn = ()
+    if g is None:         # nothing left once the keywords above are ignored
+        err = GrammarError("the JSON Schema accepts no JSON value once the keywords that cannot "
+                           "be enforced are ignored: there is no text to generate", name="schema")
+        err.keyword, err.pointer = "schema", "#"
+        raise err
     return SchemaGrammar(grammar=g, warnings=warn, annotations=tuple(conv.annotations), options=opts)
 

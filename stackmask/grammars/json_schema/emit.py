@@ -56,6 +56,8 @@ class EmitMixin:
         self.rules.extend(extra_rules)
         productive = self._productive()
         if start not in productive:
+            if self.problems:
+                return None      # reported as the keywords refused (they may be why)
             err = GrammarError("the JSON Schema accepts no JSON value (false, not: {}, contradictory "
                                "keywords...): there is no text to generate", name="schema")
             err.keyword, err.pointer = "schema", "#"

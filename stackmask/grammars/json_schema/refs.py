@@ -44,9 +44,11 @@ class RefsMixin:
                 # each node's base URI, for the references inside it (a draft <= 7
                 # "#name" id is an anchor, not a base); resolving is referencing's
                 if isinstance(idv, str) and not (idv.startswith("#") and self.draft <= 7):
-                    base = _join(base, idv)
+                    # a base URI has no fragment ("http://x/Geometry#" is the base
+                    # "http://x/Geometry": references "#/..." resolve in that document)
+                    base = urldefrag(_join(base, idv))[0]
                     if first:
-                        self.root_base = urldefrag(base)[0]
+                        self.root_base = base
                 self.base_of[id(node)] = base
                 for k, v in node.items():
                     if k in ("enum", "const", "default", "examples", "example"):
