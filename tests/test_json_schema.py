@@ -510,6 +510,30 @@ def test_ids_with_an_empty_fragment_are_the_document_base():
     check(s, ["[1, 2]", '"x"'], ["[1, 2, 3]", "true"])
 
 
+def test_one_of_branches_told_apart_with_the_keywords_beside_them():
+    # "type" is required beside the oneOf, each branch fixes its value: disjoint, also
+    # where a branch is recursive (no complement is written for it; MaskBench o75099)
+    s = {"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}},
+         "oneOf": [{"$ref": "#/definitions/Point"}, {"$ref": "#/definitions/Collection"}],
+         "definitions": {
+             "Point": {"required": ["coordinates"], "properties": {
+                 "type": {"enum": ["Point"]}, "coordinates": {"type": "array", "items": {"type": "number"}}}},
+             "Collection": {"required": ["geometries"], "properties": {
+                 "type": {"enum": ["Collection"]}, "geometries": {"type": "array", "items": {"$ref": "#"}}}}}}
+    check(s, ['{"type": "Point", "coordinates": [1]}',
+              '{"type": "Collection", "geometries": [{"type": "Point", "coordinates": []}]}'],
+          ['{"type": "Point", "geometries": []}', '{"type": "Other", "coordinates": []}',
+           '{"coordinates": []}', '{"type": "Collection", "geometries": [{"type": "Point"}]}'])
+    s = {k: v for k, v in s.items() if k != "definitions"}
+    # without the required keys the branches overlap ({} matches both): exact still
+    s = dict(s, oneOf=[{"required": ["coordinates"], "properties": {"type": {"enum": ["Point"]}}},
+                       {"required": ["geometries"], "properties": {"type": {"enum": ["Collection"]}}}])
+    s2 = dict(s, required=[])
+    s2["oneOf"] = [dict(b, required=[]) for b in s["oneOf"]]
+    check(s2, ['{"type": "Point"}', '{"type": "Collection", "geometries": []}'],
+          ['{}', '{"coordinates": [], "geometries": []}', '{"type": "Other"}'])
+
+
 def test_refused_keywords_are_named_when_nothing_would_be_left():
     # both oneOf branches unresolvable: the refusal names them, not "accepts nothing"
     s = {"oneOf": [{"$ref": "#/definitions/nope"}, {"$ref": "#/definitions/nope2"}]}

@@ -316,7 +316,12 @@ class CombinatorsMixin:
         langs = branch_langs(branches)
         if kw == "oneOf":
             overlaps: list = []
-            one = self.one_of(list(langs), branches, base, gptr, overlaps)
+            # disjointness is that of the branches with the keywords beside the oneOf
+            # (exactly one of "carry and b_i" is exactly one of b_i, carry holding): a
+            # key required beside it and a constant in each branch tell them apart
+            merged = [{"allOf": [carry, b]} for b in branches] \
+                if self._has_constraints(carry) else branches
+            one = self.one_of(list(langs), merged, base, gptr, overlaps)
             excl = self.exclusive_branches(branches, base, carry) if overlaps else None
             if excl is not None:
                 # each branch and the complements of the others: disjoint by construction
