@@ -123,3 +123,45 @@ def test_lookahead_examples():
         a = R.parse_pattern(p)
         for w in words:
             assert R.fullmatch(a, w) == (re.search(p, w) is not None), (p, w)
+
+
+@st.composite
+def end_anchor_patterns(draw, depth=3):
+    """Patterns with '$' inside quantified groups (and '^' at the front)."""
+    def node(d):
+        kind = draw(st.sampled_from(["chr", "chr", "eol", "seq", "alt", "rep"] if d else ["chr", "eol"]))
+        if kind == "chr":
+            return draw(st.sampled_from(["a", "b", " ", "[^a]"]))
+        if kind == "eol":
+            return "$"
+        if kind == "seq":
+            return node(d - 1) + node(d - 1)
+        if kind == "alt":
+            return "(?:" + node(d - 1) + "|" + node(d - 1) + ")"
+        return "(?:" + node(d - 1) + ")" + draw(st.sampled_from(["*", "+", "?", "{1,2}", "{2}", "{0,1}"]))
+    return draw(st.sampled_from(["", "^"])) + node(depth)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(end_anchor_patterns())
+def test_end_anchors_in_groups_agree_with_re(p):
+    import re
+    a = R.parse_pattern(p)
+    for w in LOOK_WORDS:
+        assert R.fullmatch(a, w) == (re.search(p, w) is not None), (p, w)
+
+
+def test_end_anchor_in_group_examples():
+    import re
+    cases = {
+        r"^(\/?((\.{2})|([a-z0-9\-]*))($|\/))*$": ["a/b", "../x/", "/a", "a//b", "A", "", "a/b/"],
+        "(?:a$){2}": ["a", "aa", ""],
+        "^(?:a$|b){2,3}": ["a", "ba", "bba", "bbba", "bb", "b"],
+        "(a$)+": ["a", "aa", "ba", "ab", ""],
+        "^(?:x$|y)+z": ["yz", "xz", "x", "yyz", "yx"],
+        "^(?:a(?:$|b))*$": ["ab", "a", "aba", "abab", "b", ""],
+    }
+    for p, words in cases.items():
+        a = R.parse_pattern(p)
+        for w in words:
+            assert R.fullmatch(a, w) == (re.search(p, w) is not None), (p, w)

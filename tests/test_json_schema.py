@@ -615,6 +615,15 @@ def test_lookahead_patterns():
         convert_schema({"type": "string", "pattern": "^(?:a(?!b))+$"})
 
 
+def test_end_anchor_inside_a_quantified_group():
+    # a path pattern from a real schema (MaskBench o65011): each segment ends the string
+    # or a '/'
+    check({"type": "string", "pattern": "^(\\/?((\\.{2})|([a-z0-9\\-]*))($|\\/))*$"},
+          ['"a/b"', '"../x/"', '"/a"', '""'], ['"A"', '"a b"', '"a/./b"'])
+    with pytest.raises(GrammarError, match="inside a quantified group"):
+        convert_schema({"type": "string", "pattern": "(?:^a)+"})
+
+
 def test_unicode_property_escapes():
     # general categories (the categories of Python's unicodedata; the jsonschema package
     # cannot check these: Python's re has no \p)

@@ -10,15 +10,16 @@ U+2029``, classes and negated classes, escapes ``\\t \\n \\v \\f \\r \\0 \\cX
 \\xHH \\uHHHH \\u{H...}`` and identity escapes, groups (capturing, named
 ``(?<n>...)``/``(?P<n>...)``, non-capturing), alternation, greedy and lazy
 quantifiers (laziness does not change which strings match), Annex-B literal
-``{ } ]``, and ``^``/``$`` anywhere outside quantified groups (a mid-pattern
-``^`` requires everything before it to match empty), and lookaheads ``(?=R)``/``(?!R)``
+``{ } ]``, ``^`` anywhere outside quantified groups (a mid-pattern ``^`` requires
+everything before it to match empty), ``$`` anywhere (in a quantified group: the
+iteration through it ends the input, :func:`_split_end`), and lookaheads ``(?=R)``/``(?!R)``
 outside quantified groups: the rest of the input from that point must (not) begin with a
 match of ``R``, computed right to left as an intersection with (a difference from) the
 language of what follows (:func:`_rest`). Not supported (raise :class:`PatternError` naming
 the feature): lookbehind, lookaheads inside quantified groups or holding ``^``, word
 boundaries ``\\b \\B``, backreferences, ``\\p{...}`` properties other than general
 categories (scripts, binary properties but ``Any``/``ASCII``/``Assigned``), inline
-flags, anchors inside quantified groups. ``\\p{L}``, ``\\p{Lu}``, ``\\P{Nd}``,
+flags, ``^`` inside quantified groups. ``\\p{L}``, ``\\p{Lu}``, ``\\P{Nd}``,
 ``\\p{gc=Letter}``: the categories of Python's ``unicodedata``.
 """
 
@@ -412,6 +413,50 @@ def _has_look(t) -> bool:
     return False
 
 
+def _split_end(t) -> tuple:
+    """``(plain, end)`` of a tree without ``^`` or lookaheads: the matches that read no
+    ``$``, and the text read by the matches that reach a ``$`` (nothing may follow them:
+    what the match reads after the ``$`` is empty)."""
+    kind = t[0]
+    if kind == "chars":
+        return ch(t[1]), NONE
+    if kind == "eol":
+        return NONE, EPS
+    if kind in ("bol", "look"):
+        raise PatternError("'^' and lookaheads inside a quantified group are not supported")
+    if kind == "alt":
+        parts = [_split_end(x) for x in t[1]]
+        return alt(*[p for p, _ in parts]), alt(*[e for _, e in parts])
+    if kind == "seq":
+        plain, end = EPS, NONE
+        for x in t[1]:
+            xp, xe = _split_end(x)
+            # a '$' already passed: x must read nothing (plain or through its own '$')
+            after = EPS if nullable(xp) or nullable(xe) else NONE
+            end = alt(seq(end, after), seq(plain, xe))
+            plain = seq(plain, xp)
+        return plain, end
+    # rep: iterations without '$', then one through it; those after it read nothing
+    yp, ye = _split_end(t[1])
+    lo, hi = t[2], t[3]
+    if hi == 0:
+        return EPS, NONE
+    before_hi = None if hi is None else hi - 1
+    before_lo = 0 if nullable(yp) or nullable(ye) else max(lo - 1, 0)
+    return rep(yp, lo, hi), seq(rep(yp, before_lo, before_hi), ye)
+
+
+def _anchor_in_rep(t, inside: bool = False) -> bool:
+    k = t[0]
+    if k in ("bol", "eol", "look"):
+        return inside
+    if k in ("seq", "alt"):
+        return any(_anchor_in_rep(x, inside) for x in t[1])
+    if k == "rep":
+        return _anchor_in_rep(t[1], True)
+    return False
+
+
 def _look_ops():
     from .algebra import TooComplex, difference, intersect
     return TooComplex, intersect, difference
@@ -446,8 +491,12 @@ def _rest(t, k, empty: bool = False) -> list:
         return [r for x in t[1] for r in _rest(x, k, empty)]
     if kind == "rep":
         if _has_anchor(t[1]):
-            raise PatternError("anchors (^, $) and lookaheads inside a quantified group are "
-                               "not supported")
+            # '$' inside the group: an iteration through it ends the input
+            plain, end = _split_end(t)
+            if empty:
+                ok = nullable(plain) or nullable(end)
+                return [(False, k)] if ok else []
+            return [(False, alt(seq(plain, k), end if nullable(k) else NONE))]
         if empty:
             return [(False, k)] if nullable(_plain(t[1])) or t[2] == 0 else []
         return [(False, seq(_plain(t), k))]
@@ -533,7 +582,7 @@ def parse_pattern(pattern: str) -> tuple:
         tree = p.parse()
     except RecursionError:
         raise PatternError(f"pattern nested too deeply: {pattern!r}") from None
-    if _has_look(tree):
+    if _has_look(tree) or _anchor_in_rep(tree):
         # assertions that look at the rest of the input: each is an intersection with (or a
         # difference from) the suffixes its body begins
         return alt(*[x if sa else seq(ANYSTAR, x) for sa, x in _rest(tree, ANYSTAR)])
