@@ -33,21 +33,31 @@ def patterns(draw, depth=2):
     return draw(st.sampled_from(["", "^"])) + body + draw(st.sampled_from(["", "$"]))
 
 
+def _or_none(op, *args):
+    """``op(*args)``, or None where the result is too large to write as a regex (the
+    operation refuses; it never answers wrong)."""
+    try:
+        return op(*args)
+    except R.TooComplex:
+        return None
+
+
 @settings(max_examples=120, deadline=None, database=None)
 @given(patterns(), patterns())
 def test_boolean_operations_agree_with_re(p, q):
     a, b = R.parse_pattern(p), R.parse_pattern(q)
-    inter, diff, comp = R.intersect(a, b), R.difference(a, b), R.complement(a)
+    inter, diff = _or_none(R.intersect, a, b), _or_none(R.difference, a, b)
+    comp = _or_none(R.complement, a)
     disjoint, subset = R.is_disjoint(a, b), R.is_subset(a, b)
     for w in WORDS:
         in_a, in_b = R.fullmatch(a, w), R.fullmatch(b, w)
-        assert R.fullmatch(inter, w) == (in_a and in_b), (p, q, w)
-        assert R.fullmatch(diff, w) == (in_a and not in_b), (p, q, w)
-        assert R.fullmatch(comp, w) == (not in_a), (p, w)
+        assert inter is None or R.fullmatch(inter, w) == (in_a and in_b), (p, q, w)
+        assert diff is None or R.fullmatch(diff, w) == (in_a and not in_b), (p, q, w)
+        assert comp is None or R.fullmatch(comp, w) == (not in_a), (p, w)
         assert not (disjoint and in_a and in_b), (p, q, w)
         assert not (subset and in_a and not in_b), (p, q, w)
-    assert R.is_empty(inter) == disjoint
-    assert R.is_empty(diff) == subset
+    assert inter is None or R.is_empty(inter) == disjoint
+    assert diff is None or R.is_empty(diff) == subset
 
 
 @settings(max_examples=60, deadline=None, database=None)
