@@ -168,6 +168,16 @@ cdef class MaskPath:
             node = below
         return frozenset(outs)
 
+    cdef object _rwalk(self, object node, object cfg):
+        """``Masker.restricted_walk``: a start that is another's restricted
+        (``init_restrict``) gives that start's weights as one term, the tokens left out
+        removed."""
+        cdef object k = self._walk(node, cfg)
+        cdef PyObject *p = PyDict_GetItem(self.dwa.init_restrict, cfg)
+        if p is not NULL and k:
+            return frozenset(((<object>p, k),))
+        return k
+
     cdef object _src(self, object state):
         """The mask of ``state`` as the masker keeps it (a read-only memoryview: the
         pinned one, or the memo's), found as ``Masker.mask`` finds it; None for EOS
@@ -216,14 +226,14 @@ cdef class MaskPath:
                 if k[0] == cfg:
                     k = k[1]
                 else:
-                    k = self._walk(top, cfg)
+                    k = self._rwalk(top, cfg)
                     p = PyDict_GetItem(dwa.init_base, cfg)
                     if p is not NULL:
                         # the base's mask on this stack without the tokens that differ
                         b = <object>p
                         bm = getattr(top, "base_memo", None)
                         if bm is None or bm[0] != b[0]:
-                            bm = top.base_memo = (b[0], self._walk(top, b[0]))
+                            bm = top.base_memo = (b[0], self._rwalk(top, b[0]))
                         k = k | {(b[1], bm[1])}
                     top.mask_memo = (cfg, k)
                 key = k if key is None else key | k

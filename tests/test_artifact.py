@@ -385,6 +385,8 @@ def _weights_referenced(dwa) -> set:
         used.update(w for _, w in (t or {}).values())
     used.update(d[1] for d in dwa.default if d)
     used.update(w for _, w in list(dwa.init.values()) + list(dwa.pair_init.values()))
+    used.update(w for _, w in dwa.init_base.values())
+    used.update(dwa.init_restrict.values())
     for its in dwa.items:
         if its is not None:
             used.update(w for _, w in its)

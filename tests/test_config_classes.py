@@ -181,6 +181,7 @@ def test_an_alias_whose_representative_is_missing(qwen_vocab):
     cfg, rep = next(iter(sorted(dwa.alias.items())))
     dwa.init.pop(rep)
     dwa.init_base.pop(rep, None)
+    dwa.init_restrict.pop(rep, None)
     lr, accepts_empty = c.compiled.tables.lr, c.compiled.tables.normal_form.accepts_empty
     back = ParserDWA.from_data(lr, accepts_empty, dwa.to_data())
     assert cfg not in back.alias and len(back.alias) == len(dwa.alias) - sum(

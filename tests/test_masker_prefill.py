@@ -25,10 +25,16 @@ from stackmask.wfa.weights import mask_from_bitmap
 JSON = load_grammar("json")
 
 
+def _key_set(wt, key: frozenset) -> BitMap:
+    """The token set of a mask key: the union of its token sets, and of each term
+    ``(token set, key)`` (a base's or a restricted start's mask without those tokens)."""
+    sets = [wt.get(w) if type(w) is not tuple else _key_set(wt, w[1]) - wt.get(w[0])
+            for w in key if w]
+    return BitMap.union(*sets) if sets else BitMap()
+
+
 def _key_mask(c: Constraint, key: frozenset) -> np.ndarray:
-    wt = c.compiled.dwa.weights
-    sets = [wt.get(w) for w in key if w]
-    return mask_from_bitmap(BitMap.union(*sets) if sets else BitMap(), c.vocab.size)
+    return mask_from_bitmap(_key_set(c.compiled.dwa.weights, key), c.vocab.size)
 
 
 def _memo(c: Constraint) -> dict:

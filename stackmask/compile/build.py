@@ -76,6 +76,7 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
             last[0] = now
             log.info("stackmask: compiling the mask automaton (%.0f s): %s", now - t0, msg)
 
+    dwa.begin_batch()         # the starts are made together (restricted ones found)
     while todo:
         if guard is not None:
             guard.check()
@@ -115,6 +116,7 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
                 if c not in seen:
                     seen.add(c)
                     todo.append(c)
+    dwa.end_batch()
     complete = dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"), stop, guard)
     if complete and not todo and configs is None:
         whole: dict = {}

@@ -53,6 +53,8 @@ def to_data(dwa, digests: dict) -> dict:
                               dtype=np.int64).reshape(-1, 5),
         "init_base": np.array([(c, *dwa.init_base[c]) for c in sorted(dwa.init_base)],
                               dtype=np.int64).reshape(-1, 3),
+        "init_restrict": np.array(sorted((c, w) for c, w in dwa.init_restrict.items()
+                                         if c in dwa.init), dtype=np.int64).reshape(-1, 2),
         # (an alias whose representative a budget left uncompiled is not kept: the
         # configuration is then compiled on first use, as any other not compiled)
         "alias": np.array([(c, a) for c, a in sorted(dwa.alias.items()) if a in dwa.init],
@@ -94,6 +96,11 @@ def load_data(dwa, data: dict) -> dict:
     if any(c not in dwa.init or b in dwa.init_base for c, (b, _) in dwa.init_base.items()):
         raise ValueError("a configuration started on a base that is not started, "
                          "or on a base with a base")
+    dwa.init_restrict = {c: w for c, w in data["init_restrict"].tolist()}
+    n_sets = len(dwa.weights)
+    if any(c not in dwa.init or not 0 <= w < n_sets for c, w in dwa.init_restrict.items()):
+        raise ValueError("a restricted start of a configuration that is not started, or "
+                         "an unknown token set")
     dwa.alias = {c: a for c, a in data["alias"].tolist()}
     if any(a not in dwa.init or c in dwa.init for c, a in dwa.alias.items()):
         raise ValueError("an alias of a configuration that is not started, or of one "

@@ -34,7 +34,7 @@ from pyroaring import BitMap
 
 from ..errors import LimitExceeded
 from ..glr.lalr import LRTables
-from ..wfa.weights import EMPTY_ID, WeightTable
+from ..wfa.weights import EMPTY_ID, UNIVERSE_ID, WeightTable
 from .templates import END, NO_LHS, SUCCESS, Templates, expand_emissions
 from . import dwa_data, dwa_minimize
 from .dwa_data import digest_index as _digest_index
@@ -72,6 +72,14 @@ class ParserDWA:
         #: mask is its base's mask (walked from the same stack) without those tokens, united
         #: with what ``init`` starts for those tokens only (see :meth:`add_config_on_base`)
         self.init_base: dict = {}
+        #: lexer config -> weight id of the tokens its start leaves out: its start is
+        #: another's restricted to the rest (``init`` holds that other start), so its mask
+        #: on a stack is that start's mask without these tokens (:meth:`add_config`)
+        self.init_restrict: dict = {}
+        # while compiling: starts that may serve as restricted ones' (:meth:`_restricted`),
+        # and the starts of a batch not made yet (:meth:`begin_batch`)
+        self._templates: list | None = []
+        self._pending: list | None = None
         #: lexer config -> the config it is an alias of: no token tells them apart
         #: (:mod:`stackmask.compile.config_classes`); masks walk the other's start
         self.alias: dict = {}
@@ -150,10 +158,125 @@ class ParserDWA:
         one per outcome and a union per pair)."""
         pairs, acc = self.start_items(outcomes, bitmap_of)
         with self.lock:
-            entry = (self._state(pairs), acc)
+            if self._pending is not None:       # a batch: started at its end
+                self._pending.append((cfg, pairs, acc))
+                return None
+            return self._start(cfg, pairs, acc, self._templates)
+
+    def _on_base_restricted(self, cfg: int, pairs: dict, acc: int, whole: dict) -> bool:
+        """For ``cfg`` started on a base (``init_base``) whose own start (``pairs``,
+        ``acc``: its differing tokens) is the base's whole start (``whole``: config ->
+        ``(pairs, acc)``) restricted to its tokens ``W``: the base's mask on a stack,
+        within ``W``, is then this start's, so the configuration's mask is its base's
+        without the differing tokens that are not in ``W`` (those that die in it); no
+        start of its own (the tokens of a blank run or a string near its bound that still
+        fit behave as in the base, only their end configurations differ). Returns
+        whether it was so."""
+        base, diff = self.init_base[cfg]
+        b = whole.get(base)
+        if b is None or not pairs:
+            return False
+        r = self._restricted(pairs, acc, [(frozenset(b[0]), b[0], b[1], None)])
+        if r is None:
+            return False
+        wt = self.weights
+        live = wt.difference(UNIVERSE_ID, r[1])
+        self.init_base[cfg] = (base, wt.difference(diff, live))
+        self.init[cfg] = (-1, EMPTY_ID)
+        return True
+
+    def _start(self, cfg: int, pairs: dict, acc: int, candidates) -> tuple:
+        r = self._restricted(pairs, acc, candidates)
+        if r is not None:
+            entry, self.init_restrict[cfg] = r
             self.init[cfg] = entry
-            self._bound_memos()
+            return entry
+        entry = (self._state(pairs), acc)
+        self.init[cfg] = entry
+        if self._templates is not None and pairs:
+            self._templates.append((frozenset(pairs), pairs, acc, entry))
+        self._bound_memos()
         return entry
+
+    def begin_batch(self) -> None:
+        """Collect the starts :meth:`add_config` is given until :meth:`end_batch`, which
+        makes them all: a start that is another restricted (:meth:`_restricted`) is found
+        whatever the order the configurations came in (the widest start of each shape
+        first)."""
+        with self.lock:
+            self._pending = []
+
+    def end_batch(self) -> None:
+        with self.lock:
+            pending, self._pending = self._pending or [], None
+            if self._templates is None:
+                for cfg, pairs, acc in pending:
+                    self._start(cfg, pairs, acc, None)
+                return
+            wt = self.weights
+            whole = {cfg: (pairs, acc) for cfg, pairs, acc in pending
+                     if cfg not in self.init_base}
+            pending = [x for x in pending
+                       if x[0] not in self.init_base or not self._on_base_restricted(*x, whole)]
+            shapes: dict = {}                 # key set -> its starts, in arrival order
+            for n, (cfg, pairs, acc) in enumerate(pending):
+                w_all = acc
+                for w in pairs.values():
+                    w_all = wt.union(w_all, w)
+                shapes.setdefault(frozenset(pairs), []).append((-len(wt.get(w_all)), n))
+            by_shape: dict = {}
+            for keys, members in shapes.items():
+                for _, n in sorted(members):
+                    cfg, pairs, acc = pending[n]
+                    own = by_shape.setdefault(keys, [])
+                    # the widest starts of this shape first, then those of wider shapes
+                    cands = own[:self.RESTRICT_CANDIDATES] + [
+                        t for k, ts in by_shape.items() if k is not keys and keys < k
+                        for t in ts[:1]][:self.RESTRICT_CANDIDATES]
+                    before = len(self._templates)
+                    self._start(cfg, pairs, acc, cands)
+                    if len(self._templates) > before:
+                        own.append(self._templates[-1])
+
+    #: starts a new start is compared with (:meth:`_restricted`): the last ones compiled
+    #: (one at a time), or the widest of its shape (:meth:`end_batch`)
+    RESTRICT_CANDIDATES = 8
+
+    def _restricted(self, pairs: dict, acc: int, candidates):
+        """``(entry, weight id of the tokens left out)`` when the start ``(pairs, acc)``
+        is an earlier start restricted to its own tokens ``W``: every item's weight is the
+        earlier one's within ``W`` (an item missing here has none there), and so is the
+        weight decided at once. Walks from a start only unite, intersect and subtract its
+        weights, all of which commute with keeping ``W``: the earlier start's mask without
+        the other tokens is this one's, on every stack, so its states serve. A count of
+        blanks or of characters left in a bounded run (bounded JSON whitespace,
+        ``maxLength`` near its end) differs from another only in which long tokens fit."""
+        if not candidates or not pairs:
+            return None
+        if candidates is self._templates:
+            candidates = candidates[:-self.RESTRICT_CANDIDATES - 1:-1]
+        wt = self.weights
+        keys = frozenset(pairs)
+        w_all = None
+        for t_keys, t_pairs, t_acc, t_entry in candidates:
+            if not keys <= t_keys:
+                continue
+            if w_all is None:
+                w_all = acc
+                for w in pairs.values():
+                    w_all = wt.union(w_all, w)
+            if wt.intersect(t_acc, w_all) != acc:
+                continue
+            if all(wt.intersect(tw, w_all) == pairs.get(it, EMPTY_ID)
+                   for it, tw in t_pairs.items()):
+                return t_entry, wt.difference(UNIVERSE_ID, w_all)
+        return None
+
+    def end_restricting(self) -> None:
+        """Stop comparing new starts with earlier ones: state ids or token set ids are
+        about to change (minimization, compaction), which the kept starts would not
+        follow; starts compiled later are compiled whole."""
+        self._templates = None
 
     def start_items(self, outcomes, bitmap_of=None) -> tuple:
         """``(start items: item -> weight id, weight decided at once)`` of ``outcomes`` (as
@@ -250,6 +373,10 @@ class ParserDWA:
                 if entry is None:
                     return None
                 q, w = entry
+                keep = self.init_restrict.get(cfg)
+                if keep is not None:          # another's start, within this one's tokens
+                    keep = wt.difference(UNIVERSE_ID, keep)
+                    w = wt.intersect(w, keep)
                 acc = wt.union(acc, w)
                 if q < 0:
                     continue
@@ -258,6 +385,8 @@ class ParserDWA:
                     return None
                 if isinstance(items, bytes):
                     items = unpack_items(items)
+                if keep is not None:
+                    items = [(it, wt.intersect(w2, keep)) for it, w2 in items]
             for (skip, lhs, terms, F), w2 in items:
                 it = (skip + delay, lhs, terms, F)
                 pairs[it] = wt.union(pairs.get(it, EMPTY_ID), w2)
@@ -518,6 +647,7 @@ class ParserDWA:
         states are then neither decoded nor rewritten (those of states added since
         are), so saving after use costs what was added, not the whole automaton."""
         with self.lock:
+            self.end_restricting()
             kept_w, kept_q = self._loaded or (0, 0)
             used = set(range(kept_w))
             used.add(EMPTY_ID)
@@ -528,6 +658,7 @@ class ParserDWA:
             used.update(w for _, w in self.init.values())
             used.update(w for _, w in self.pair_init.values())
             used.update(w for _, w in self.init_base.values())
+            used.update(self.init_restrict.values())
             if self.eos_weight is not None:
                 used.add(self.eos_weight)
             used.update(w for _, w in self.special_weights or ())
@@ -554,6 +685,7 @@ class ParserDWA:
             self.init = {c: entry(e) for c, e in self.init.items()}
             self.pair_init = {k: entry(e) for k, e in self.pair_init.items()}
             self.init_base = {c: entry(e) for c, e in self.init_base.items()}
+            self.init_restrict = {c: m[w] for c, w in self.init_restrict.items()}
             if self.eos_weight is not None:
                 self.eos_weight = m[self.eos_weight]
             if self.special_weights is not None:
@@ -603,6 +735,7 @@ class ParserDWA:
         states were removed (:func:`.dwa_minimize.minimize`). State ids change: for an
         automaton no runtime walks yet."""
         with self.lock:
+            self.end_restricting()
             r = dwa_minimize.minimize(self.items, self.trans, self.default, self.complete)
             if r is None:
                 return 0
@@ -646,6 +779,7 @@ class ParserDWA:
                 "defaults": sum(1 for d in self.default if d is not None),
                 "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth,
                 "head_pairs": len(self.pair_init), "configs_on_base": len(self.init_base),
+                "configs_restricted": len(self.init_restrict),
                 "configs_aliased": len(self.alias)}
 
 

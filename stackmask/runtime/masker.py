@@ -142,13 +142,14 @@ class Masker:
         # token set id -> how many masks computed since construction united it (no lock:
         # concurrent misses may lose a count; it only orders hot_weights)
         self._uses: Counter = Counter()
-        # diff token set of a configuration started on a base -> its complement, dense
+        # diff token set of a configuration started on a base (or the tokens a restricted
+        # start leaves out) -> its complement, dense
         self._not_dense: dict = {}
         self.bound_out = (None, None)   # the last caller's buffer (checked) and a view of it
         self._new_pool()
-        for _, wid in dwa.init_base.values():    # one per configuration on a base: ahead
-            if wid not in self._not_dense:
-                self._complement(wid)
+        for wid in [w for _, w in dwa.init_base.values()] + list(dwa.init_restrict.values()):
+            if wid not in self._not_dense:      # one per configuration on a base or
+                self._complement(wid)           # restricted: ahead
         self.prewarmed = self._prewarm(dwa.hot_weights)    # token sets made dense ahead
         self.prefilled = self._prefill()         # masks computed ahead
 
@@ -304,16 +305,21 @@ class Masker:
         # breadth first over all of them at once: every configuration's shallow walks
         # (the most frequent stacks) before any one's deep ones
         level = []
+        restrict = dwa.init_restrict
         for cfg, (base, wid) in dwa.init_base.items():
             e_own, e_base = dwa.init.get(cfg), dwa.init.get(base)
             if e_own is not None and e_base is not None:
-                level.append((wid, e_own[0], e_base[0], grow(frozenset(), e_own[1]),
-                              grow(frozenset(), e_base[1])))
+                level.append(((restrict.get(cfg), restrict.get(base)), wid, e_own[0], e_base[0],
+                              grow(frozenset(), e_own[1]), grow(frozenset(), e_base[1])))
         seen = set(level)
         while level:
             nxt = []
-            for wid, q_own, q_base, k_own, k_base in level:
-                key = k_own | {(wid, k_base)}
+            for r, wid, q_own, q_base, k_own, k_base in level:
+                # the key mask() makes (a restricted start, own or the base's: its
+                # template's walk without the tokens left out)
+                own = frozenset(((r[0], k_own),)) if r[0] is not None and k_own else k_own
+                based = frozenset(((r[1], k_base),)) if r[1] is not None and k_base else k_base
+                key = own | {(wid, based)}
                 if key not in memo:
                     if added >= cap or time.perf_counter() > deadline:
                         return added
@@ -327,7 +333,7 @@ class Masker:
                     a, b = step(q_own, s), step(q_base, s)
                     if a is None and b is None:
                         continue
-                    item = (wid, -1 if a is None else a[0], -1 if b is None else b[0],
+                    item = (r, wid, -1 if a is None else a[0], -1 if b is None else b[0],
                             k_own if a is None else grow(k_own, a[1]),
                             k_base if b is None else grow(k_base, b[1]))
                     if item not in seen:
@@ -456,7 +462,7 @@ class Masker:
                 if k[0] == cfg:
                     k = k[1]
                 else:
-                    k = self.walk(top, cfg)
+                    k = self.restricted_walk(top, cfg)
                     b = dwa.init_base.get(cfg)
                     if b is not None:
                         # the base's mask on this stack without the tokens that differ,
@@ -465,7 +471,7 @@ class Masker:
                         # name is written share the base and the node)
                         bm = getattr(top, "base_memo", None)
                         if bm is None or bm[0] != b[0]:
-                            bm = top.base_memo = (b[0], self.walk(top, b[0]))
+                            bm = top.base_memo = (b[0], self.restricted_walk(top, b[0]))
                         k = k | {(b[1], bm[1])}
                     top.mask_memo = (cfg, k)
                 key = k if key is None else key | k
@@ -481,6 +487,16 @@ class Masker:
         else:               # another buffer, or the first since the last text ended: kept
             self.bound_out = (out, _fill(out, src))
         return out
+
+    def restricted_walk(self, node, cfg) -> frozenset:
+        """:meth:`walk`, for a configuration whose start is another's restricted
+        (``init_restrict``): that start's weights as one term, the tokens left out
+        removed."""
+        k = self.walk(node, cfg)
+        r = self.dwa.init_restrict.get(cfg)
+        if r is not None and k:
+            return frozenset(((r, k),))
+        return k
 
     def walk(self, node, cfg) -> frozenset:
         """The weights met walking the GSS from ``node`` down, from the start of lexer

@@ -1,0 +1,130 @@
+"""Restricted starts (``ParserDWA.init_restrict``): a lexer configuration whose start is
+another's restricted to its own tokens walks that start and drops the other tokens.
+Checked on the set algebra directly, and mask for mask against the oracle on schemas
+whose bounded whitespace and bounded strings make such configurations."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from pyroaring import BitMap
+
+from stackmask import Constraint, Grammar
+from stackmask.compile.parser_dwa import ParserDWA
+from stackmask.wfa.weights import EMPTY_ID, UNIVERSE_ID, WeightTable
+
+
+def _dwa(template):
+    """A bare automaton holding one start, ``template`` (item -> tokens, acc tokens),
+    as a candidate; its LR tables are never read by ``_restricted``."""
+    d = ParserDWA.__new__(ParserDWA)
+    d.weights = WeightTable(100)
+    d.init_restrict = {}
+    d.RESTRICT_CANDIDATES = 8
+    pairs = {it: d.weights.intern(BitMap(ts)) for it, ts in template[0].items()}
+    acc = d.weights.intern(BitMap(template[1]))
+    d._templates = [(frozenset(pairs), pairs, acc, (7, acc))]
+    return d
+
+
+def _restricted(d, items: dict, acc):
+    wt = d.weights
+    pairs = {it: wt.intern(BitMap(ts)) for it, ts in items.items()}
+    r = d._restricted(pairs, wt.intern(BitMap(acc)), d._templates)
+    return None if r is None else sorted(BitMap(range(100)) - wt.get(r[1]))
+
+
+def test_a_start_within_another_is_restricted():
+    d = _dwa(({"A": [1, 2, 3], "B": [4, 5]}, [6]))
+    # within W = {1, 2, 4}: A -> {1, 2}, B -> {4}, acc -> {}
+    assert _restricted(d, {"A": [1, 2], "B": [4]}, []) == [1, 2, 4]
+    assert _restricted(d, {"A": [1, 2], "B": [4]}, [6]) == [1, 2, 4, 6]
+    assert _restricted(d, {"A": [3]}, []) == [3]             # B has nothing in W
+    # a token in another item, one the template does not have, one decided at once there
+    assert _restricted(d, {"A": [1, 4]}, []) is None
+    assert _restricted(d, {"A": [1, 7]}, []) is None
+    assert _restricted(d, {"A": [1, 6]}, []) is None
+    assert _restricted(d, {"A": [1]}, [6, 2]) is None
+    assert _restricted(d, {"C": [1]}, []) is None             # an item it does not have
+    assert _restricted(d, {}, [6]) is None                    # nothing to walk
+    assert _restricted(d, {"A": [1]}, [9]) is None            # decided at once, unknown there
+    assert _restricted(d, {"A": [1]}, [6]) == [1, 6]
+
+
+SCHEMAS = [
+    # bounded whitespace (the default): counted blanks before } ] , and after { [ , :
+    {"type": "object", "properties": {"name": {"type": "string", "maxLength": 24},
+                                      "tags": {"type": "array", "items": {"type": "string"}},
+                                      "n": {"type": "integer"}},
+     "required": ["name"]},
+    {"type": "array", "items": {"type": "object", "properties": {
+        "id": {"type": "string", "minLength": 2, "maxLength": 6}, "ok": {"type": "boolean"}}}},
+]
+# committed a byte at a time: escapes and UTF-8 sequences inside counted strings reach the
+# configurations started on their base with no start of their own
+TEXTS = ['{"name": "ab\\u00e9\u00e9\\n' + "x" * 15 + '\u00e9", "tags": [ "q" ,  "rr"],\n  "n": 5}',
+         '[{"id": "\\u00e9\u00e9x", "ok": true}, {"id": "a\\"\u00e9"}]']
+
+
+def _random_masks(c: Constraint, seed: int, steps: int, check) -> int:
+    rng = random.Random(seed)
+    s, n = c.start(), 0
+    for _ in range(steps):
+        mask = c.get_mask(s)
+        check(s, mask)
+        n += 1
+        ids = np.flatnonzero(np.unpackbits(mask.view(np.uint8), bitorder="little"))
+        ids = ids[ids < c.vocab.size]
+        if not len(ids):
+            break
+        # prefer short tokens and blanks: they reach the counted configurations
+        short = [int(i) for i in ids[:4000]]
+        s = c.commit(s, rng.choice(short))
+    return n
+
+
+@pytest.mark.parametrize("schema", SCHEMAS, ids=["object", "array"])
+def test_restricted_configurations_equal_the_oracle(schema, qwen_vocab, tmp_path):
+    g = Grammar.from_json_schema(schema)
+    for attempt in range(2):                      # compiled, then loaded from the cache
+        c = Constraint(g, qwen_vocab, cache_dir=tmp_path, progress=False)
+        assert c.loaded_from_cache == bool(attempt)
+        dwa = c.compiled.dwa
+        assert dwa.init_restrict, "no restricted start: the test checks nothing"
+        # started on their base with no start of their own (the differing tokens that
+        # still fit behave as in the base)
+        on_base = {cfg for cfg in dwa.init_base if dwa.init.get(cfg) == (-1, EMPTY_ID)}
+        met = []
+
+        def check(s, mask):
+            # the oracle costs a commit per vocabulary token: asked where a head's
+            # configuration is restricted (and at the start)
+            here = [("r" if cfg in dwa.init_restrict else "b") for _, cfg in s.heads
+                    if cfg in dwa.init_restrict or cfg in on_base]
+            if (here and len(met) < 24) or not met:
+                met.append(tuple(here))
+                assert np.array_equal(mask, c.reference_mask(s))
+        for seed in range(4):
+            _random_masks(c, seed + 10 * attempt, 50, check)
+        byte_token = {}
+        for i in range(c.vocab.size):
+            b = c.vocab.token_bytes(i)
+            if b is not None and len(b) == 1:
+                byte_token.setdefault(b[0], i)
+        s = c.start()
+        for byte in TEXTS[SCHEMAS.index(schema)].encode():
+            s = c.commit(s, byte_token[byte])
+            check(s, c.get_mask(s))
+        kinds = [k for m in met for k in m]
+        assert kinds.count("r") >= 2, "too few restricted configurations met"
+        if on_base:
+            assert kinds.count("b") >= 2, "too few configurations on a base without a start met"
+
+
+def test_universe_and_empty_ids_are_what_restriction_assumes():
+    wt = WeightTable(10)
+    a = wt.intern(BitMap([1, 2]))
+    assert wt.difference(UNIVERSE_ID, wt.difference(UNIVERSE_ID, a)) == a
+    assert wt.intersect(a, EMPTY_ID) == EMPTY_ID
