@@ -147,9 +147,9 @@ class Masker:
         self._not_dense: dict = {}
         self.bound_out = (None, None)   # the last caller's buffer (checked) and a view of it
         self._new_pool()
-        for wid in [w for _, w in dwa.init_base.values()] + list(dwa.init_restrict.values()):
-            if wid not in self._not_dense:      # one per configuration on a base or
-                self._complement(wid)           # restricted: ahead
+        for _, wid in dwa.init_base.values():    # one per configuration on a base: ahead
+            if wid not in self._not_dense:      # (those of restricted starts on first use:
+                self._complement(wid)           # there can be thousands)
         self.prewarmed = self._prewarm(dwa.hot_weights)    # token sets made dense ahead
         self.prefilled = self._prefill()         # masks computed ahead
 
