@@ -392,24 +392,22 @@ class _Parser:
 
 
 def _has_anchor(t) -> bool:
-    k = t[0]
-    if k in ("bol", "eol", "look"):
-        return True
-    if k in ("seq", "alt"):
-        return any(_has_anchor(x) for x in t[1])
-    if k == "rep":
-        return _has_anchor(t[1])
-    return False
+    return _has(t, ("bol", "eol", "look"))
 
 
 def _has_look(t) -> bool:
+    return _has(t, ("look",))
+
+
+def _has(t, kinds) -> bool:
+    """Does the parse tree ``t`` hold a node of one of ``kinds``?"""
     k = t[0]
-    if k == "look":
+    if k in kinds:
         return True
     if k in ("seq", "alt"):
-        return any(_has_look(x) for x in t[1])
+        return any(_has(x, kinds) for x in t[1])
     if k == "rep":
-        return _has_look(t[1])
+        return _has(t[1], kinds)
     return False
 
 
