@@ -220,10 +220,10 @@ class ParserDWA:
                        if x[0] not in self.init_base or not self._on_base_restricted(*x, whole)]
             shapes: dict = {}                 # key set -> its starts, in arrival order
             for n, (cfg, pairs, acc) in enumerate(pending):
-                w_all = acc
-                for w in pairs.values():
-                    w_all = wt.union(w_all, w)
-                shapes.setdefault(frozenset(pairs), []).append((-len(wt.get(w_all)), n))
+                # widest first (the sizes of its token sets: a token in two items counts
+                # twice, which only orders the comparisons)
+                size = len(wt.get(acc)) + sum(len(wt.get(w)) for w in pairs.values())
+                shapes.setdefault(frozenset(pairs), []).append((-size, n))
             by_shape: dict = {}
             for keys, members in shapes.items():
                 for _, n in sorted(members):
@@ -256,20 +256,25 @@ class ParserDWA:
         if candidates is self._templates:
             candidates = candidates[:-self.RESTRICT_CANDIDATES - 1:-1]
         wt = self.weights
+        get = wt.get
         keys = frozenset(pairs)
         w_all = None
+
+        def within(tw: int, mine: int) -> bool:
+            # (tw within W) == mine, with mine a part of W: no set built, none interned
+            x = get(tw)
+            if mine == EMPTY_ID:
+                return x.isdisjoint(w_all)
+            m = get(mine)
+            return x.intersection_cardinality(w_all) == len(m) and m <= x
         for t_keys, t_pairs, t_acc, t_entry in candidates:
             if not keys <= t_keys:
                 continue
             if w_all is None:
-                w_all = acc
-                for w in pairs.values():
-                    w_all = wt.union(w_all, w)
-            if wt.intersect(t_acc, w_all) != acc:
-                continue
-            if all(wt.intersect(tw, w_all) == pairs.get(it, EMPTY_ID)
-                   for it, tw in t_pairs.items()):
-                return t_entry, wt.difference(UNIVERSE_ID, w_all)
+                w_all = BitMap.union(get(acc), *[get(w) for w in pairs.values()])
+            if within(t_acc, acc) and all(within(tw, pairs.get(it, EMPTY_ID))
+                                          for it, tw in t_pairs.items()):
+                return t_entry, wt.difference(UNIVERSE_ID, wt.intern(w_all))
         return None
 
     def end_restricting(self) -> None:
