@@ -147,9 +147,13 @@ class Masker:
         self._not_dense: dict = {}
         self.bound_out = (None, None)   # the last caller's buffer (checked) and a view of it
         self._new_pool()
-        for _, wid in dwa.init_base.values():    # one per configuration on a base: ahead
-            if wid not in self._not_dense:      # (those of restricted starts on first use:
-                self._complement(wid)           # there can be thousands)
+        # one per configuration on a base, and for the first EAGER_RESTRICT token sets of
+        # restricted starts (there can be thousands: the rest on first use, ~20-40 µs
+        # then), made ahead so that no first mask pays for them
+        restrict = list(dict.fromkeys(dwa.init_restrict.values()))[:self.EAGER_RESTRICT]
+        for wid in [w for _, w in dwa.init_base.values()] + restrict:
+            if wid not in self._not_dense:
+                self._complement(wid)
         self.prewarmed = self._prewarm(dwa.hot_weights)    # token sets made dense ahead
         self.prefilled = self._prefill()         # masks computed ahead
 
@@ -620,10 +624,10 @@ class Masker:
         self.memo[key] = m
         self._memo_cur_bytes += m.nbytes
 
-    def _without(self, term: tuple) -> np.ndarray:
+    def _without(self, term: tuple, out=None) -> np.ndarray:
         """The mask of a term ``(diff token set, base weights)`` of a configuration
         started on a base: the base's mask (memoized under its weights like any mask)
-        without the tokens of the set."""
+        without the tokens of the set (written to ``out`` when given)."""
         wid, base = term
         m = self.memo.get(base)
         if m is None:
@@ -631,12 +635,22 @@ class Masker:
         keep = self._not_dense.get(wid)
         if keep is None:
             keep = self._complement(wid)
-        return np.bitwise_and(m.obj, keep)
+        return np.bitwise_and(m.obj, keep, out=out)
+
+    #: restricted starts' token sets made dense ahead (19 KB each with a 151k vocabulary)
+    EAGER_RESTRICT = 512
 
     def _complement(self, wid: int) -> np.ndarray:
         """The dense complement of token set ``wid`` (kept: one per configuration on a
-        base; bits past the vocabulary may be set, they are 0 in the masks it meets)."""
-        keep = np.invert(mask_from_bitmap(self.dwa.weights.get(wid), self.n_bits))
+        base or restricted start; bits past the vocabulary may be set, they are 0 in the
+        masks it meets). A set of most tokens (what a restricted start leaves out) is
+        complemented as a token set first: its few members are scattered, not its many."""
+        wt = self.dwa.weights
+        bm = wt.get(wid)
+        if 2 * len(bm) > wt.n_tokens:
+            keep = mask_from_bitmap(wt.universe - bm, self.n_bits)
+        else:
+            keep = np.invert(mask_from_bitmap(bm, self.n_bits))
         keep.flags.writeable = False
         self._not_dense[wid] = keep
         return keep
@@ -661,6 +675,11 @@ class Masker:
         if weights is None:
             weights = key
         terms = [w for w in weights if type(w) is tuple]
+        if len(terms) == 1 and len(weights) == 1 and not dense:
+            # one term alone (a restricted start's walk): written into the mask at once
+            m = self._new_mask()
+            self._without(terms[0], out=m)
+            return self._keep(key, m, computed)
         if terms:                    # (token set, weights): a base's mask without the set
             weights = [w for w in weights if type(w) is not tuple]
             dense.extend(self._without(t) for t in terms)
