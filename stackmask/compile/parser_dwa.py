@@ -226,13 +226,14 @@ class ParserDWA:
                 shapes.setdefault(frozenset(pairs), []).append((-size, n))
             by_shape: dict = {}
             for keys, members in shapes.items():
+                own = by_shape.setdefault(keys, [])
+                # the widest starts of this shape first, then those of wider shapes (the
+                # widest of each, made before this shape: the same for all its members)
+                wider = [ts[0] for k, ts in by_shape.items() if keys < k and ts]
+                wider = wider[:self.RESTRICT_CANDIDATES]
                 for _, n in sorted(members):
                     cfg, pairs, acc = pending[n]
-                    own = by_shape.setdefault(keys, [])
-                    # the widest starts of this shape first, then those of wider shapes
-                    cands = own[:self.RESTRICT_CANDIDATES] + [
-                        t for k, ts in by_shape.items() if k is not keys and keys < k
-                        for t in ts[:1]][:self.RESTRICT_CANDIDATES]
+                    cands = own[:self.RESTRICT_CANDIDATES] + wider
                     before = len(self._templates)
                     self._start(cfg, pairs, acc, cands)
                     if len(self._templates) > before:
