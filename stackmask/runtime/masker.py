@@ -73,6 +73,12 @@ def _link_groups(links: list) -> tuple:
     return tuple((s, tuple(g)) for s, g in by_state.items())
 
 
+def _restricted(r, k: frozenset) -> frozenset:
+    """The weights ``k`` of a walk from a start restricted by ``r`` (the token set it
+    leaves out, or None): one term, ``k``'s mask without ``r``."""
+    return frozenset(((r, k),)) if r is not None and k else k
+
+
 def _fill(out, src: memoryview) -> memoryview:
     """Copy the mask ``src`` into the caller's ``out`` through a view of it, and return
     the view. The copy between memoryviews checks what checks of the array's attributes
@@ -321,9 +327,7 @@ class Masker:
             for r, wid, q_own, q_base, k_own, k_base in level:
                 # the key mask() makes (a restricted start, own or the base's: its
                 # template's walk without the tokens left out)
-                own = frozenset(((r[0], k_own),)) if r[0] is not None and k_own else k_own
-                based = frozenset(((r[1], k_base),)) if r[1] is not None and k_base else k_base
-                key = own | {(wid, based)}
+                key = _restricted(r[0], k_own) | {(wid, _restricted(r[1], k_base))}
                 if key not in memo:
                     if added >= cap or time.perf_counter() > deadline:
                         return added
@@ -496,11 +500,7 @@ class Masker:
         """:meth:`walk`, for a configuration whose start is another's restricted
         (``init_restrict``): that start's weights as one term, the tokens left out
         removed."""
-        k = self.walk(node, cfg)
-        r = self.dwa.init_restrict.get(cfg)
-        if r is not None and k:
-            return frozenset(((r, k),))
-        return k
+        return _restricted(self.dwa.init_restrict.get(cfg), self.walk(node, cfg))
 
     def walk(self, node, cfg) -> frozenset:
         """The weights met walking the GSS from ``node`` down, from the start of lexer
