@@ -31,6 +31,7 @@ from functools import lru_cache
 from ...lexer.ir import ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, alt, ch, nullable, rep, seq
 from ...lexer.ir import complement_intervals as iv_complement
 from ...lexer.ir import normalize_intervals as iv_norm
+from .algebra import TooComplex, difference, intersect
 
 __all__ = ["PatternError", "parse_pattern", "parse_regex_full", "unicode_property"]
 
@@ -444,20 +445,12 @@ def _split_end(t) -> tuple:
     return rep(yp, lo, hi), seq(rep(yp, before_lo, before_hi), ye)
 
 
-def _anchor_in_rep(t, inside: bool = False) -> bool:
+def _anchor_in_rep(t) -> bool:
+    """Does a quantified group of ``t`` hold an anchor or a lookahead?"""
     k = t[0]
-    if k in ("bol", "eol", "look"):
-        return inside
     if k in ("seq", "alt"):
-        return any(_anchor_in_rep(x, inside) for x in t[1])
-    if k == "rep":
-        return _anchor_in_rep(t[1], True)
-    return False
-
-
-def _look_ops():
-    from .algebra import TooComplex, difference, intersect
-    return TooComplex, intersect, difference
+        return any(_anchor_in_rep(x) for x in t[1])
+    return k == "rep" and _has_anchor(t[1])
 
 
 def _rest(t, k, empty: bool = False) -> list:
@@ -475,14 +468,13 @@ def _rest(t, k, empty: bool = False) -> list:
     if kind == "eol":                        # the rest of the input must be empty
         return [(False, EPS if nullable(k) else NONE)]
     if kind == "look":
-        too_complex, intersect, difference = _look_ops()
         inner = _rest(t[2], ANYSTAR)
         if any(sa for sa, _ in inner):
             raise PatternError("'^' inside a lookahead is not supported")
         look = alt(*[x for _, x in inner])
         try:
             out = intersect(k, look) if t[1] else difference(k, look)
-        except too_complex:
+        except TooComplex:
             raise PatternError("lookahead too complex to enforce exactly") from None
         return [(False, out)]
     if kind == "alt":
