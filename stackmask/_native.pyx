@@ -172,7 +172,7 @@ cdef class MaskPath:
         """``Masker.restricted_walk``: a start that is another's restricted
         (``init_restrict``) gives that start's weights as one term, the tokens left out
         removed."""
-        cdef object k = self._walk(node, cfg)
+        cdef object k = self._walk(node, cfg)    # first: it may compile ``cfg``
         cdef PyObject *p = PyDict_GetItem(self.dwa.init_restrict, cfg)
         if p is not NULL and k:
             return frozenset(((<object>p, k),))

@@ -500,7 +500,8 @@ class Masker:
         """:meth:`walk`, for a configuration whose start is another's restricted
         (``init_restrict``): that start's weights as one term, the tokens left out
         removed."""
-        return _restricted(self.dwa.init_restrict.get(cfg), self.walk(node, cfg))
+        k = self.walk(node, cfg)     # first: it may compile ``cfg``, restricted or not
+        return _restricted(self.dwa.init_restrict.get(cfg), k)
 
     def walk(self, node, cfg) -> frozenset:
         """The weights met walking the GSS from ``node`` down, from the start of lexer
