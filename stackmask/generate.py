@@ -353,7 +353,9 @@ class SentenceGenerator:
     # ------------------------------------------------------------------
     def _init_lexer(self) -> None:
         terms = self.grammar.terminals
-        self._lexer = compile_lexer(terms)
+        # no repetition counted (band: none is that long): the generator walks the
+        # automaton's states as they are
+        self._lexer = compile_lexer(terms, band=1 << 40)
         self._rows = self._lexer.trans.tolist()
         self._live = [bool(x) for x in np.asarray(self._lexer.live_out)]
         winners: list[frozenset[str] | None] = []

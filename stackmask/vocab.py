@@ -145,7 +145,8 @@ class Vocab:
     :meth:`from_pretrained` and :meth:`qwen2_5`.
     """
 
-    __slots__ = ("_tokens", "_size", "_eos", "_special", "_text_ids", "_fingerprint", "__weakref__")
+    __slots__ = ("_tokens", "_size", "_eos", "_special", "_text_ids", "_fingerprint",
+                 "_max_token_bytes", "__weakref__")
 
     def __init__(
         self,
@@ -237,6 +238,16 @@ class Vocab:
         """Bytes of ``token_id`` (``None`` if it has none). ``ValueError`` outside ``[0, size)``."""
         i = _as_id(token_id, self._size, "token")
         return self._tokens[i] if i < len(self._tokens) else None
+
+    @property
+    def max_token_bytes(self) -> int:
+        """The byte length of the longest text token (0 without any)."""
+        n = getattr(self, "_max_token_bytes", None)
+        if n is None:
+            toks = self._tokens
+            n = max((len(toks[i]) for i in self._text_ids.tolist() if i < len(toks)), default=0)
+            self._max_token_bytes = n
+        return n
 
     def text_token_ids(self) -> np.ndarray:
         """Sorted ``int32`` array of the ids whose bytes are matched against the

@@ -335,10 +335,14 @@ def test_structure_exhaustive(regex):
 
 
 def test_bounded_repetition():
-    d = compile_terminal("a{1000}", "A")
+    d = compile_terminal("a{1000}", "A", band=1 << 40)       # expanded as written
     assert matches(d, b"a" * 1000)
     assert not matches(d, b"a" * 999) and not matches(d, b"a" * 1001)
-    assert d.n_states == 1001
+    assert d.n_states == 1001 and not d.counters
+    d = compile_terminal("a{1000}", "A")                     # counted: 2 x 256 + 1 copies
+    assert d.counters and d.n_states == 513
+    assert matches(d, b"a" * 1000)
+    assert not matches(d, b"a" * 999) and not matches(d, b"a" * 1001)
     d = compile_terminal("(?:ab){2,5}", "A")
     assert [matches(d, b"ab" * k) for k in range(7)] == [False, False, True, True, True, True, False]
     d = compile_terminal("x{3,}", "A")
@@ -350,9 +354,33 @@ def test_bounded_repetition():
 @pytest.mark.parametrize("regex", ["a{100001}", "(?:abc){40000}", "(?:a{1000}){200}", "[\\w]{20000}"])
 def test_size_limit(regex):
     with pytest.raises(GrammarError) as ei:
-        compile_terminal(regex, "HUGE")
+        compile_terminal(regex, "HUGE", band=1 << 40)        # nothing counted
     assert ei.value.name == "HUGE"
     assert "HUGE" in str(ei.value) and str(MAX_NFA_STATES) in str(ei.value)
+
+
+@pytest.mark.parametrize("regex", ["x(?:a|ab){40000}", "(?:a{1000}){200}", "ab?b{99999}",
+                                   "a(?:xy)?b{99999}"])
+def test_size_limit_where_nothing_can_be_counted(regex):
+    # iterations that are not a prefix code, a repetition inside a counted one, a prefix
+    # that can read the repetition's own bytes (``ab?b``: the count is ambiguous); a
+    # prefix that cannot is counted and compiles
+    if regex.startswith("a(?:xy)"):
+        d = compile_terminal(regex, "HUGE")
+        assert d.counters and matches(d, b"axy" + b"b" * 99999) and matches(d, b"a" + b"b" * 99999)
+        assert not matches(d, b"a" + b"b" * 99998) and not matches(d, b"axy" + b"b" * 100000)
+        return
+    with pytest.raises(GrammarError) as ei:
+        compile_terminal(regex, "HUGE")
+    assert ei.value.name == "HUGE"
+
+
+@pytest.mark.parametrize("regex,n", [("a{100001}", 100001), ("(?:abc){40000}", 40000)])
+def test_large_repetitions_are_counted(regex, n):
+    d = compile_terminal(regex, "HUGE")
+    assert d.counters and d.n_states < 2000
+    unit = regex[3:6].encode() if regex.startswith("(?:") else b"a"
+    assert matches(d, unit * n) and not matches(d, unit * (n - 1)) and not matches(d, unit * (n + 1))
 
 
 def test_dfa_size_limit():
@@ -666,9 +694,9 @@ def test_minimize_long_chains(monkeypatch, rounds):
     from stackmask.lexer.regex import _build_terminal
 
     monkeypatch.setattr(D, "_MOORE_ROUNDS", rounds)
-    d = _build_terminal("a{3000}", "CHAIN")
+    d = _build_terminal("a{3000}", "CHAIN", 1 << 40)        # expanded as written
     assert d.n_states == 3001 and matches(d, b"a" * 3000) and not matches(d, b"a" * 2999)
-    d = _build_terminal("(?:ab|cd){0,300}x", "CHAIN")
+    d = _build_terminal("(?:ab|cd){0,300}x", "CHAIN", 1 << 40)
     assert d.n_states == 3 * 300 + 2  # 301 pair boundaries, 2 x 300 mid-pair states, final
     assert matches(d, b"abcd" * 150 + b"x") and not matches(d, b"ab" * 301 + b"x")
     d = _build_terminal(r'"(?:[^"\\]|\\.){0,50}"', "STR")

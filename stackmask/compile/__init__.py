@@ -124,6 +124,17 @@ def prepare_grammar(grammar, vocab, special_tokens=None, trigger=None):
     return g
 
 
+#: the least band (:mod:`stackmask.lexer.counted`): repetitions up to twice this stay
+#: expanded as written, whatever the vocabulary
+MIN_BAND = 64
+
+
+def counting_band(vocab) -> int:
+    """The band of a vocabulary's lexer: longer than its longest token, so a count in a
+    stall is told apart from its plain state by no token."""
+    return max(MIN_BAND, vocab.max_token_bytes + 1)
+
+
 def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
                        progress: bool = True, mode: str = "eager",
                        budget_s: float | None = None, limits: Limits | None = None,
@@ -154,6 +165,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
         if comp is not None:
             scanner = make_scanner(comp.tables)
             scanner.import_configs(comp.configs)
+            scanner.bind_aliases(comp.dwa.alias)
             comp.dwa.mark_loaded()
             comp.stats["load_s"] = time.perf_counter() - t0
             comp.stats["artifact"] = str(path)
@@ -161,7 +173,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
             return comp, scanner, True
     t0 = time.perf_counter()
     tables = build_tables(resolve_grammar(coerce_grammar(grammar), vocab), ambiguous=ambiguous,
-                          check=guard.check)
+                          check=guard.check, band=counting_band(vocab))
     t1 = time.perf_counter()
     scanner = make_scanner(tables)
     guard.check()
@@ -171,6 +183,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
         dwa = ParserDWA(tables.lr, tables.normal_form.accepts_empty, weights)
         dwa.index_by_digest()
         dwa.budget_exhausted = True          # nothing is compiled ahead
+        scanner.bind_aliases(dwa.alias)
         dwa.set_limits(limits.max_automaton_states, memo_bytes, limits.max_token_sequences)
         comp = Compiled(tables=tables, configs=[], dwa=dwa,
                         stats={"mode": "lazy", "tables_s": t1 - t0, "compile_s": t1 - t0})
@@ -178,6 +191,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     dwa = build_parser_dwa(scanner, tables.lr, tables.normal_form.accepts_empty,
                            vocab_index(vocab, index_dir), vocab, weights, progress=progress,
                            budget_s=budget_s, guard=guard, specials=special_bindings(tables))
+    scanner.bind_aliases(dwa.alias)
     merged = dwa.minimize()
     stats = dwa.stats()
     stats["states_merged"] = merged

@@ -83,8 +83,12 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
         if stop():
             break
         cfg = todo.pop()
-        a = classes.alias(cfg)
-        if a is not None:
+        rep = scanner.mask_rep(cfg) if scanner.counted else cfg
+        a = rep if rep != cfg else classes.alias(cfg)
+        if rep != cfg:            # iterations owed in a stall: its plain state's start
+            dwa.alias[cfg] = rep
+            ends = (rep,)
+        elif a is not None:
             dwa.alias[cfg] = a
             ends = (a,)
         else:
@@ -157,6 +161,8 @@ def head_pairs(scanner, configs, allowed=None) -> set:
             outs = scanner.step(cfg, b)
             if len(outs) < 2:
                 continue
+            if scanner.counted:
+                outs = [(em, scanner.mask_rep(c)) for em, c in outs]
             pending = [c for em, c in outs if em is None]
             for em, c in outs:
                 if em is None:

@@ -13,6 +13,7 @@ from ..grammar import Grammar
 from ..glr.lalr import LRTables, build_lalr, check_deterministic
 from ..glr.normal_form import NormalForm, normalize
 from ..lexer.combined import compile_modal_lexer
+from ..lexer.counted import DEFAULT_BAND
 from ..lexer.dfa import DFA
 
 
@@ -40,17 +41,20 @@ def coerce_grammar(grammar: "Grammar | str") -> Grammar:
     raise TypeError(f"grammar must be Lark text or stackmask.Grammar, not {type(grammar).__name__}")
 
 
-def build_tables(grammar: "Grammar | str", ambiguous: bool = False, check=None) -> GrammarTables:
+def build_tables(grammar: "Grammar | str", ambiguous: bool = False, check=None,
+                 band: int = DEFAULT_BAND) -> GrammarTables:
     """``check`` (optional) is called between stages (compile-time limits). A grammar
-    too deeply nested for Python's recursion limit raises :class:`GrammarError`."""
+    too deeply nested for Python's recursion limit raises :class:`GrammarError`.
+    ``band``: longer than the longest token the masks will see (repetitions far beyond
+    it are counted, :mod:`stackmask.lexer.counted`)."""
     try:
-        return _build_tables(grammar, ambiguous, check or (lambda: None))
+        return _build_tables(grammar, ambiguous, check or (lambda: None), band)
     except RecursionError:
         raise GrammarError("the grammar is nested too deeply to compile "
                            "(Python's recursion limit)") from None
 
 
-def _build_tables(grammar, ambiguous: bool, check) -> GrammarTables:
+def _build_tables(grammar, ambiguous: bool, check, band: int) -> GrammarTables:
     g = coerce_grammar(grammar)
     check()
     if not ambiguous:
@@ -73,7 +77,7 @@ def _build_tables(grammar, ambiguous: bool, check) -> GrammarTables:
                 switch[(k, n)] = mode_index[target]
     else:
         modes = [list(range(len(lexed)))]
-    dfa, starts = compile_modal_lexer(lexed, modes)
+    dfa, starts = compile_modal_lexer(lexed, modes, band)
     ids = dict(lr.terminal_index)
     extra = len(lr.terminals)
     for t in g.terminals:

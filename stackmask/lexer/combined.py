@@ -12,6 +12,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import GrammarError
+from .counted import DEFAULT_BAND
 from .dfa import DFA, MAX_DFA_STATES, product
 from .regex import clear_cache as _clear_terminals, compile_terminal
 from .text import free_text_dfa
@@ -25,49 +26,51 @@ def _regex_of(t) -> tuple[str, str]:
     return t.regex, getattr(t, "name", "")
 
 
-def _terminal_dfa(t) -> DFA:
+def _terminal_dfa(t, band: int) -> DFA:
     text = getattr(t, "text", None)
     if text is not None:
         return free_text_dfa(text, getattr(t, "name", ""))
     if getattr(t, "token", None) is not None:
         raise GrammarError(f"special-token terminal {t.name!r} is not lexed from bytes", name=t.name)
-    return compile_terminal(*_regex_of(t))
+    return compile_terminal(*_regex_of(t), band=band)
 
 
-def terminal_dfas(terminals: Sequence) -> list[DFA]:
+def terminal_dfas(terminals: Sequence, band: int = DEFAULT_BAND) -> list[DFA]:
     """Per-terminal minimized DFAs, in the order of ``terminals`` (TerminalDef
     objects, or plain regex strings). Cached per regex (per FreeText spec for
-    free-text terminals)."""
-    return [_terminal_dfa(t) for t in terminals]
+    free-text terminals). ``band``: see :mod:`.counted`."""
+    return [_terminal_dfa(t, band) for t in terminals]
 
 
-_LEXER_CACHE: dict[tuple[str, ...], DFA] = {}
+_LEXER_CACHE: dict[tuple, DFA] = {}
 
 
-def compile_lexer(terminals: Sequence) -> DFA:
+def compile_lexer(terminals: Sequence, band: int = DEFAULT_BAND) -> DFA:
     """Combined DFA of all terminals: ``accepts[s]`` = the positions ``i`` in
     ``terminals`` whose own DFA accepts the bytes read; minimized with respect
-    to the accepts sets. Cached by the tuple of regexes."""
-    key = tuple((_regex_of(t)[0], getattr(t, "text", None)) for t in terminals)
+    to the accepts sets. Repetitions far beyond ``band`` (longer than the longest
+    token) are counted (:mod:`.counted`). Cached by the tuple of regexes and the band."""
+    key = (band,) + tuple((_regex_of(t)[0], getattr(t, "text", None)) for t in terminals)
     d = _LEXER_CACHE.get(key)
     if d is None:
-        d = product(terminal_dfas(terminals))
+        d = product(terminal_dfas(terminals, band))
         if len(_LEXER_CACHE) > 64:
             _LEXER_CACHE.clear()
         _LEXER_CACHE[key] = d
     return d
 
 
-def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]]) -> tuple[DFA, tuple[int, ...]]:
+def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]],
+                        band: int = DEFAULT_BAND) -> tuple[DFA, tuple[int, ...]]:
     """Lexer automaton with modes: ``modes[m]`` lists the positions in
     ``terminals`` lexed in mode ``m``. The result is the disjoint union of
     each mode's combined DFA (``accepts`` holds positions in ``terminals``)
     and the start state of every mode (mode 0 starts at state 0)."""
     if not modes:
-        return compile_lexer(terminals), (0,)
+        return compile_lexer(terminals, band), (0,)
     parts = []
     for idx in modes:
-        sub = compile_lexer([terminals[i] for i in idx])
+        sub = compile_lexer([terminals[i] for i in idx], band)
         parts.append((sub, list(idx)))
     if len(parts) == 1 and parts[0][1] == list(range(len(terminals))):
         return parts[0][0], (0,)
@@ -85,7 +88,22 @@ def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]]) -> 
         raise GrammarError(f"the combined lexer automaton needs more than {MAX_DFA_STATES} "
                            f"states (MAX_DFA_STATES)")
     trans = np.concatenate(rows).astype(np.int32)
-    return DFA(trans=trans, accepts=tuple(accepts), n_states=off), tuple(starts)
+    counters = ()
+    n_stalls = sum(len(sub.counters[1]) for sub, _ in parts if sub.counters)
+    if n_stalls:
+        # each mode's stalls apart: no state of one mode is in another's stall
+        rewind = np.full((off, n_stalls), -1, dtype=np.int32)
+        tags = np.zeros((off, n_stalls), dtype=np.int8)
+        owed: list[int] = []
+        for (sub, _), o in zip(parts, starts):
+            if sub.counters:
+                band_, ow, rw, tg = sub.counters
+                s0 = len(owed)
+                owed.extend(ow)
+                rewind[o:o + sub.n_states, s0:s0 + len(ow)] = np.where(rw >= 0, rw + o, -1)
+                tags[o:o + sub.n_states, s0:s0 + len(ow)] = tg
+        counters = (band, tuple(owed), rewind, tags)
+    return DFA(trans=trans, accepts=tuple(accepts), n_states=off, counters=counters), tuple(starts)
 
 
 def clear_caches() -> None:

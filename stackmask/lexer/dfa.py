@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import GrammarError
+from .counted import IN, LEFT
 from .fsa import TooManyStates, column_classes, minimize, product_bfs
 
 #: Maximum number of DFA states of one terminal (during subset construction)
@@ -44,11 +45,17 @@ class DFA:
     exception: the single start state of an automaton with an empty language,
     e.g. ``compile_lexer([])``). ``live_out[s]`` is true when ``s`` has at least
     one outgoing transition. The arrays are read-only.
+
+    ``counters`` (empty when no repetition is counted): ``(band, owed, rewind, tags)``
+    of the stalls of counted repetitions (:mod:`.counted`): per stall the iterations
+    cut out, per state and stall the rewind target (-1: none) and its tag (``IN``,
+    ``LEFT``, 0).
     """
 
     trans: np.ndarray
     accepts: tuple[frozenset[int], ...]
     n_states: int
+    counters: tuple = ()
     live_out: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -62,6 +69,14 @@ class DFA:
         live.setflags(write=False)
         object.__setattr__(self, "trans", trans)
         object.__setattr__(self, "live_out", live)
+        if self.counters:
+            band, owed, rewind, tags = self.counters
+            rewind = np.ascontiguousarray(rewind, dtype=np.int32).reshape(self.n_states, len(owed))
+            tags = np.ascontiguousarray(tags, dtype=np.int8).reshape(self.n_states, len(owed))
+            rewind.setflags(write=False)
+            tags.setflags(write=False)
+            object.__setattr__(self, "counters", (int(band), tuple(int(d) for d in owed),
+                                                  rewind, tags))
 
     def rows(self) -> list[list[int]]:
         """``trans`` as nested Python lists (built on first use; fast scalar access)."""
@@ -82,15 +97,39 @@ class DFA:
         return self.rows()[state][byte]
 
     def run(self, data: bytes, state: int = 0) -> int:
-        """The state after reading ``data`` from ``state``; -1 if dead."""
+        """The state after reading ``data`` from ``state`` (no iterations owed in a
+        stall of a counted repetition); -1 if dead."""
         if state < 0:
             return -1
         rows = self.rows()
+        if self.counters:
+            return self._run_counted(rows, data, state)
         for b in data:
             state = rows[state][b]
             if state < 0:
                 return -1
         return state
+
+    def _run_counted(self, rows, data: bytes, q: int) -> int:
+        """:meth:`run` keeping the iterations owed in stalls (:mod:`.counted`)."""
+        _, owed_at, rewind, tags = self.counters
+        owed: dict[int, int] = {}
+        for b in data:
+            nq = rows[q][b]
+            if nq < 0:
+                return -1
+            now: dict[int, int] = {}
+            for s in np.flatnonzero(tags[nq]).tolist():
+                if tags[nq, s] == LEFT:
+                    if owed.get(s, 0) > 0:
+                        now[s] = owed[s] - 1
+                        nq = int(rewind[nq, s])
+                elif tags[q, s] == IN:
+                    now[s] = owed.get(s, 0)
+                else:
+                    now[s] = owed_at[s]
+            q, owed = nq, now
+        return q
 
     def fullmatch(self, data: bytes) -> frozenset[int]:
         """Indices of the terminals whose language contains exactly ``data``."""
@@ -114,7 +153,8 @@ def product(dfas: Sequence[DFA]) -> DFA:
     """Product automaton of trimmed DFAs (BFS over tuples of live component
     states): ``accepts[s]`` = the indices ``i`` such that ``dfas[i]`` is in an
     accepting state after the bytes read; minimized with respect to the
-    accepts sets."""
+    accepts sets. Stalls of counted repetitions (``counters``) carry over: a
+    rewind moves its own component and leaves the others where they are."""
     k = len(dfas)
     if k == 0:
         return DFA(trans=np.full((1, 256), -1, dtype=np.int32), accepts=(frozenset(),), n_states=1)
@@ -123,18 +163,33 @@ def product(dfas: Sequence[DFA]) -> DFA:
     total = int(offsets[-1])
     g = np.empty((total, 256), dtype=np.int32)
     acc_term = np.full(total, -1, dtype=np.int64)
+    n_stalls = sum(len(d.counters[1]) for d in dfas if d.counters)
+    pseudo = np.repeat(np.arange(total, dtype=np.int32)[:, None], n_stalls, axis=1)
+    tags = np.zeros((total, n_stalls), dtype=np.int8)
+    owed: list[int] = []
+    bands = set()
     for i, d in enumerate(dfas):
         o = int(offsets[i])
         t = d.trans
         g[o:o + d.n_states] = np.where(t >= 0, t + o, -1)
         acc = np.fromiter((bool(a) for a in d.accepts), dtype=bool, count=d.n_states)
         acc_term[o:o + d.n_states][acc] = i
+        if d.counters:
+            band, ow, rw, tg = d.counters
+            bands.add(band)
+            s0 = len(owed)
+            owed.extend(ow)
+            blk = pseudo[o:o + d.n_states, s0:s0 + len(ow)]
+            pseudo[o:o + d.n_states, s0:s0 + len(ow)] = np.where(rw >= 0, rw + o, blk)
+            tags[o:o + d.n_states, s0:s0 + len(ow)] = tg
+    if len(bands) > 1:
+        raise ValueError(f"terminals counted with different bands: {sorted(bands)}")
     # global byte classes: columns identical in every automaton
     b2c = column_classes(g)
     n_classes = int(b2c.max()) + 1
     rep = np.zeros(n_classes, dtype=np.int64)
     rep[b2c[::-1]] = np.arange(255, -1, -1)
-    gc = np.ascontiguousarray(g[:, rep])  # (total, n_classes)
+    gc = np.ascontiguousarray(np.concatenate([g[:, rep], pseudo], axis=1))
     acc_l = acc_term.tolist()
 
     try:
@@ -143,9 +198,21 @@ def product(dfas: Sequence[DFA]) -> DFA:
         raise GrammarError(f"the combined lexer automaton needs more than "
                            f"{MAX_DFA_STATES} states (MAX_DFA_STATES)") from None
     acc_sets = [frozenset(acc_l[x] for x in st if acc_l[x] >= 0) for st in states]
-    label_ids: dict[frozenset, int] = {}
-    labels = np.array([label_ids.setdefault(a, len(label_ids)) for a in acc_sets], dtype=np.int64)
+    label_ids: dict = {}
+    if n_stalls:
+        tag_rows = [tuple(np.bitwise_or.reduce(tags[list(st)], axis=0).tolist()) for st in states]
+        labels = np.array([label_ids.setdefault((a, tr), len(label_ids))
+                           for a, tr in zip(acc_sets, tag_rows)], dtype=np.int64)
+    else:
+        labels = np.array([label_ids.setdefault(a, len(label_ids)) for a in acc_sets],
+                          dtype=np.int64)
     t, old = minimize(trans, labels)
-    full = expand_classes(t, b2c)
+    full = expand_classes(t[:, :n_classes], b2c)
     accepts = tuple(acc_sets[o] for o in old.tolist())
-    return DFA(trans=full, accepts=accepts, n_states=full.shape[0])
+    counters = ()
+    if n_stalls:
+        trows = np.array([tag_rows[o] for o in old.tolist()], dtype=np.int8).reshape(-1, n_stalls)
+        rw = t[:, n_classes:]
+        rw = np.where(trows == LEFT, rw, -1)
+        counters = (bands.pop(), tuple(owed), rw, trows)
+    return DFA(trans=full, accepts=accepts, n_states=full.shape[0], counters=counters)

@@ -66,9 +66,12 @@ def _symbol_classes(boundaries: set[int], n_symbols: int) -> np.ndarray:
     return np.cumsum(starts, dtype=np.int32)
 
 
-def determinize(nfa: Nfa, n_symbols: int, max_states: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def determinize(nfa: Nfa, n_symbols: int, max_states: int, keep=(),
+                subsets_out: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Subset construction over symbol classes (raises :class:`TooManyStates` past
-    ``max_states`` subsets).
+    ``max_states`` subsets). A subset holds the NFA states with symbol moves, the final
+    state and the states in ``keep`` (states a caller needs to see in the subsets, which
+    it gets in ``subsets_out``: the subset of each DFA state, in order).
 
     Returns ``(trans, symbol_class, accepting)``: ``trans`` int32
     ``(n_states, n_classes)`` with -1 for no move (not yet trimmed), ``symbol_class``
@@ -89,6 +92,8 @@ def determinize(nfa: Nfa, n_symbols: int, max_states: int) -> tuple[np.ndarray, 
     final = nfa.final
     edges = nfa.edges
     important = [bool(edges[s]) or s == final for s in range(n)]
+    for s in keep:
+        important[s] = True
     eps = nfa.eps
     closure_memo: dict[int, tuple[int, ...]] = {}
 
@@ -174,6 +179,8 @@ def determinize(nfa: Nfa, n_symbols: int, max_states: int) -> tuple[np.ndarray, 
         rows.append(row)
     trans = np.array(rows, dtype=np.int32).reshape(len(rows), n_classes)
     accepting = np.array([final in sub for sub in subsets], dtype=bool)
+    if subsets_out is not None:
+        subsets_out.extend(subsets)
     return trans, s2c, accepting
 
 

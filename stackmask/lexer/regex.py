@@ -38,6 +38,7 @@ except ImportError:                   # Python 3.10 (as Lark does)
 import numpy as np
 
 from ..errors import GrammarError
+from .counted import DEFAULT_BAND, counted_dfa
 from .dfa import DFA, MAX_DFA_STATES, MAX_NFA_STATES, expand_classes
 from .fsa import Nfa, TooManyStates, determinize, minimize, trim
 from .ir import (MAX_CP, SURR_HI, SURR_LO, Intervals, complement_intervals, nfa_size,
@@ -408,7 +409,14 @@ def regex_to_nfa(regex: str, name: str = "", limit: int = MAX_NFA_STATES) -> Byt
     pattern, if it uses an unsupported feature, or if the NFA would exceed
     ``limit`` states. Matching the empty string is checked later, on the DFA.
     """
-    label = name or regex
+    nfa = ByteNFA(name, limit, name or regex)
+    return _build_nfa(_regex_ir(regex, nfa), nfa)
+
+
+def _regex_ir(regex: str, nfa: ByteNFA):
+    """The regex IR of ``regex`` (``nfa``: where the terminal's name, label and
+    reluctance are kept; nothing is added to it)."""
+    name, label = nfa.name, nfa.label
     if not isinstance(regex, str):
         raise GrammarError(f"terminal {label!r}: pattern must be a str, not {type(regex).__name__}",
                            name=name)
@@ -419,7 +427,6 @@ def regex_to_nfa(regex: str, name: str = "", limit: int = MAX_NFA_STATES) -> Byt
         raise GrammarError(f"terminal {label!r} has an invalid regex {regex!r}: {e}"
                            f"{newer_syntax_hint(regex, e)}", name=name) from None
     flags = parsed.state.flags
-    nfa = ByteNFA(name, limit, label)
     conv = _Converter(nfa, label)
     # Check the whole tree first, in its order (the conversion meets unsupported
     # features too, but later than a one-character construct it cannot spell).
@@ -428,9 +435,17 @@ def regex_to_nfa(regex: str, name: str = "", limit: int = MAX_NFA_STATES) -> Byt
             nfa.reluctant = True
         elif op is C.ASSERT or op is C.ASSERT_NOT or op in _UNSUPPORTED:
             conv.item(op, av, flags)  # raises GrammarError naming the feature
-    # Count the states up front so that oversized terminals fail fast.
     try:
-        x = conv.seq(parsed, flags)
+        return conv.seq(parsed, flags)
+    except RecursionError:
+        raise GrammarError(f"terminal {label!r}: regex nested too deeply", name=name) from None
+
+
+def _build_nfa(x, nfa: ByteNFA) -> ByteNFA:
+    """Add the Thompson NFA of the IR ``x`` to the empty ``nfa`` (its size counted first,
+    so that oversized terminals fail fast)."""
+    name, label, limit = nfa.name, nfa.label, nfa.limit
+    try:
         needed = 1 + nfa_size(x, _utf8_leaf_size)
     except RecursionError:
         raise GrammarError(f"terminal {label!r}: regex nested too deeply", name=name) from None
@@ -457,47 +472,65 @@ def _label(name: str, regex: str) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _compile_regex(regex: str) -> DFA:
+def _compile_regex(regex: str, band: int) -> DFA:
     """Minimized DFA for ``regex`` (errors are raised uncached, with no name)."""
-    return _build_terminal(regex, "")
+    return _build_terminal(regex, "", band)
 
 
-def _build_terminal(regex: str, name: str) -> DFA:
+def _build_terminal(regex: str, name: str, band: int = DEFAULT_BAND) -> DFA:
     label = _label(name, regex)
-    nfa = regex_to_nfa(regex, name)
-    try:
-        trans, b2c, accepting = determinize(nfa, 256, MAX_DFA_STATES)
-    except TooManyStates:
-        raise GrammarError(f"terminal {label!r} is too large: its DFA needs more than "
-                           f"{MAX_DFA_STATES} states (MAX_DFA_STATES)", name=name) from None
-    if accepting[0]:
-        raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
-    if nfa.reluctant:
-        # shortest-match rule: no transition leaves an accepting state
-        trans[accepting] = -1
-    t, old = trim(trans, accepting)
-    if t.shape[0] == 0:
-        raise GrammarError(f"terminal {label!r} matches no string at all", name=name)
-    acc = accepting[old]
-    t, old2 = minimize(t, acc.astype(np.int64))
-    acc = acc[old2]
+    nfa = ByteNFA(name, MAX_NFA_STATES, label)
+    x = _regex_ir(regex, nfa)
+    counters = ()
+    got = None
+    if not nfa.reluctant:
+        try:
+            got = counted_dfa(x, band, lambda: ByteNFA(name, MAX_NFA_STATES, label),
+                              _utf8_leaf, MAX_DFA_STATES)
+        except TooManyStates:
+            got = None
+    if got is not None:
+        trans, b2c, accepting, counters = got
+        if accepting[0]:
+            raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
+        acc = accepting
+        t = trans
+    else:
+        _build_nfa(x, nfa)
+        try:
+            trans, b2c, accepting = determinize(nfa, 256, MAX_DFA_STATES)
+        except TooManyStates:
+            raise GrammarError(f"terminal {label!r} is too large: its DFA needs more than "
+                               f"{MAX_DFA_STATES} states (MAX_DFA_STATES)", name=name) from None
+        if accepting[0]:
+            raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
+        if nfa.reluctant:
+            # shortest-match rule: no transition leaves an accepting state
+            trans[accepting] = -1
+        t, old = trim(trans, accepting)
+        if t.shape[0] == 0:
+            raise GrammarError(f"terminal {label!r} matches no string at all", name=name)
+        acc = accepting[old]
+        t, old2 = minimize(t, acc.astype(np.int64))
+        acc = acc[old2]
     full = expand_classes(t, b2c)
     accepts = tuple(frozenset((0,)) if a else frozenset() for a in acc.tolist())
-    return DFA(trans=full, accepts=accepts, n_states=full.shape[0])
+    return DFA(trans=full, accepts=accepts, n_states=full.shape[0], counters=counters)
 
 
-def compile_terminal(regex: str, name: str = "") -> DFA:
+def compile_terminal(regex: str, name: str = "", band: int = DEFAULT_BAND) -> DFA:
     """Minimized DFA over UTF-8 bytes of one terminal; accepting states have
-    ``accepts == {0}``. Results are cached by regex. Raises GrammarError (with
-    ``name``) for unsupported or invalid patterns and for patterns matching
-    the empty string or nothing at all."""
+    ``accepts == {0}``. A repetition whose bounds are far beyond ``band`` (longer than
+    the longest token) is counted (:mod:`.counted`). Results are cached by regex and
+    band. Raises GrammarError (with ``name``) for unsupported or invalid patterns and
+    for patterns matching the empty string or nothing at all."""
     try:
-        return _compile_regex(regex)
+        return _compile_regex(regex, band)
     except GrammarError:
         if not name:
             raise
     # errors are not cached: build again so that the error names the terminal
-    return _build_terminal(regex, name)
+    return _build_terminal(regex, name, band)
 
 
 def clear_cache() -> None:

@@ -34,6 +34,12 @@ one combined automaton per mode, so a pending lexeme's state says its mode.
 A boundary in mode ``m`` is ``d = -1 - m`` (``BOUNDARY`` is mode 0's);
 emitting a terminal switches to the mode its lexer mode names for it.
 
+**Counted repetitions** (:mod:`.counted`): where the DFA has stalls, the pending
+lexeme and the shadows are *extended states*: a DFA state, or ``(q, owed)`` with
+``owed`` the ``(stall, iterations still owed)`` pairs of the stalls ``q`` is in (none
+owed: the plain state). :meth:`Scanner.mask_rep` maps a configuration to the plain one
+the mask automaton compiles for it.
+
 **Special tokens** are not bytes: committing one finishes the pending
 lexeme as at the end of the text (shadows cannot continue across it), emits
 the bound terminal and restarts at a boundary (:meth:`Scanner.special`).
@@ -108,6 +114,21 @@ class Scanner:
         self._byte_classes = _byte_classes(dfa.trans)
         # per DFA state: the alternatives reachable by reading one or more bytes
         self._reach = _reachable_winners(self._trans, self._byte_classes, self.winners)
+        # counted repetitions: per DFA state the stalls it is tagged for
+        self.counted = bool(dfa.counters)
+        self._rep: dict = {}                 # cid -> its mask representative
+        #: where new configurations with owed iterations are registered as aliases of
+        #: their mask representative (:meth:`bind_aliases`)
+        self._alias_sink: dict | None = None
+        if self.counted:
+            band, owed, rewind, tags = dfa.counters
+            self.band = band
+            self._owed = owed
+            self._rewind = rewind.T.tolist()
+            self._tags = tags.T.tolist()
+            nz = tags != 0
+            self._touch = [tuple(np.flatnonzero(row).tolist()) if row.any() else ()
+                           for row in nz]
 
     #: estimated bytes of one step memo entry (int key, a tuple of one or two
     #: (emission, config) pairs, the dict slot) and of one finishable memo entry
@@ -160,9 +181,10 @@ class Scanner:
     def config(self, cid: int) -> tuple[int, frozenset[int]]:
         return self._configs[cid]
 
-    def intern(self, d: int, shadows: frozenset[int]) -> int:
-        """The id of configuration ``(d, shadows)`` (DFA state or boundary, shadow set),
-        given on first use (thread-safe)."""
+    def intern(self, d, shadows: frozenset) -> int:
+        """The id of configuration ``(d, shadows)`` (DFA state or boundary, shadow set;
+        extended states where repetitions are counted), given on first use
+        (thread-safe)."""
         key = (d, shadows)
         cid = self._config_ids.get(key)
         if cid is None:
@@ -172,7 +194,80 @@ class Scanner:
                     cid = len(self._configs)
                     self._configs.append(key)
                     self._config_ids[key] = cid
+                    new = True
+                else:
+                    new = False
+            sink = self._alias_sink
+            if new and self.counted and sink is not None:
+                rep = self.mask_rep(cid)
+                if rep != cid:
+                    sink[cid] = sink.get(rep, rep)
         return cid
+
+    # -- counted repetitions -------------------------------------------------
+    def mask_rep(self, cid: int) -> int:
+        """The configuration the mask automaton compiles for ``cid``: ``cid`` with every
+        extended state replaced by its plain DFA state (the same outcomes for every
+        token shorter than the band, :mod:`.counted`). ``cid`` itself when nothing is
+        owed."""
+        r = self._rep.get(cid)
+        if r is None:
+            d, shadows = self._configs[cid]
+            if type(d) is not int or any(type(x) is not int for x in shadows):
+                r = self.intern(d if type(d) is int else d[0],
+                                frozenset(x if type(x) is int else x[0] for x in shadows))
+            else:
+                r = cid
+            self._rep[cid] = r
+        return r
+
+    def is_plain(self, cid: int) -> bool:
+        """Whether no state of ``cid`` owes iterations (it is its own mask representative)."""
+        return not self.counted or self.mask_rep(cid) == cid
+
+    def bind_aliases(self, alias: dict) -> None:
+        """Register every configuration with owed iterations, now and when it is made, as
+        an alias of its mask representative in ``alias`` (the mask automaton's)."""
+        if not self.counted:
+            return
+        self._alias_sink = alias
+        for cid in range(len(self._configs)):
+            rep = self.mask_rep(cid)
+            if rep != cid:
+                alias[cid] = alias.get(rep, rep)
+
+    def _xstep(self, e, byte: int):
+        """One byte from the extended state ``e``: the next extended state, or -1."""
+        if type(e) is int:
+            q, owed = e, ()
+        else:
+            q, owed = e
+        nq = self._trans[q][byte]
+        if nq < 0:
+            return -1
+        touch = self._touch[nq]
+        if not touch:
+            return nq
+        tags = self._tags
+        out = []
+        for s in touch:
+            t = tags[s][nq]
+            if t == 2:                    # LEFT: an iteration of the stall's copy done
+                r = 0
+                for s2, r2 in owed:
+                    if s2 == s:
+                        r = r2
+                if r > 0:
+                    nq = self._rewind[s][nq]
+                    if r > 1:
+                        out.append((s, r - 1))
+            elif tags[s][q] == 1:         # IN, and was in the copy: still owing as much
+                for s2, r2 in owed:
+                    if s2 == s:
+                        out.append((s, r2))
+            else:                         # IN, arrived from the copy before
+                out.append((s, self._owed[s]))
+        return (nq, tuple(out)) if out else nq
 
     @property
     def n_configs(self) -> int:
@@ -185,7 +280,7 @@ class Scanner:
 
     def import_configs(self, configs) -> None:
         """Adopt configuration ids from a compiled artifact (before any use of this scanner)."""
-        configs = [(int(d), frozenset(int(x) for x in s)) for d, s in configs]
+        configs = [(_state_of(d), frozenset(_state_of(x) for x in s)) for d, s in configs]
         if not configs or configs[0] != (BOUNDARY, frozenset()):
             raise ValueError("configuration 0 must be the boundary configuration")
         with self._lock:
@@ -194,6 +289,7 @@ class Scanner:
             self._steps.clear()
             self._finish.clear()
             self._special_memo.clear()
+            self._rep.clear()
 
     @property
     def byte_representatives(self) -> list[int]:
@@ -202,7 +298,8 @@ class Scanner:
         return self._byte_classes
 
     def at_boundary(self, cid: int) -> bool:
-        return self._configs[cid][0] < 0
+        d = self._configs[cid][0]
+        return type(d) is int and d < 0
 
     # -- one byte ------------------------------------------------------------
     def step(self, cid: int, byte: int) -> tuple:
@@ -215,6 +312,8 @@ class Scanner:
         return out
 
     def _step(self, cid: int, byte: int) -> tuple:
+        if self.counted:
+            return self._step_counted(cid, byte)
         trans = self._trans
         d, shadows = self._configs[cid]
         nd = trans[self.mode_starts[-1 - d] if d < 0 else d][byte]
@@ -236,12 +335,44 @@ class Scanner:
             return ((w, self.intern(nb, ns | {nd})), (None, self.intern(nd, ns)))
         return ((w, self.intern(nb, ns)),)
 
+    def _step_counted(self, cid: int, byte: int) -> tuple:
+        """:meth:`_step` over extended states."""
+        xstep = self._xstep
+        d, shadows = self._configs[cid]
+        if type(d) is int and d < 0:
+            d = self.mode_starts[-1 - d]
+        nd = xstep(d, byte)
+        if type(nd) is int and nd < 0:
+            return ()
+        ns = set()
+        for s in shadows:
+            t = xstep(s, byte)
+            if type(t) is not int:
+                if self.accepting[t[0]]:
+                    return ()
+                ns.add(t)
+            elif t >= 0:
+                if self.accepting[t]:
+                    return ()          # a longer match of an emitted lexeme completed
+                ns.add(t)
+        ns = frozenset(ns)
+        q = nd if type(nd) is int else nd[0]
+        w = self.winners[q]
+        if not w:
+            return ((None, self.intern(nd, ns)),)
+        nb = self._next_boundary[q]
+        if self._live_out[q]:
+            return ((w, self.intern(nb, ns | {nd})), (None, self.intern(nd, ns)))
+        return ((w, self.intern(nb, ns)),)
+
     # -- end of text and lookahead -------------------------------------------
     def final_emission(self, cid: int) -> Emission | None:
         """At end of text: ``()`` if no lexeme is pending, the winners if the
         pending lexeme is complete, ``None`` if it is incomplete (dead)."""
         d, _ = self._configs[cid]
-        if d < 0:
+        if type(d) is not int:
+            d = d[0]
+        elif d < 0:
             return ()
         w = self.winners[d]
         return w if w else None
@@ -255,6 +386,8 @@ class Scanner:
         r = self._special_memo.get(key, 0)
         if r == 0:
             d, _ = self._configs[cid]
+            if type(d) is not int:
+                d = d[0]
             if d < 0:
                 r = ((), -1 - d)
             elif self.winners[d]:
@@ -295,10 +428,14 @@ class Scanner:
 
     def _finishable(self, cid: int) -> frozenset:
         d, shadows = self._configs[cid]
+        if type(d) is not int:
+            d = d[0]
         d = self.mode_starts[-1 - d] if d < 0 else d
         reach = self._reach
         if not shadows:
-            return reach[d]
+            return reach[d]          # owed iterations change no terminal the lexeme can become
+        if self.counted:
+            return self._finishable_counted(cid)
         # Explore (state, shadows) pairs until the shadows die; from there on
         # the precomputed per-state reachability answers.
         trans = self._trans
@@ -337,6 +474,42 @@ class Scanner:
                         seen.add(key)
                         todo.append(key)
         return frozenset(result)
+
+
+    def _finishable_counted(self, cid: int) -> frozenset:
+        """:meth:`_finishable` with shadows over extended states: (pending, shadows)
+        pairs explored until the shadows die (each pair a configuration, stepped by
+        :meth:`step`)."""
+        reach = self._reach
+        winners = self.winners
+        result: set = set()
+        seen = {cid}
+        todo = [cid]
+        reps = self._byte_classes
+        while todo:
+            c = todo.pop()
+            for b in reps:
+                for em, c2 in self.step(c, b):
+                    if em is not None:
+                        result.update(em)     # the lexeme can end here as these
+                        continue
+                    d, sh = self._configs[c2]
+                    q = d if type(d) is int else d[0]
+                    result.update(winners[q])
+                    if not sh:
+                        result.update(reach[q])
+                    elif c2 not in seen and self._live_out[q]:
+                        seen.add(c2)
+                        todo.append(c2)
+        return frozenset(result)
+
+
+def _state_of(x):
+    """An extended state from plain data: an int, or ``(q, ((stall, owed), ...))``."""
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    q, owed = x
+    return (int(q), tuple((int(s), int(r)) for s, r in owed))
 
 
 def _byte_classes(trans: np.ndarray) -> list[int]:

@@ -1,0 +1,157 @@
+"""Counted repetitions (:mod:`stackmask.lexer.counted`): a repetition far beyond the longest
+token is compiled as a representative with stalls; the scanner keeps the exact count.
+
+Checked: the lexer's language against Python's ``re`` at and around every bound, the
+terminal automaton's size, and masks against the oracle (small vocabularies with long
+tokens, and Qwen2.5 on JSON Schema strings with ``maxLength``/``minLength`` in the
+thousands), fresh and loaded from the cache."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import numpy as np
+import pytest
+
+from stackmask import Constraint, Grammar, Vocab
+from stackmask.errors import TokenRejected
+from stackmask.lexer.counted import split_counted
+from stackmask.lexer.regex import compile_terminal
+
+
+def _lexes(c: Constraint, text: str) -> bool:
+    """Whether ``text`` is a sentence of ``c``'s grammar (committed as raw bytes)."""
+    try:
+        s = c.commit_bytes(c.start(), text.encode())
+    except TokenRejected:
+        return False
+    return c.is_accepting(s)
+
+
+def _vocab(extra=()) -> Vocab:
+    toks = [bytes([b]) for b in range(256)] + [t.encode() for t in extra]
+    return Vocab(toks + [None], eos_token_ids=[len(toks)], special_token_ids=[len(toks)])
+
+
+def test_large_bounds_compile_small():
+    # 65,535 iterations of a JSON string character: a few thousand states, not millions
+    d = compile_terminal(r'"(?:[^"\\]|\\.){0,65535}"', band=129)
+    assert d.counters and d.counters[1] == (65535 - 2 * 129,)
+    assert d.n_states < 5000
+    d = compile_terminal(r"a{20000}b", band=64)
+    assert d.counters[1] == (20000 - 128,) and d.n_states < 300
+    d = compile_terminal(r"a{1,20000}", band=64)
+    assert d.counters[1] == (20000 - 1 - 128,)
+    d = compile_terminal(r"x{3000,}", band=64)
+    assert d.counters[1] == (3000 - 128,)
+    # small bounds stay as written
+    assert not compile_terminal(r"a{1,100}", band=64).counters
+
+
+def test_what_is_not_counted():
+    assert split_counted(("r", ("c", ((97, 97),)), 0, 10), 64) is None
+    # two large repetitions, or one nested in an alternation: expanded as written
+    big = ("r", ("c", ((97, 97),)), 0, 500)
+    assert split_counted(("s", (big, big)), 64) is None
+    assert split_counted(("a", (big, ("c", ((98, 98),)))), 64) is None
+    # iterations that are not a prefix code (``a|ab``) cannot be counted: expanded
+    d = compile_terminal(r"(?:a|ab){0,200}c", band=64)
+    assert not d.counters
+
+
+GRAMMARS = [
+    # (terminal regex, bounds of the counted part, its iterations to draw from, wrapper)
+    (r'"(?:[^"\\]|\\["\\n]){300,700}"', (300, 700), ["x", "é", '\\"', "\\n", " "], '"{}"'),
+    (r"a{1,400}", (1, 400), ["a"], "{}"),
+    (r"(?:ab|c){200}d", (200,), ["ab", "c"], "{}d"),
+    (r"<(?:[a-z]|é){150,}>", (150,), ["q", "é"], "<{}>"),
+]
+
+
+@pytest.mark.parametrize("regex,bounds,alphabet,wrap", GRAMMARS,
+                         ids=["string", "plain", "exact", "unbounded"])
+def test_lexer_language_is_exact_at_the_bounds(regex, bounds, alphabet, wrap):
+    c = Constraint(f"start: T\nT: /{regex}/\n", _vocab(), cache_dir=None, progress=False)
+    assert c.scanner.counted, "nothing counted: the test checks nothing"
+    pat = re.compile(regex)
+    rng = random.Random(7)
+    lengths = sorted({max(0, b + d) for b in bounds for d in (-2, -1, 0, 1, 2)} | {1000})
+    seen = set()
+    for n in lengths:
+        text = wrap.format("".join(rng.choice(alphabet) for _ in range(n)))
+        ok = bool(pat.fullmatch(text))
+        seen.add(ok)
+        assert _lexes(c, text) == ok, (regex, n)
+    assert seen == {True, False}
+
+
+def _walk(c: Constraint, texts, rng, check_every: int):
+    """Commit each text token by token (random tokens whose bytes continue it) and compare
+    masks with the oracle every ``check_every`` steps and on the last ones."""
+    vocab = c.vocab
+    by_first: dict = {}
+    for i in range(vocab.size):
+        b = vocab.token_bytes(i)
+        if b and i not in vocab.eos_token_ids:
+            by_first.setdefault(b[0], []).append((b, i))
+    checked = 0
+    for text in texts:
+        data = text.encode()
+        s = c.start()
+        pos = 0
+        step = 0
+        while pos < len(data):
+            fits = [(b, i) for b, i in by_first[data[pos]] if data.startswith(b, pos)]
+            b, i = rng.choice(fits)
+            s = c.commit(s, i)
+            pos += len(b)
+            step += 1
+            if step % check_every == 0 or len(data) - pos < 12:
+                assert np.array_equal(c.get_mask(s), c.reference_mask(s)), (text[:40], pos)
+                checked += 1
+    return checked
+
+
+def test_masks_equal_the_oracle_small_vocab(tmp_path):
+    # tokens up to 40 bytes: the band is the least one (64), counts far beyond it stall
+    extra = ["a" * k for k in (2, 3, 5, 8, 13, 21, 40)] + ['a"', 'aa"', '"a', "é" * 7]
+    v = _vocab(extra)
+    g = 'start: "[" ITEM ("," ITEM)* "]"\nITEM: /"(?:a|é){130,600}"/\n'
+    rng = random.Random(3)
+    texts = ["[" + ",".join('"' + "".join(rng.choice("aaaé") for _ in range(n)) + '"'
+                            for n in ns) + "]" for ns in [(130, 600), (131, 599, 300)]]
+    for attempt in range(2):
+        c = Constraint(g, v, cache_dir=tmp_path, progress=False)
+        assert c.loaded_from_cache == bool(attempt)
+        assert c.scanner.counted
+        assert _walk(c, texts, rng, 25) > 20
+        assert not _lexes(c, '["' + "a" * 601 + '"]') and not _lexes(c, '["' + "a" * 129 + '"]')
+        assert _lexes(c, '["' + "a" * 600 + '","' + "é" * 130 + '"]')
+
+
+@pytest.mark.parametrize("schema,texts", [
+    ({"type": "object", "properties": {"s": {"type": "string", "maxLength": 65535}},
+      "required": ["s"]},
+     ['{"s": "' + "Lorem ipsum dolor sit amet, \\u00e9\\n" * 40 + '"}']),
+    ({"type": "object", "properties": {"s": {"type": "string", "minLength": 400, "maxLength": 700}},
+      "required": ["s"]},
+     ['{"s": "' + ("ab c\u00e9" * 200)[:400] + '"}', '{"s": "' + ("xyz \\\"" * 200)[:700] + '"}']),
+])
+def test_schema_masks_equal_the_oracle(schema, texts, qwen_vocab, tmp_path):
+    g = Grammar.from_json_schema(schema)
+    rng = random.Random(11)
+    for attempt in range(2):
+        c = Constraint(g, qwen_vocab, cache_dir=tmp_path, progress=False)
+        assert c.loaded_from_cache == bool(attempt)
+        assert c.scanner.counted
+        assert _walk(c, texts, rng, 60) >= 10
+        # configurations with iterations owed are aliases of compiled plain ones
+        assert not c.compiled.dwa.budget_exhausted
+
+
+def test_schema_length_bounds_are_enforced(qwen_vocab):
+    g = Grammar.from_json_schema({"type": "string", "minLength": 3000, "maxLength": 5000})
+    c = Constraint(g, qwen_vocab, cache_dir=None, progress=False)
+    for n, ok in [(2999, False), (3000, True), (4321, True), (5000, True), (5001, False)]:
+        assert _lexes(c, '"' + "é" * n + '"') == ok, n
