@@ -72,7 +72,7 @@ GRAMMARS = [
 @pytest.mark.parametrize("regex,bounds,alphabet,wrap", GRAMMARS,
                          ids=["string", "plain", "exact", "unbounded"])
 def test_lexer_language_is_exact_at_the_bounds(regex, bounds, alphabet, wrap):
-    c = Constraint(f"start: T\nT: /{regex}/\n", _vocab(), cache_dir=None, progress=False)
+    c = Constraint(f"start: T\nT: /{regex}/\n", _vocab(), cache_dir=False, progress=False)
     assert c.scanner.counted, "nothing counted: the test checks nothing"
     pat = re.compile(regex)
     rng = random.Random(7)
@@ -152,6 +152,65 @@ def test_schema_masks_equal_the_oracle(schema, texts, qwen_vocab, tmp_path):
 
 def test_schema_length_bounds_are_enforced(qwen_vocab):
     g = Grammar.from_json_schema({"type": "string", "minLength": 3000, "maxLength": 5000})
-    c = Constraint(g, qwen_vocab, cache_dir=None, progress=False)
+    c = Constraint(g, qwen_vocab, cache_dir=False, progress=False)
     for n, ok in [(2999, False), (3000, True), (4321, True), (5000, True), (5001, False)]:
         assert _lexes(c, '"' + "é" * n + '"') == ok, n
+
+
+# -- property: tiny bands, so that short strings cross every stall ---------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from stackmask.compile.tables import build_tables  # noqa: E402
+from stackmask.compile import make_scanner  # noqa: E402
+from stackmask.lexer.scanner import BOUNDARY_CONFIG  # noqa: E402
+
+_BODIES = [("a", ["a"]), ("[ab]", ["a", "b"]), ("(?:ab|c)", ["ab", "c"]),
+           ("(?:é|a)", ["é", "a"]), (r'(?:[^"\\]|\\.)', ["x", '\\"', "\\\\", "é"])]
+
+
+@st.composite
+def _counted_case(draw):
+    body, units = draw(st.sampled_from(_BODIES))
+    pre = draw(st.sampled_from(["", "<", "q"]))
+    post = draw(st.sampled_from(["", ">", "z"]))
+    lo = draw(st.integers(0, 14))
+    hi = draw(st.one_of(st.none(), st.integers(lo, lo + 16)))
+    if lo == 0 and not pre and not post:
+        lo = 1                                # a terminal never matches the empty string
+        hi = None if hi is None else max(hi, 1)
+    band = draw(st.integers(1, 3))
+    regex = f"{pre}{body}{{{lo},{'' if hi is None else hi}}}{post}"
+    texts = []
+    for _ in range(6):
+        k = draw(st.integers(0, (hi if hi is not None else lo + 8) + 3))
+        mid = "".join(draw(st.sampled_from(units)) for _ in range(k))
+        texts.append(pre + mid + post)
+    return regex, band, texts
+
+
+def _scanner_accepts(sc, data: bytes) -> bool:
+    """Whether the scanner reads ``data`` as one lexeme: it emits it at the last byte, or
+    the lexeme pending after it is complete."""
+    cfgs = {BOUNDARY_CONFIG}
+    for i, b in enumerate(data):
+        outs = [o for c in cfgs for o in sc.step(c, b)]
+        if i == len(data) - 1 and any(em for em, _ in outs):
+            return True
+        cfgs = {c2 for em, c2 in outs if em is None}
+        if not cfgs:
+            return False
+    return any(sc.final_emission(c) for c in cfgs)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_counted_case())
+def test_counted_language_equals_re(case):
+    regex, band, texts = case
+    d = compile_terminal(regex, band=band)
+    sc = make_scanner(build_tables(f"start: T\nT: /{regex}/\n", band=band))
+    pat = re.compile(regex)
+    for text in texts:
+        want = bool(pat.fullmatch(text))
+        assert bool(d.fullmatch(text.encode())) == want, (regex, band, text)
+        assert _scanner_accepts(sc, text.encode()) == want, (regex, band, text)

@@ -154,6 +154,7 @@ def counted_dfa(x, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_states: i
     ns = len(stalls)
     tags = np.zeros((n, ns), dtype=np.int8)
     rewind = np.full((n, ns), -1, dtype=np.int32)
+    copy = np.full(n, -1, dtype=np.int64)        # the copy a state is in (-1: P or S)
     ids = {sub: i for i, sub in enumerate(subsets)}
     for i, sub in enumerate(subsets):
         copies = {copy_of[s] for s in sub if s in copy_of}
@@ -162,6 +163,7 @@ def counted_dfa(x, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_states: i
         if not copies:
             continue
         (c,) = copies
+        copy[i] = c
         for si, (m, _) in enumerate(stalls):
             if c == m:
                 tags[i, si] = IN
@@ -176,9 +178,13 @@ def counted_dfa(x, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_states: i
     t, old = trim(full, acc)
     if t.shape[0] == 0:
         return None
-    acc, tags = acc[old], tags[old]
+    acc, tags, copy = acc[old], tags[old], copy[old]
+    # states of two copies are never equivalent (x a prefix code: the iterations a word
+    # makes are fixed, and from two copies they must reach a bound in different numbers;
+    # every copy past lo' of an unbounded one is the same copy): as a label, the copy
+    # lets a few rounds of refinement settle the chain of copies
     order, bounds = group_rows(np.concatenate([acc[:, None].astype(np.int64),
-                                               tags.astype(np.int64)], axis=1))
+                                               tags.astype(np.int64), copy[:, None]], axis=1))
     labels = np.empty(len(acc), dtype=np.int64)
     for u in range(len(bounds) - 1):
         labels[order[bounds[u]:bounds[u + 1]]] = u

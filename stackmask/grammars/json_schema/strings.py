@@ -12,6 +12,10 @@ from .common import _num, log
 from .formats import FORMATS, UNSUPPORTED_FORMATS, format_ast
 
 
+#: the band of the lexer size check (``stackmask.compile.MIN_BAND``: no vocabulary's is less)
+MIN_CHECK_BAND = 64
+
+
 class StringsMixin:
     """Methods of the converter (:class:`..converter._Converter`) for strings."""
 
@@ -98,7 +102,9 @@ class StringsMixin:
         if ast == NONE:
             return NONE
         try:
-            compile_terminal(self.string_regex(ast))      # cached: the lexer reuses it
+            # the least band: a repetition counted with a vocabulary's band is counted
+            # here too, with fewer copies (the check is about fitting, not the automaton)
+            compile_terminal(self.string_regex(ast), band=MIN_CHECK_BAND)
             return ast
         except GrammarError:
             pass
@@ -112,7 +118,7 @@ class StringsMixin:
             self.problem(kw, f"{ptr}/{kw}", f"the string terminal with length {lo}..{hi} exceeds the "
                          "lexer's automaton size limit")
             try:
-                compile_terminal(self.string_regex(unlimited))
+                compile_terminal(self.string_regex(unlimited), band=MIN_CHECK_BAND)
                 return unlimited
             except GrammarError:
                 pass
