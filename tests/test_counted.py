@@ -35,16 +35,20 @@ def _vocab(extra=()) -> Vocab:
 
 
 def test_large_bounds_compile_small():
-    # 65,535 iterations of a JSON string character: a few thousand states, not millions
+    # 65,535 iterations of a JSON string character: a few thousand states, not millions.
+    # Counts 0..K and the K below a bound have positions of their own; the run between
+    # them is one stall owing its length - 1 iterations
     d = compile_terminal(r'"(?:[^"\\]|\\.){0,65535}"', band=129)
-    assert d.counters and d.counters[1] == (65535 - 2 * 129,)
+    assert d.counters and d.counters[1] == (65535 - 2 * 129 - 2,)
     assert d.n_states < 5000
     d = compile_terminal(r"a{20000}b", band=64)
-    assert d.counters[1] == (20000 - 128,) and d.n_states < 300
+    assert d.counters[1] == (20000 - 2 * 64 - 2,) and d.n_states < 300
     d = compile_terminal(r"a{1,20000}", band=64)
-    assert d.counters[1] == (20000 - 1 - 128,)
+    assert d.counters[1] == (20000 - 2 * 64 - 2,)
     d = compile_terminal(r"x{3000,}", band=64)
-    assert d.counters[1] == (3000 - 128,)
+    assert d.counters[1] == (3000 - 2 * 64 - 2,)
+    d = compile_terminal(r"x{1000,3000}", band=64)      # two stalls: below 1000, below 3000
+    assert d.counters[1] == (1000 - 2 * 64 - 2, 2000 - 64 - 2)
     # small bounds stay as written
     assert not compile_terminal(r"a{1,100}", band=64).counters
 
@@ -137,6 +141,11 @@ def test_masks_equal_the_oracle_small_vocab(tmp_path):
     ({"type": "object", "properties": {"s": {"type": "string", "minLength": 400, "maxLength": 700}},
       "required": ["s"]},
      ['{"s": "' + ("ab c\u00e9" * 200)[:400] + '"}', '{"s": "' + ("xyz \\\"" * 200)[:700] + '"}']),
+    # two counted strings read together (one count for both)
+    ({"type": "object", "properties": {"s": {"type": "string", "maxLength": 1024},
+                                       "t": {"type": "string", "minLength": 600, "maxLength": 4096}},
+      "required": ["s", "t"]},
+     ['{"s": "' + "word " * 204 + 'abcd", "t": "' + "é" * 600 + '"}']),
 ])
 def test_schema_masks_equal_the_oracle(schema, texts, qwen_vocab, tmp_path):
     g = Grammar.from_json_schema(schema)
@@ -148,6 +157,23 @@ def test_schema_masks_equal_the_oracle(schema, texts, qwen_vocab, tmp_path):
         assert _walk(c, texts, rng, 60) >= 10
         # configurations with iterations owed are aliases of compiled plain ones
         assert not c.compiled.dwa.budget_exhausted
+
+
+def test_counted_strings_read_together_share_one_count():
+    # four string terminals with different bounds on the same characters: one automaton
+    # with one count (apart, the product pairs every stalled count of one with the other's)
+    s = {"type": "object", "properties": {
+        "a": {"type": "string", "maxLength": 1024}, "b": {"type": "string", "maxLength": 4096},
+        "c": {"type": "string", "minLength": 2000}, "e": {"type": "string", "maxLength": 65535}},
+        "required": ["a", "b"]}
+    c = Constraint(Grammar.from_json_schema(s), _vocab(), cache_dir=False, progress=False)
+    assert c.scanner.dfa.n_states < 20_000 and len(c.scanner.dfa.counters[1]) == 4
+    for a, b, e, ok in [(1024, 4096, 0, True), (1025, 0, 0, False), (0, 4097, 0, False),
+                        (0, 0, 65535, True), (0, 0, 65536, False)]:
+        text = f'{{"a": "{"x" * a}", "b": "{"y" * b}"' + (f', "e": "{"z" * e}"' if e else "") + "}"
+        assert _lexes(c, text) == ok, (a, b, e)
+    for n, ok in [(1999, False), (2000, True)]:
+        assert _lexes(c, '{"a": "", "b": "", "c": "' + "é" * n + '"}') == ok
 
 
 def test_schema_length_bounds_are_enforced(qwen_vocab):

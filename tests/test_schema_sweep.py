@@ -161,8 +161,11 @@ def test_sweep_stackmask_end_to_end():
 
 
 def test_sweep_timeout_restarts_worker():
-    slow = {"type": "object", "properties": {"summary": {"type": "string", "maxLength": 300}},
-            "required": ["summary"]}
+    # several strings with different length bounds: ~6 s with Qwen2.5 on this machine
+    slow = {"type": "object", "properties": {
+        k: {"type": "string", "maxLength": n} for k, n in
+        [("a", 300), ("b", 1000), ("c", 4096), ("d", 20000), ("e", 65535)]},
+        "required": ["a"]}
     rows = [dict(name="slow", schema=slow, valid=['{"summary": "x"}'], invalid=["{}"]),
             dict(name="bool", schema={"type": "boolean"}, valid=["true"], invalid=["1"])]
     res = sw.sweep(rows, ["stackmask"], timeout=3)["stackmask"]

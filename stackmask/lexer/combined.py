@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import GrammarError
 from .counted import DEFAULT_BAND
 from .dfa import DFA, MAX_DFA_STATES, product
-from .regex import clear_cache as _clear_terminals, compile_terminal
+from .regex import clear_cache as _clear_terminals, compile_counted_group, compile_terminal, counted_parts
 from .text import free_text_dfa
 
 __all__ = ["terminal_dfas", "compile_lexer", "compile_modal_lexer", "clear_caches"]
@@ -53,11 +53,40 @@ def compile_lexer(terminals: Sequence, band: int = DEFAULT_BAND) -> DFA:
     key = (band,) + tuple((_regex_of(t)[0], getattr(t, "text", None)) for t in terminals)
     d = _LEXER_CACHE.get(key)
     if d is None:
-        d = product(terminal_dfas(terminals, band))
+        d = _combined(terminals, band)
         if len(_LEXER_CACHE) > 64:
             _LEXER_CACHE.clear()
         _LEXER_CACHE[key] = d
     return d
+
+
+def _combined(terminals: Sequence, band: int) -> DFA:
+    """The product of the terminals' DFAs; terminals whose counted repetitions share
+    their prefix and body (several JSON strings with a ``maxLength``) are one automaton
+    with one count (:func:`.regex.compile_counted_group`): apart, the product would
+    pair every count at which one stalls with every count of the other."""
+    groups: dict = {}
+    for i, t in enumerate(terminals):
+        if getattr(t, "text", None) is None and getattr(t, "token", None) is None:
+            parts = counted_parts(_regex_of(t)[0], band)
+            if parts is not None:
+                groups.setdefault((parts[0], parts[1]), []).append(i)
+    dfas: list[DFA] = []
+    owners: list[tuple] = []
+    grouped: set[int] = set()
+    for idx in groups.values():
+        if len(idx) < 2:
+            continue
+        d = compile_counted_group([_regex_of(terminals[i])[0] for i in idx], band)
+        if d is not None:
+            dfas.append(d)
+            owners.append(tuple(idx))
+            grouped.update(idx)
+    for i, t in enumerate(terminals):
+        if i not in grouped:
+            dfas.append(_terminal_dfa(t, band))
+            owners.append((i,))
+    return product(dfas, owners)
 
 
 def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]],

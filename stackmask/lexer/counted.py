@@ -1,35 +1,38 @@
-"""Counted repetitions far longer than any token: a representative automaton with stalls.
+"""Counted repetitions far longer than any token: a chain of copies with stalls.
 
-A terminal ``P x{lo,hi} S`` with ``lo`` or ``hi - lo`` in the thousands (a JSON string
-with ``maxLength: 65535``, ``/a{1,20000}/``) would need one copy of ``x``'s states per
-count. No token can tell most counts apart: a token of at most ``L`` bytes completes at
-most ``L`` iterations of ``x`` (``x`` reads at least one byte), so a count farther than
-``L`` from both bounds behaves, for every token, like any other such count. With the
-*band* ``K > L``:
+A terminal ``P x{lo,hi} S`` with bounds in the thousands (a JSON string with
+``maxLength: 65535``, ``/a{1,20000}/``) would need one copy of ``x``'s states per count.
+No token can tell most counts apart: a token of at most ``L`` bytes completes at most
+``L`` iterations of ``x`` (``x`` reads at least one byte), so a count farther than ``L``
+below every bound behaves, for every token, like any other such count. With the *band*
+``K > L`` (:func:`split_counted` takes repetitions with ``lo > 2K`` or ``hi - lo > 2K``):
 
-* the DFA is built for the *representative* ``P x{lo',hi'} S`` with ``lo' = min(lo, 2K)``
-  and ``hi' - lo' = min(hi - lo, 2K)`` (copies of ``x`` numbered by the iterations done);
-* a *stall* sits where a run of counts was cut out: at copy ``m = K`` when ``lo > 2K``
-  (``lo - 2K`` iterations cut) and at copy ``m = lo' + K`` when ``hi - lo > 2K``. The
-  lexer keeps, next to the DFA state, how many iterations the current stall still owes
-  (``r``). Completing an iteration of copy ``m`` while ``r > 0`` *rewinds* to the start
-  of copy ``m`` (a pseudo-transition of the DFA) and decrements ``r``; arriving at copy
-  ``m`` from copy ``m - 1`` sets ``r`` to the iterations cut.
+* the automaton is a chain of *positions*, one copy of ``x`` each: every count from 0 to
+  ``K`` and every count at most ``K`` below a bound (``lo``, ``hi``) has a position of its
+  own; each run of counts between those is a single position, a *stall*;
+* arriving at a stall, the lexer notes the iterations the run still owes (its length - 1);
+  completing an iteration there while some are owed follows a *rewind* (a
+  pseudo-transition of the DFA) back to the stall's start and owes one less. So the
+  scanner is exact for every count, while the automaton has at most ``K + 1`` positions
+  per bound, whatever the bounds;
+* terminals read together that share ``P`` and ``x`` (several JSON strings with different
+  ``maxLength``) are one chain with one count (:func:`counted_group`), each exiting into
+  its own ``S`` at its own counts: apart, the product of their automata would pair every
+  count at which one stalls with every count of the other.
 
-So the scanner is exact for every count, while the automaton has at most ``4K`` copies.
-For the masks the owed iterations do not matter: a configuration in a stall behaves,
-for every token of at most ``L < K`` bytes, like the plain DFA state (the representative
-from copy ``m`` is at least ``K`` iterations from both of its bounds), which is what
-construction compiles (:meth:`stackmask.lexer.scanner.Scanner.mask_rep`).
+For the masks the owed iterations do not matter: from a stall every bound is more than
+``K > L`` iterations ahead, in the chain as in the text, so a configuration in a stall
+behaves for every token like the plain DFA state, which is what construction compiles
+(:meth:`stackmask.lexer.scanner.Scanner.mask_rep`).
 
-The construction needs iteration boundaries the DFA can see: ``x`` must be a prefix code
-(no word of ``x`` is a proper prefix of another, e.g. JSON string characters and escapes,
-UTF-8 code points) that does not match the empty string, and no DFA state may mix two
-copies (``P`` or ``S`` overlapping ``x``). Otherwise :func:`counted_dfa` returns None and
-the repetition is expanded as written (within the lexer's size limits).
+Counting needs iteration boundaries the DFA can see: ``x`` must be a prefix code (no word
+of ``x`` is a proper prefix of another: JSON string characters and escapes, UTF-8 code
+points) that does not match the empty string, and no DFA state may be in two copies (``P``
+or ``S`` reading ``x``'s bytes). Otherwise the repetition is expanded as written (within
+the lexer's size limits).
 
 A DFA with stalls carries ``counters = (band, owed, rewind, tags)``: per stall the
-iterations cut (``owed``), per state and stall the rewind target (``-1``: none) and a tag
+iterations owed on arrival, per state and stall the rewind target (``-1``: none) and a tag
 (``IN``: in the stall's copy, ``LEFT``: just completed an iteration of it).
 """
 
@@ -42,7 +45,7 @@ import numpy as np
 from .fsa import Nfa, TooManyStates, determinize, group_rows, minimize, trim
 from .ir import nullable, thompson
 
-__all__ = ["DEFAULT_BAND", "IN", "LEFT", "split_counted", "counted_dfa"]
+__all__ = ["DEFAULT_BAND", "IN", "LEFT", "split_counted", "counted_dfa", "counted_group"]
 
 #: the band when no vocabulary is known (longer than the longest token of common
 #: vocabularies: Qwen2.5's is 128 bytes); a constraint uses its vocabulary's longest
@@ -98,26 +101,59 @@ def counted_dfa(x, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_states: i
     sp = split_counted(x, band)
     if sp is None:
         return None
-    pre, body, lo, hi, post = sp
+    got = counted_group([sp], band, new_nfa, leaf_of, max_states)
+    if got is None:
+        return None
+    trans, b2c, accepts, counters = got
+    return trans, b2c, np.array([bool(a) for a in accepts], dtype=bool), counters
+
+
+def _positions(members, k: int):
+    """The chain of a group's counts: ``(first count, last count)`` per position, every
+    count near a bound (``K`` below it, or the first ``K + 1`` counts) a position of its
+    own, each run of counts between them one position (a stall); and whether the chain
+    ends in a loop (a member without upper bound)."""
+    near: set[int] = set(range(k + 1))
+    unbounded = False
+    for _, _, lo, hi, _ in members:
+        near.update(range(max(0, lo - k), lo + 1))
+        if hi is None:
+            unbounded = True
+        else:
+            near.update(range(max(0, hi - k), hi + 1))
+    top = max(near)
+    out = []
+    c = 0
+    while c <= top:
+        if c in near:
+            out.append((c, c))
+            c += 1
+        else:
+            e = c
+            while e + 1 not in near:
+                e += 1
+            out.append((c, e))
+            c = e + 1
+    return out, unbounded
+
+
+def counted_group(members, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_states: int):
+    """One DFA for terminals ``P x{lo_i,hi_i} S_i`` that share ``P`` and ``x``
+    (``members``: :func:`split_counted` tuples): one chain of copies of ``x`` for all of
+    them, with a position per count near any member's bound and a stall for each run of
+    counts between (module doc). Terminals read together share their count, so their
+    stalls never need to be combined with each other. Returns ``(trans over byte
+    classes, byte -> class, accepts: per state the frozenset of member positions,
+    counters)`` or None when the iterations cannot be counted."""
+    pre, body = members[0][0], members[0][1]
+    if any(m[0] != pre or m[1] != body for m in members):
+        raise ValueError("a counted group shares its prefix and repeated body")
     try:
         if not _prefix_code(body, new_nfa, leaf_of):
             return None
     except TooManyStates:
         return None
-    k = band
-    stalls = []                                  # (copy m, iterations cut)
-    if lo > 2 * k:
-        lo2 = 2 * k
-        stalls.append((k, lo - 2 * k))
-    else:
-        lo2 = lo
-    if hi is None:
-        hi2 = None
-    elif hi - lo > 2 * k:
-        hi2 = lo2 + 2 * k
-        stalls.append((lo2 + k, hi - lo - 2 * k))
-    else:
-        hi2 = lo2 + hi - lo
+    positions, unbounded = _positions(members, band)
     nfa = new_nfa()
     leaf = leaf_of(nfa)
     nfa.start = nfa.new()
@@ -125,7 +161,7 @@ def counted_dfa(x, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_states: i
     heads = [cur]
     copy_of: dict[int, int] = {}
     stride = None
-    for j in range(lo2 if hi2 is None else hi2):
+    for j in range(len(positions) - 1):
         n0 = nfa.n_states
         cur = thompson(body, nfa, cur, leaf)
         width = nfa.n_states - n0
@@ -133,31 +169,40 @@ def counted_dfa(x, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_states: i
             stride = width
         elif width != stride or not n0 <= cur < nfa.n_states:
             return None
-        for s in range(n0, nfa.n_states):
-            copy_of[s] = j
+        for q in range(n0, nfa.n_states):
+            copy_of[q] = j
         copy_of[cur] = j + 1
         heads.append(cur)
-    join = nfa.new()
-    if hi2 is None:
+    last = len(positions) - 1
+    loop_end = None
+    if unbounded:
         n0 = nfa.n_states
-        end = thompson(("r", body, 0, None), nfa, cur, leaf)
-        for s in range(n0, nfa.n_states):
-            copy_of[s] = lo2
-        nfa.eps[end].append(join)
-    else:
-        for j in range(lo2, hi2 + 1):
-            nfa.eps[heads[j]].append(join)
-    nfa.final = thompson(post, nfa, join, leaf)
+        loop_end = thompson(("r", body, 0, None), nfa, cur, leaf)
+        for q in range(n0, nfa.n_states):
+            copy_of[q] = last
+    finals = []
+    for _, _, lo, hi, post in members:
+        join = nfa.new()
+        for j, (a, b) in enumerate(positions):
+            if a >= lo and (hi is None or b <= hi):
+                nfa.eps[heads[j]].append(join)
+        if hi is None:
+            nfa.eps[loop_end].append(join)
+        finals.append(thompson(post, nfa, join, leaf))
+    nfa.final = finals[0]
+    stalls = [(j, b - a) for j, (a, b) in enumerate(positions) if b > a]
     subsets: list = []
-    trans, b2c, acc = determinize(nfa, 256, max_states, keep=heads, subsets_out=subsets)
+    trans, b2c, _ = determinize(nfa, 256, max_states, keep=heads + finals, subsets_out=subsets)
     n = len(subsets)
     ns = len(stalls)
     tags = np.zeros((n, ns), dtype=np.int8)
     rewind = np.full((n, ns), -1, dtype=np.int32)
     copy = np.full(n, -1, dtype=np.int64)        # the copy a state is in (-1: P or S)
     ids = {sub: i for i, sub in enumerate(subsets)}
+    final_of = {f: i for i, f in enumerate(finals)}
+    accepts = [frozenset(final_of[q] for q in sub if q in final_of) for sub in subsets]
     for i, sub in enumerate(subsets):
-        copies = {copy_of[s] for s in sub if s in copy_of}
+        copies = {copy_of[q] for q in sub if q in copy_of}
         if len(copies) > 1:
             return None                          # a state in two copies: no count
         if not copies:
@@ -169,27 +214,32 @@ def counted_dfa(x, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_states: i
                 tags[i, si] = IN
             elif c == m + 1 and heads[m + 1] in sub:
                 tags[i, si] = LEFT
-                back = tuple(sorted(s - stride if copy_of.get(s) == m + 1 else s for s in sub))
+                back = tuple(sorted(q - stride if copy_of.get(q) == m + 1 else q for q in sub))
                 r = ids.get(back)
                 if r is None:
                     return None
                 rewind[i, si] = r
+    acc_any = np.array([bool(a) for a in accepts], dtype=bool)
     full = np.concatenate([trans, rewind], axis=1)
-    t, old = trim(full, acc)
+    t, old = trim(full, acc_any)
     if t.shape[0] == 0:
         return None
-    acc, tags, copy = acc[old], tags[old], copy[old]
+    tags, copy = tags[old], copy[old]
+    accepts = [accepts[o] for o in old.tolist()]
+    acc_ids: dict = {}
+    acc_col = np.array([acc_ids.setdefault(a, len(acc_ids)) for a in accepts], dtype=np.int64)
     # states of two copies are never equivalent (x a prefix code: the iterations a word
     # makes are fixed, and from two copies they must reach a bound in different numbers;
-    # every copy past lo' of an unbounded one is the same copy): as a label, the copy
-    # lets a few rounds of refinement settle the chain of copies
-    order, bounds = group_rows(np.concatenate([acc[:, None].astype(np.int64),
-                                               tags.astype(np.int64), copy[:, None]], axis=1))
-    labels = np.empty(len(acc), dtype=np.int64)
+    # every copy past the last bound of an unbounded chain is the same copy): as a label,
+    # the copy lets a few rounds of refinement settle the chain
+    order, bounds = group_rows(np.concatenate([acc_col[:, None], tags.astype(np.int64),
+                                               copy[:, None]], axis=1))
+    labels = np.empty(len(accepts), dtype=np.int64)
     for u in range(len(bounds) - 1):
         labels[order[bounds[u]:bounds[u + 1]]] = u
     t2, old2 = minimize(t, labels)
     nc = trans.shape[1]
     counters = (band, tuple(d for _, d in stalls), np.ascontiguousarray(t2[:, nc:]),
                 np.ascontiguousarray(tags[old2]))
-    return np.ascontiguousarray(t2[:, :nc]), b2c, acc[old2], counters
+    return (np.ascontiguousarray(t2[:, :nc]), b2c, tuple(accepts[o] for o in old2.tolist()),
+            counters)

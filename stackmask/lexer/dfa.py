@@ -149,12 +149,14 @@ def expand_classes(trans_cls: np.ndarray, b2c: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(trans_cls[:, b2c], dtype=np.int32)
 
 
-def product(dfas: Sequence[DFA]) -> DFA:
+def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None) -> DFA:
     """Product automaton of trimmed DFAs (BFS over tuples of live component
     states): ``accepts[s]`` = the indices ``i`` such that ``dfas[i]`` is in an
     accepting state after the bytes read; minimized with respect to the
-    accepts sets. Stalls of counted repetitions (``counters``) carry over: a
-    rewind moves its own component and leaves the others where they are."""
+    accepts sets. With ``owners``, a component accepting ``{p, ...}`` accepts the
+    indices ``owners[i][p]`` instead (one automaton for several terminals). Stalls
+    of counted repetitions (``counters``) carry over: a rewind moves its own
+    component and leaves the others where they are."""
     k = len(dfas)
     if k == 0:
         return DFA(trans=np.full((1, 256), -1, dtype=np.int32), accepts=(frozenset(),), n_states=1)
@@ -162,7 +164,7 @@ def product(dfas: Sequence[DFA]) -> DFA:
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     total = int(offsets[-1])
     g = np.empty((total, 256), dtype=np.int32)
-    acc_term = np.full(total, -1, dtype=np.int64)
+    acc_l: list = [frozenset()] * total
     n_stalls = sum(len(d.counters[1]) for d in dfas if d.counters)
     pseudo = np.repeat(np.arange(total, dtype=np.int32)[:, None], n_stalls, axis=1)
     tags = np.zeros((total, n_stalls), dtype=np.int8)
@@ -172,8 +174,10 @@ def product(dfas: Sequence[DFA]) -> DFA:
         o = int(offsets[i])
         t = d.trans
         g[o:o + d.n_states] = np.where(t >= 0, t + o, -1)
-        acc = np.fromiter((bool(a) for a in d.accepts), dtype=bool, count=d.n_states)
-        acc_term[o:o + d.n_states][acc] = i
+        own = owners[i] if owners is not None else (i,)
+        for q, a in enumerate(d.accepts):
+            if a:
+                acc_l[o + q] = frozenset(own[p] for p in a)
         if d.counters:
             band, ow, rw, tg = d.counters
             bands.add(band)
@@ -190,14 +194,13 @@ def product(dfas: Sequence[DFA]) -> DFA:
     rep = np.zeros(n_classes, dtype=np.int64)
     rep[b2c[::-1]] = np.arange(255, -1, -1)
     gc = np.ascontiguousarray(np.concatenate([g[:, rep], pseudo], axis=1))
-    acc_l = acc_term.tolist()
 
     try:
         states, trans = product_bfs(gc, tuple(int(o) for o in offsets[:-1]), MAX_DFA_STATES)
     except TooManyStates:
         raise GrammarError(f"the combined lexer automaton needs more than "
                            f"{MAX_DFA_STATES} states (MAX_DFA_STATES)") from None
-    acc_sets = [frozenset(acc_l[x] for x in st if acc_l[x] >= 0) for st in states]
+    acc_sets = [frozenset().union(*[acc_l[x] for x in st]) for st in states]
     label_ids: dict = {}
     if n_stalls:
         tag_rows = [tuple(np.bitwise_or.reduce(tags[list(st)], axis=0).tolist()) for st in states]

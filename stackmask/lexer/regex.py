@@ -38,14 +38,15 @@ except ImportError:                   # Python 3.10 (as Lark does)
 import numpy as np
 
 from ..errors import GrammarError
-from .counted import DEFAULT_BAND, counted_dfa
+from .counted import DEFAULT_BAND, counted_dfa, counted_group, split_counted
 from .dfa import DFA, MAX_DFA_STATES, MAX_NFA_STATES, expand_classes
 from .fsa import Nfa, TooManyStates, determinize, minimize, trim
 from .ir import (MAX_CP, SURR_HI, SURR_LO, Intervals, complement_intervals, nfa_size,
                  normalize_intervals, thompson)
 
-__all__ = ["regex_to_nfa", "compile_terminal", "codepoint_set", "utf8_sequences",
-           "combine_flags", "walk_parse_tree", "newer_syntax_hint"]
+__all__ = ["regex_to_nfa", "compile_terminal", "counted_parts", "compile_counted_group",
+           "codepoint_set", "utf8_sequences", "combine_flags", "walk_parse_tree",
+           "newer_syntax_hint"]
 
 #: opcodes of atomic groups and possessive quantifiers (Python 3.11+); Python 3.10's
 #: parser rejects their syntax, so there they stand for no opcode (None)
@@ -515,6 +516,39 @@ def _build_terminal(regex: str, name: str, band: int = DEFAULT_BAND) -> DFA:
         acc = acc[old2]
     full = expand_classes(t, b2c)
     accepts = tuple(frozenset((0,)) if a else frozenset() for a in acc.tolist())
+    return DFA(trans=full, accepts=accepts, n_states=full.shape[0], counters=counters)
+
+
+def counted_parts(regex: str, band: int):
+    """The :func:`.counted.split_counted` parts of ``regex`` (a repetition far beyond
+    ``band`` between a prefix and a suffix), or None (also for patterns that do not
+    compile: :func:`compile_terminal` reports those)."""
+    nfa = ByteNFA("", MAX_NFA_STATES, regex)
+    try:
+        x = _regex_ir(regex, nfa)
+    except GrammarError:
+        return None
+    return None if nfa.reluctant else split_counted(x, band)
+
+
+def compile_counted_group(regexes, band: int) -> DFA | None:
+    """One DFA for terminals whose counted repetitions share prefix and body
+    (:func:`.counted.counted_group`; ``regexes`` in order, their :func:`counted_parts`
+    matching): ``accepts[s]`` holds positions in ``regexes``. None when their
+    iterations cannot be counted together or the automaton passes the size limit."""
+    members = [counted_parts(r, band) for r in regexes]
+    if any(m is None for m in members):
+        return None
+    label = regexes[0]
+    try:
+        got = counted_group(members, band, lambda: ByteNFA("", MAX_NFA_STATES, label),
+                            _utf8_leaf, MAX_DFA_STATES)
+    except (TooManyStates, ValueError):
+        return None
+    if got is None or got[2][0]:
+        return None
+    t, b2c, accepts, counters = got
+    full = expand_classes(t, b2c)
     return DFA(trans=full, accepts=accepts, n_states=full.shape[0], counters=counters)
 
 
