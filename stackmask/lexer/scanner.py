@@ -326,12 +326,17 @@ class Scanner:
                 if self.accepting[t]:
                     return ()          # a longer match of an emitted lexeme completed
                 ns.add(t)
-        ns = frozenset(ns)
-        w = self.winners[nd]
+        return self._branches(nd, nd, frozenset(ns))
+
+    def _branches(self, nd, q: int, ns: frozenset) -> tuple:
+        """The outcomes of a byte that leads the pending lexeme to ``nd`` (DFA state
+        ``q``; an extended state where repetitions are counted) and the shadows to ``ns``:
+        emitting its winners (a new lexeme starts), reading on, or both."""
+        w = self.winners[q]
         if not w:
             return ((None, self.intern(nd, ns)),)
-        nb = self._next_boundary[nd]
-        if self._live_out[nd]:
+        nb = self._next_boundary[q]
+        if self._live_out[q]:
             return ((w, self.intern(nb, ns | {nd})), (None, self.intern(nd, ns)))
         return ((w, self.intern(nb, ns)),)
 
@@ -355,15 +360,7 @@ class Scanner:
                 if self.accepting[t]:
                     return ()          # a longer match of an emitted lexeme completed
                 ns.add(t)
-        ns = frozenset(ns)
-        q = nd if type(nd) is int else nd[0]
-        w = self.winners[q]
-        if not w:
-            return ((None, self.intern(nd, ns)),)
-        nb = self._next_boundary[q]
-        if self._live_out[q]:
-            return ((w, self.intern(nb, ns | {nd})), (None, self.intern(nd, ns)))
-        return ((w, self.intern(nb, ns)),)
+        return self._branches(nd, nd if type(nd) is int else nd[0], frozenset(ns))
 
     # -- end of text and lookahead -------------------------------------------
     def final_emission(self, cid: int) -> Emission | None:
