@@ -61,21 +61,26 @@ def compile_lexer(terminals: Sequence, band: int = DEFAULT_BAND) -> DFA:
 
 
 def _combined(terminals: Sequence, band: int) -> DFA:
-    """The product of the terminals' DFAs; terminals whose counted repetitions share
-    their prefix and body (several JSON strings with a ``maxLength``) are one automaton
-    with one count (:func:`.regex.compile_counted_group`): apart, the product would
-    pair every count at which one stalls with every count of the other."""
+    """The product of the terminals' DFAs; a counted repetition and the terminals that
+    share its prefix and repeated body (JSON strings with and without a ``maxLength``)
+    are one automaton with one count (:func:`.regex.compile_counted_group`): apart, the
+    product would pair every count at which one stalls with every count of the
+    others."""
     groups: dict = {}
+    counted: set[int] = set()
     for i, t in enumerate(terminals):
         if getattr(t, "text", None) is None and getattr(t, "token", None) is None:
-            parts = counted_parts(_regex_of(t)[0], band)
+            rx = _regex_of(t)[0]
+            parts = counted_parts(rx, band, any_bounds=True)
             if parts is not None:
                 groups.setdefault((parts[0], parts[1]), []).append(i)
+                if counted_parts(rx, band) is not None:
+                    counted.add(i)
     dfas: list[DFA] = []
     owners: list[tuple] = []
     grouped: set[int] = set()
     for idx in groups.values():
-        if len(idx) < 2:
+        if len(idx) < 2 or not counted.intersection(idx):
             continue
         d = compile_counted_group([_regex_of(terminals[i])[0] for i in idx], band)
         if d is not None:

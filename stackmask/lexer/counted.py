@@ -64,13 +64,17 @@ def _flatten(x) -> list:
     return [x]
 
 
-def split_counted(x, band: int):
+def split_counted(x, band: int, any_bounds: bool = False):
     """``(P, x, lo, hi, S)`` when the regex IR ``x`` is a sequence with exactly one
     repetition whose bounds need a stall (``lo > 2K`` or ``hi - lo > 2K``) at its top
-    level, else None."""
+    level, else None. ``any_bounds``: exactly one repetition at the top level, of any
+    bounds (a terminal that can join a counted one's chain)."""
     parts = _flatten(x)
-    big = [i for i, y in enumerate(parts) if y[0] == "r" and
-           (y[2] > 2 * band or (y[3] is not None and y[3] - y[2] > 2 * band))]
+    if any_bounds:
+        big = [i for i, y in enumerate(parts) if y[0] == "r"]
+    else:
+        big = [i for i, y in enumerate(parts) if y[0] == "r" and
+               (y[2] > 2 * band or (y[3] is not None and y[3] - y[2] > 2 * band))]
     if len(big) != 1:
         return None
     i = big[0]

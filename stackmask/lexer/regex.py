@@ -519,16 +519,17 @@ def _build_terminal(regex: str, name: str, band: int = DEFAULT_BAND) -> DFA:
     return DFA(trans=full, accepts=accepts, n_states=full.shape[0], counters=counters)
 
 
-def counted_parts(regex: str, band: int):
+def counted_parts(regex: str, band: int, any_bounds: bool = False):
     """The :func:`.counted.split_counted` parts of ``regex`` (a repetition far beyond
-    ``band`` between a prefix and a suffix), or None (also for patterns that do not
-    compile: :func:`compile_terminal` reports those)."""
+    ``band``, or with ``any_bounds`` of any bounds, between a prefix and a suffix), or
+    None (also for patterns that do not compile: :func:`compile_terminal` reports
+    those)."""
     nfa = ByteNFA("", MAX_NFA_STATES, regex)
     try:
         x = _regex_ir(regex, nfa)
     except GrammarError:
         return None
-    return None if nfa.reluctant else split_counted(x, band)
+    return None if nfa.reluctant else split_counted(x, band, any_bounds)
 
 
 def compile_counted_group(regexes, band: int) -> DFA | None:
@@ -536,7 +537,7 @@ def compile_counted_group(regexes, band: int) -> DFA | None:
     (:func:`.counted.counted_group`; ``regexes`` in order, their :func:`counted_parts`
     matching): ``accepts[s]`` holds positions in ``regexes``. None when their
     iterations cannot be counted together or the automaton passes the size limit."""
-    members = [counted_parts(r, band) for r in regexes]
+    members = [counted_parts(r, band, any_bounds=True) for r in regexes]
     if any(m is None for m in members):
         return None
     label = regexes[0]
