@@ -15,21 +15,30 @@ ALPHABET = "abé\n"          # a non-ASCII letter, and one that '.' does not mat
 WORDS = ["".join(w) for n in range(5) for w in cartesian(ALPHABET, repeat=n)]
 
 
+def _tree(draw, d: int, leaf, quants, special=None) -> str:
+    """A random pattern of depth ``d``: ``leaf()`` at the leaves (twice as likely as each
+    other kind), sequences, alternations, groups quantified by one of ``quants``, and
+    ``special(d)`` (the caller's own kind) where given."""
+    kinds = ["leaf", "leaf", "seq", "alt", "rep"] + (["special"] if special else [])
+    kind = draw(st.sampled_from(kinds)) if d else "leaf"
+    if kind == "leaf":
+        return leaf()
+    if kind == "special":
+        return special(d)
+    if kind == "seq":
+        return _tree(draw, d - 1, leaf, quants, special) + _tree(draw, d - 1, leaf, quants, special)
+    if kind == "alt":
+        return ("(?:" + _tree(draw, d - 1, leaf, quants, special) + "|"
+                + _tree(draw, d - 1, leaf, quants, special) + ")")
+    return "(?:" + _tree(draw, d - 1, leaf, quants, special) + ")" + draw(st.sampled_from(quants))
+
+
 @st.composite
 def patterns(draw, depth=2):
     """A small ECMA pattern over ``ALPHABET``, maybe anchored."""
-    def node(d):
-        kind = draw(st.sampled_from(["chr", "chr", "cls", "seq", "alt", "rep"] if d else ["chr", "cls"]))
-        if kind == "chr":
-            return draw(st.sampled_from(["a", "b", "é", "."]))
-        if kind == "cls":
-            return draw(st.sampled_from(["[ab]", "[^a]", "\\w", "[a-é]"]))
-        if kind == "seq":
-            return node(d - 1) + node(d - 1)
-        if kind == "alt":
-            return "(?:" + node(d - 1) + "|" + node(d - 1) + ")"
-        return "(?:" + node(d - 1) + ")" + draw(st.sampled_from(["*", "+", "?", "{1,2}", "{2}"]))
-    body = node(depth)
+    body = _tree(draw, depth, lambda: draw(st.sampled_from(["a", "b", "é", ".", "[ab]", "[^a]",
+                                                            "\\w", "[a-é]"])),
+                 ["*", "+", "?", "{1,2}", "{2}"])
     return draw(st.sampled_from(["", "^"])) + body + draw(st.sampled_from(["", "$"]))
 
 
@@ -79,14 +88,8 @@ def lookahead_patterns(draw, depth=3):
     """A small ECMA pattern with lookaheads (positive and negative, nested, anywhere outside
     quantified groups) and anchors."""
     def plain(d):
-        kind = draw(st.sampled_from(["chr", "chr", "seq", "alt", "rep"] if d else ["chr"]))
-        if kind == "chr":
-            return draw(st.sampled_from(["a", "b", " ", ".", "\\s", "[^a]"]))
-        if kind == "seq":
-            return plain(d - 1) + plain(d - 1)
-        if kind == "alt":
-            return "(?:" + plain(d - 1) + "|" + plain(d - 1) + ")"
-        return "(?:" + plain(d - 1) + ")" + draw(st.sampled_from(["*", "+", "?", "{1,2}"]))
+        return _tree(draw, d, lambda: draw(st.sampled_from(["a", "b", " ", ".", "\\s", "[^a]"])),
+                     ["*", "+", "?", "{1,2}"])
 
     def node(d):
         kind = draw(st.sampled_from(["plain", "look", "seq", "alt", "anchor"] if d else ["plain"]))
@@ -138,18 +141,9 @@ def test_lookahead_examples():
 @st.composite
 def end_anchor_patterns(draw, depth=3):
     """Patterns with '$' inside quantified groups (and '^' at the front)."""
-    def node(d):
-        kind = draw(st.sampled_from(["chr", "chr", "eol", "seq", "alt", "rep"] if d else ["chr", "eol"]))
-        if kind == "chr":
-            return draw(st.sampled_from(["a", "b", " ", "[^a]"]))
-        if kind == "eol":
-            return "$"
-        if kind == "seq":
-            return node(d - 1) + node(d - 1)
-        if kind == "alt":
-            return "(?:" + node(d - 1) + "|" + node(d - 1) + ")"
-        return "(?:" + node(d - 1) + ")" + draw(st.sampled_from(["*", "+", "?", "{1,2}", "{2}", "{0,1}"]))
-    return draw(st.sampled_from(["", "^"])) + node(depth)
+    leaf = lambda: draw(st.sampled_from(["a", "a", "b", " ", "[^a]", "$"]))   # noqa: E731
+    return draw(st.sampled_from(["", "^"])) + _tree(draw, depth, leaf,
+                                                    ["*", "+", "?", "{1,2}", "{2}", "{0,1}"])
 
 
 @settings(max_examples=200, deadline=None, database=None)

@@ -91,7 +91,8 @@ class DFA:
         return f"DFA(n_states={self.n_states}, accepting={n_acc})"
 
     def step(self, state: int, byte: int) -> int:
-        """One transition; ``-1`` stays ``-1``."""
+        """One transition of the automaton's table (a stall's owed iterations are not
+        kept: :meth:`run` and the scanner keep them); ``-1`` stays ``-1``."""
         if state < 0:
             return -1
         return self.rows()[state][byte]
