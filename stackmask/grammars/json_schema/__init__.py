@@ -96,10 +96,13 @@ Policies (what "exact" means here)
   grammar accept more (e.g. an unsupported ``patternProperties`` regex lets
   any key through with any of the pattern schemas).
 * Lexer size: every string terminal is one lexeme of the global lexer, whose
-  automaton is the product of all terminals; a ``maxLength``/pattern whose
-  terminal exceeds the lexer's limits is reported (non-enforceable) and
-  dropped, and schemas combining long ``maxLength`` counters with unanchored
-  patterns can make the combined lexer slow to build or too large.
+  automaton is the product of all terminals. Lengths far beyond the longest
+  token are counted, not expanded (``maxLength: 65535`` costs what 258 does;
+  strings read together share one count: :mod:`stackmask.lexer.counted`); a
+  length combined with a pattern or format whose length-limited regex is too
+  large, or a terminal still over the lexer's limits, is reported
+  (non-enforceable). Several strings with different bounds make the mask
+  automaton's construction slow (a window of positions below each bound).
   Overlapping ``anyOf`` object/array branches give an ambiguous grammar
   (LALR(1) conflicts, :attr:`SchemaGrammar.ambiguous`); ``Constraint``'s
   default ``ambiguous=None`` parses it with GLR.
