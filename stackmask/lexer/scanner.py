@@ -116,6 +116,8 @@ class Scanner:
         self._reach = _reachable_winners(self._trans, self._byte_classes, self.winners)
         # counted repetitions: per DFA state the stalls it is tagged for
         self.counted = bool(dfa.counters)
+        #: whether stalls are kept (see :meth:`set_exact`)
+        self.exact = True
         self._rep: dict = {}                 # cid -> its mask representative
         #: where new configurations with owed iterations are registered as aliases of
         #: their mask representative (:meth:`bind_aliases`)
@@ -221,6 +223,19 @@ class Scanner:
             self._rep[cid] = r
         return r
 
+    def set_exact(self, exact: bool) -> None:
+        """Keep the iterations stalls owe (True: the text's exact language, what commit
+        needs) or read the automaton's own states (False: the representative, what the
+        mask automaton is compiled from; no extended configuration is made, so a
+        construction's walks share their configurations whatever the counts). The memos
+        of steps and finishable sets are dropped when this changes."""
+        exact = bool(exact)
+        if exact != self.exact:
+            with self._lock:
+                self.exact = exact
+                self._steps.clear()
+                self._finish.clear()
+
     def is_plain(self, cid: int) -> bool:
         """Whether no state of ``cid`` owes iterations (it is its own mask representative)."""
         return not self.counted or self.mask_rep(cid) == cid
@@ -312,7 +327,7 @@ class Scanner:
         return out
 
     def _step(self, cid: int, byte: int) -> tuple:
-        if self.counted:
+        if self.counted and self.exact:
             return self._step_counted(cid, byte)
         trans = self._trans
         d, shadows = self._configs[cid]
@@ -431,7 +446,7 @@ class Scanner:
         reach = self._reach
         if not shadows:
             return reach[d]          # owed iterations change no terminal the lexeme can become
-        if self.counted:
+        if self.counted and self.exact:
             return self._finishable_counted(cid)
         # Explore (state, shadows) pairs until the shadows die; from there on
         # the precomputed per-state reachability answers.
