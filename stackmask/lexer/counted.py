@@ -45,7 +45,7 @@ import numpy as np
 from .fsa import Nfa, TooManyStates, determinize, group_rows, minimize, trim
 from .ir import nullable, thompson
 
-__all__ = ["DEFAULT_BAND", "IN", "LEFT", "split_counted", "counted_dfa", "counted_group"]
+__all__ = ["DEFAULT_BAND", "IN", "LEFT", "Stalls", "split_counted", "counted_dfa", "counted_group"]
 
 #: the band when no vocabulary is known (longer than the longest token of common
 #: vocabularies: Qwen2.5's is 128 bytes); a constraint uses its vocabulary's longest
@@ -53,6 +53,61 @@ __all__ = ["DEFAULT_BAND", "IN", "LEFT", "split_counted", "counted_dfa", "counte
 DEFAULT_BAND = 256
 
 IN, LEFT = 1, 2
+
+
+class Stalls:
+    """The lexer's step over *extended states* of a DFA with stalls: a DFA state, or
+    ``(q, ((stall, owed), ...))`` for the stalls ``q`` is in that still owe iterations
+    (none owed: the plain state). ``rows``: the DFA's transitions as lists;
+    ``counters``: its :attr:`~.dfa.DFA.counters`."""
+
+    __slots__ = ("rows", "owed", "rewind", "tags", "touch")
+
+    def __init__(self, rows, counters):
+        _, owed, rewind, tags = counters
+        self.rows = rows
+        self.owed = owed
+        self.rewind = rewind.T.tolist()
+        self.tags = tags.T.tolist()
+        # per DFA state: the stalls it is tagged for
+        self.touch = [tuple(np.flatnonzero(row).tolist()) if row.any() else ()
+                      for row in tags != 0]
+
+    def step(self, e, byte: int):
+        """One byte from the extended state ``e``: the next extended state, or -1.
+        Completing an iteration of a stall's copy while it owes some rewinds to the
+        copy's start (one owed less); arriving at the copy from the one before notes
+        what the stall owes."""
+        if type(e) is int:
+            q, owed = e, ()
+        else:
+            q, owed = e
+        nq = self.rows[q][byte]
+        if nq < 0:
+            return -1
+        touch = self.touch[nq]
+        if not touch:
+            return nq
+        tags = self.tags
+        out = []
+        for s in touch:
+            t = tags[s][nq]
+            if t == LEFT:                 # an iteration of the stall's copy done
+                r = 0
+                for s2, r2 in owed:
+                    if s2 == s:
+                        r = r2
+                if r > 0:
+                    nq = self.rewind[s][nq]
+                    if r > 1:
+                        out.append((s, r - 1))
+            elif tags[s][q] == IN:        # IN, and was in the copy: still owing as much
+                for s2, r2 in owed:
+                    if s2 == s:
+                        out.append((s, r2))
+            else:                         # IN, arrived from the copy before
+                out.append((s, self.owed[s]))
+        return (nq, tuple(out)) if out else nq
 
 
 def _flatten(x) -> list:

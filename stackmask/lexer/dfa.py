@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import GrammarError
-from .counted import IN, LEFT
+from .counted import LEFT, Stalls
 from .fsa import TooManyStates, column_classes, minimize, product_bfs
 
 #: Maximum number of DFA states of one terminal (during subset construction)
@@ -113,24 +113,16 @@ class DFA:
 
     def _run_counted(self, rows, data: bytes, q: int) -> int:
         """:meth:`run` keeping the iterations owed in stalls (:mod:`.counted`)."""
-        _, owed_at, rewind, tags = self.counters
-        owed: dict[int, int] = {}
+        stalls = self.__dict__.get("_stalls")
+        if stalls is None:
+            stalls = Stalls(rows, self.counters)
+            object.__setattr__(self, "_stalls", stalls)
+        e = q
         for b in data:
-            nq = rows[q][b]
-            if nq < 0:
+            e = stalls.step(e, b)
+            if type(e) is int and e < 0:
                 return -1
-            now: dict[int, int] = {}
-            for s in np.flatnonzero(tags[nq]).tolist():
-                if tags[nq, s] == LEFT:
-                    if owed.get(s, 0) > 0:
-                        now[s] = owed[s] - 1
-                        nq = int(rewind[nq, s])
-                elif tags[q, s] == IN:
-                    now[s] = owed.get(s, 0)
-                else:
-                    now[s] = owed_at[s]
-            q, owed = nq, now
-        return q
+        return e if type(e) is int else e[0]
 
     def fullmatch(self, data: bytes) -> frozenset[int]:
         """Indices of the terminals whose language contains exactly ``data``."""

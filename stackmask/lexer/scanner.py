@@ -55,6 +55,7 @@ import numpy as np
 from ..errors import GrammarError
 from ..grammar import TerminalDef
 from ..memo import Generations, Memo
+from .counted import Stalls
 from .dfa import DFA
 from .fsa import column_classes
 
@@ -123,14 +124,7 @@ class Scanner:
         #: their mask representative (:meth:`bind_aliases`)
         self._alias_sink: dict | None = None
         if self.counted:
-            band, owed, rewind, tags = dfa.counters
-            self.band = band
-            self._owed = owed
-            self._rewind = rewind.T.tolist()
-            self._tags = tags.T.tolist()
-            nz = tags != 0
-            self._touch = [tuple(np.flatnonzero(row).tolist()) if row.any() else ()
-                           for row in nz]
+            self._xstep = Stalls(self._trans, dfa.counters).step
 
     #: estimated bytes of one step memo entry (int key, a tuple of one or two
     #: (emission, config) pairs, the dict slot) and of one finishable memo entry
@@ -250,39 +244,6 @@ class Scanner:
             rep = self.mask_rep(cid)
             if rep != cid:
                 alias[cid] = alias.get(rep, rep)
-
-    def _xstep(self, e, byte: int):
-        """One byte from the extended state ``e``: the next extended state, or -1."""
-        if type(e) is int:
-            q, owed = e, ()
-        else:
-            q, owed = e
-        nq = self._trans[q][byte]
-        if nq < 0:
-            return -1
-        touch = self._touch[nq]
-        if not touch:
-            return nq
-        tags = self._tags
-        out = []
-        for s in touch:
-            t = tags[s][nq]
-            if t == 2:                    # LEFT: an iteration of the stall's copy done
-                r = 0
-                for s2, r2 in owed:
-                    if s2 == s:
-                        r = r2
-                if r > 0:
-                    nq = self._rewind[s][nq]
-                    if r > 1:
-                        out.append((s, r - 1))
-            elif tags[s][q] == 1:         # IN, and was in the copy: still owing as much
-                for s2, r2 in owed:
-                    if s2 == s:
-                        out.append((s, r2))
-            else:                         # IN, arrived from the copy before
-                out.append((s, self._owed[s]))
-        return (nq, tuple(out)) if out else nq
 
     @property
     def n_configs(self) -> int:
