@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ..glr.lalr import Conflict, LRTables
 from ..glr.normal_form import NormalForm
 from ..grammar import FreeText, Grammar, LexerMode, Rule, TerminalDef
+from ..lexer.counted import MIN_BAND
 from ..lexer.dfa import DFA
 from ..lexer.scanner import Scanner
 from ..limits import CompileGuard, Limits
@@ -122,11 +123,6 @@ def prepare_grammar(grammar, vocab, special_tokens=None, trigger=None):
     if trigger is not None:
         g = with_trigger(g, trigger, vocab)
     return g
-
-
-#: the least band (:mod:`stackmask.lexer.counted`): repetitions up to twice this stay
-#: expanded as written, whatever the vocabulary
-MIN_BAND = 64
 
 
 def counting_band(vocab) -> int:

@@ -12,9 +12,10 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import GrammarError
-from .counted import DEFAULT_BAND
+from .counted import DEFAULT_BAND, needs_stall
 from .dfa import DFA, MAX_DFA_STATES, product
-from .regex import clear_cache as _clear_terminals, compile_counted_group, compile_terminal, counted_parts
+from .regex import (clear_cache as _clear_terminals, compile_counted_group, compile_terminal,
+                    counted_parts)
 from .text import free_text_dfa
 
 __all__ = ["terminal_dfas", "compile_lexer", "compile_modal_lexer", "clear_caches"]
@@ -67,22 +68,21 @@ def _combined(terminals: Sequence, band: int) -> DFA:
     product would pair every count at which one stalls with every count of the
     others."""
     groups: dict = {}
-    counted: set[int] = set()
+    parts_of: dict = {}
     for i, t in enumerate(terminals):
         if getattr(t, "text", None) is None and getattr(t, "token", None) is None:
-            rx = _regex_of(t)[0]
-            parts = counted_parts(rx, band, any_bounds=True)
+            parts = counted_parts(_regex_of(t)[0], band, any_bounds=True)
             if parts is not None:
+                parts_of[i] = parts
                 groups.setdefault((parts[0], parts[1]), []).append(i)
-                if counted_parts(rx, band) is not None:
-                    counted.add(i)
     dfas: list[DFA] = []
     owners: list[tuple] = []
     grouped: set[int] = set()
     for idx in groups.values():
-        if len(idx) < 2 or not counted.intersection(idx):
+        members = [parts_of[i] for i in idx]
+        if len(idx) < 2 or not any(needs_stall(m[2], m[3], band) for m in members):
             continue
-        d = compile_counted_group([_regex_of(terminals[i])[0] for i in idx], band)
+        d = compile_counted_group(members, band, _regex_of(terminals[idx[0]])[0])
         if d is not None:
             dfas.append(d)
             owners.append(tuple(idx))

@@ -45,12 +45,17 @@ import numpy as np
 from .fsa import Nfa, TooManyStates, determinize, group_rows, minimize, trim
 from .ir import nullable, thompson
 
-__all__ = ["DEFAULT_BAND", "IN", "LEFT", "Stalls", "split_counted", "counted_dfa", "counted_group"]
+__all__ = ["DEFAULT_BAND", "IN", "LEFT", "MIN_BAND", "Stalls", "needs_stall", "split_counted",
+           "counted_group"]
 
 #: the band when no vocabulary is known (longer than the longest token of common
 #: vocabularies: Qwen2.5's is 128 bytes); a constraint uses its vocabulary's longest
 #: token + 1
 DEFAULT_BAND = 256
+
+#: the least band a vocabulary gets (``stackmask.compile.counting_band``): repetitions up
+#: to twice this stay expanded as written, whatever the vocabulary
+MIN_BAND = 64
 
 IN, LEFT = 1, 2
 
@@ -119,17 +124,19 @@ def _flatten(x) -> list:
     return [x]
 
 
+def needs_stall(lo: int, hi, band: int) -> bool:
+    """Whether a repetition ``{lo,hi}`` (hi None: unbounded) is counted with stalls."""
+    return lo > 2 * band or (hi is not None and hi - lo > 2 * band)
+
+
 def split_counted(x, band: int, any_bounds: bool = False):
     """``(P, x, lo, hi, S)`` when the regex IR ``x`` is a sequence with exactly one
     repetition whose bounds need a stall (``lo > 2K`` or ``hi - lo > 2K``) at its top
     level, else None. ``any_bounds``: exactly one repetition at the top level, of any
     bounds (a terminal that can join a counted one's chain)."""
     parts = _flatten(x)
-    if any_bounds:
-        big = [i for i, y in enumerate(parts) if y[0] == "r"]
-    else:
-        big = [i for i, y in enumerate(parts) if y[0] == "r" and
-               (y[2] > 2 * band or (y[3] is not None and y[3] - y[2] > 2 * band))]
+    big = [i for i, y in enumerate(parts)
+           if y[0] == "r" and (any_bounds or needs_stall(y[2], y[3], band))]
     if len(big) != 1:
         return None
     i = big[0]
@@ -149,22 +156,6 @@ def _prefix_code(body, new_nfa: Callable[[], Nfa], leaf_of) -> bool:
     t, old = trim(trans, acc)
     acc = acc[old]
     return not bool(((t >= 0).any(axis=1) & acc).any())
-
-
-def counted_dfa(x, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_states: int):
-    """The DFA of the regex IR ``x`` with stalls (module doc) as
-    ``(trans over byte classes, byte -> class, accepting, counters)``, or None when ``x``
-    has no repetition that needs one or its iterations cannot be counted. ``new_nfa()``
-    makes an empty NFA, ``leaf_of(nfa)`` its leaf for :func:`.ir.thompson`. Raises
-    :class:`TooManyStates` past ``max_states``."""
-    sp = split_counted(x, band)
-    if sp is None:
-        return None
-    got = counted_group([sp], band, new_nfa, leaf_of, max_states)
-    if got is None:
-        return None
-    trans, b2c, accepts, counters = got
-    return trans, b2c, np.array([bool(a) for a in accepts], dtype=bool), counters
 
 
 def _positions(members, k: int):

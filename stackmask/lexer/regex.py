@@ -38,7 +38,7 @@ except ImportError:                   # Python 3.10 (as Lark does)
 import numpy as np
 
 from ..errors import GrammarError
-from .counted import DEFAULT_BAND, counted_dfa, counted_group, split_counted
+from .counted import DEFAULT_BAND, counted_group, split_counted
 from .dfa import DFA, MAX_DFA_STATES, MAX_NFA_STATES, expand_classes
 from .fsa import Nfa, TooManyStates, determinize, minimize, trim
 from .ir import (MAX_CP, SURR_HI, SURR_LO, Intervals, complement_intervals, nfa_size,
@@ -482,40 +482,47 @@ def _build_terminal(regex: str, name: str, band: int = DEFAULT_BAND) -> DFA:
     label = _label(name, regex)
     nfa = ByteNFA(name, MAX_NFA_STATES, label)
     x = _regex_ir(regex, nfa)
-    counters = ()
-    got = None
-    if not nfa.reluctant:
-        try:
-            got = counted_dfa(x, band, lambda: ByteNFA(name, MAX_NFA_STATES, label),
-                              _utf8_leaf, MAX_DFA_STATES)
-        except TooManyStates:
-            got = None
-    if got is not None:
-        trans, b2c, accepting, counters = got
-        if accepting[0]:
+    sp = None if nfa.reluctant else split_counted(x, band)
+    d = None if sp is None else _counted_dfa([sp], band, label)
+    if d is not None:
+        if d.accepts[0]:
             raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
-        acc = accepting
-        t = trans
-    else:
-        _build_nfa(x, nfa)
-        try:
-            trans, b2c, accepting = determinize(nfa, 256, MAX_DFA_STATES)
-        except TooManyStates:
-            raise GrammarError(f"terminal {label!r} is too large: its DFA needs more than "
-                               f"{MAX_DFA_STATES} states (MAX_DFA_STATES)", name=name) from None
-        if accepting[0]:
-            raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
-        if nfa.reluctant:
-            # shortest-match rule: no transition leaves an accepting state
-            trans[accepting] = -1
-        t, old = trim(trans, accepting)
-        if t.shape[0] == 0:
-            raise GrammarError(f"terminal {label!r} matches no string at all", name=name)
-        acc = accepting[old]
-        t, old2 = minimize(t, acc.astype(np.int64))
-        acc = acc[old2]
+        return d
+    _build_nfa(x, nfa)
+    try:
+        trans, b2c, accepting = determinize(nfa, 256, MAX_DFA_STATES)
+    except TooManyStates:
+        raise GrammarError(f"terminal {label!r} is too large: its DFA needs more than "
+                           f"{MAX_DFA_STATES} states (MAX_DFA_STATES)", name=name) from None
+    if accepting[0]:
+        raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
+    if nfa.reluctant:
+        # shortest-match rule: no transition leaves an accepting state
+        trans[accepting] = -1
+    t, old = trim(trans, accepting)
+    if t.shape[0] == 0:
+        raise GrammarError(f"terminal {label!r} matches no string at all", name=name)
+    acc = accepting[old]
+    t, old2 = minimize(t, acc.astype(np.int64))
+    acc = acc[old2]
     full = expand_classes(t, b2c)
     accepts = tuple(frozenset((0,)) if a else frozenset() for a in acc.tolist())
+    return DFA(trans=full, accepts=accepts, n_states=full.shape[0])
+
+
+def _counted_dfa(members, band: int, label: str) -> DFA | None:
+    """The DFA of :func:`.counted.counted_group` (``accepts[s]``: positions in
+    ``members``), or None when the iterations cannot be counted or the automaton passes
+    the size limit."""
+    try:
+        got = counted_group(members, band, lambda: ByteNFA("", MAX_NFA_STATES, label),
+                            _utf8_leaf, MAX_DFA_STATES)
+    except TooManyStates:
+        return None
+    if got is None:
+        return None
+    t, b2c, accepts, counters = got
+    full = expand_classes(t, b2c)
     return DFA(trans=full, accepts=accepts, n_states=full.shape[0], counters=counters)
 
 
@@ -532,25 +539,13 @@ def counted_parts(regex: str, band: int, any_bounds: bool = False):
     return None if nfa.reluctant else split_counted(x, band, any_bounds)
 
 
-def compile_counted_group(regexes, band: int) -> DFA | None:
-    """One DFA for terminals whose counted repetitions share prefix and body
-    (:func:`.counted.counted_group`; ``regexes`` in order, their :func:`counted_parts`
-    matching): ``accepts[s]`` holds positions in ``regexes``. None when their
-    iterations cannot be counted together or the automaton passes the size limit."""
-    members = [counted_parts(r, band, any_bounds=True) for r in regexes]
-    if any(m is None for m in members):
-        return None
-    label = regexes[0]
-    try:
-        got = counted_group(members, band, lambda: ByteNFA("", MAX_NFA_STATES, label),
-                            _utf8_leaf, MAX_DFA_STATES)
-    except (TooManyStates, ValueError):
-        return None
-    if got is None or got[2][0]:
-        return None
-    t, b2c, accepts, counters = got
-    full = expand_classes(t, b2c)
-    return DFA(trans=full, accepts=accepts, n_states=full.shape[0], counters=counters)
+def compile_counted_group(members, band: int, label: str = "") -> DFA | None:
+    """One DFA for terminals whose repetitions share prefix and body (``members``: their
+    :func:`counted_parts`, in order): ``accepts[s]`` holds positions in ``members``. None
+    when their iterations cannot be counted together, the automaton passes the size
+    limit, or a member matches the empty string (compiled alone, it says so)."""
+    d = _counted_dfa(members, band, label)
+    return None if d is None or d.accepts[0] else d
 
 
 def compile_terminal(regex: str, name: str = "", band: int = DEFAULT_BAND) -> DFA:

@@ -12,10 +12,6 @@ from .common import _num, log
 from .formats import FORMATS, UNSUPPORTED_FORMATS, format_ast
 
 
-#: the band of the lexer size check (``stackmask.compile.MIN_BAND``: no vocabulary's is less)
-MIN_CHECK_BAND = 64
-
-
 class StringsMixin:
     """Methods of the converter (:class:`..converter._Converter`) for strings."""
 
@@ -98,13 +94,15 @@ class StringsMixin:
         """Make sure the string terminal fits the lexer's size limits
         (MAX_NFA_STATES, MAX_DFA_STATES); else report and drop the length
         limits (then the pattern)."""
+        from ...lexer.counted import MIN_BAND
         from ...lexer.regex import compile_terminal
         if ast == NONE:
             return NONE
         try:
-            # the least band: a repetition counted with a vocabulary's band is counted
-            # here too, with fewer copies (the check is about fitting, not the automaton)
-            compile_terminal(self.string_regex(ast), band=MIN_CHECK_BAND)
+            # the least band (no vocabulary's is less): a repetition counted with a
+            # vocabulary's band is counted here too, with fewer copies (the check is about
+            # fitting, not the automaton)
+            compile_terminal(self.string_regex(ast), band=MIN_BAND)
             return ast
         except GrammarError:
             pass
@@ -118,7 +116,7 @@ class StringsMixin:
             self.problem(kw, f"{ptr}/{kw}", f"the string terminal with length {lo}..{hi} exceeds the "
                          "lexer's automaton size limit")
             try:
-                compile_terminal(self.string_regex(unlimited), band=MIN_CHECK_BAND)
+                compile_terminal(self.string_regex(unlimited), band=MIN_BAND)
                 return unlimited
             except GrammarError:
                 pass
