@@ -184,15 +184,9 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
         comp = Compiled(tables=tables, configs=[], dwa=dwa,
                         stats={"mode": "lazy", "tables_s": t1 - t0, "compile_s": t1 - t0})
         return comp, scanner, False
-    # the mask automaton is compiled from the representative of counted repetitions: its
-    # walks make no configuration per owed count (Scanner.mask_rep); commit is exact after
-    scanner.set_exact(False)
-    try:
-        dwa = build_parser_dwa(scanner, tables.lr, tables.normal_form.accepts_empty,
-                               vocab_index(vocab, index_dir), vocab, weights, progress=progress,
-                               budget_s=budget_s, guard=guard, specials=special_bindings(tables))
-    finally:
-        scanner.set_exact(True)
+    dwa = build_parser_dwa(scanner, tables.lr, tables.normal_form.accepts_empty,
+                           vocab_index(vocab, index_dir), vocab, weights, progress=progress,
+                           budget_s=budget_s, guard=guard, specials=special_bindings(tables))
     scanner.bind_aliases(dwa.alias)
     merged = dwa.minimize()
     stats = dwa.stats()

@@ -28,6 +28,21 @@ log = logging.getLogger("stackmask")
 def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, weights: WeightTable,
                      configs=None, progress: bool = False, budget_s: float | None = None,
                      guard=None, specials=None) -> ParserDWA:
+    """:func:`_build_parser_dwa`, reading the representative of counted repetitions
+    (``Scanner.set_exact(False)``): the walks make no configuration per owed count, which
+    masks never need (``Scanner.mask_rep``); the scanner is as exact as before after it."""
+    exact = scanner.exact
+    scanner.set_exact(False)
+    try:
+        return _build_parser_dwa(scanner, lr, accepts_empty, index, vocab, weights, configs,
+                                 progress, budget_s, guard, specials)
+    finally:
+        scanner.set_exact(exact)
+
+
+def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
+                      weights: WeightTable, configs, progress: bool, budget_s: float | None,
+                      guard, specials) -> ParserDWA:
     """Compile the Parser DWA for every lexer configuration reachable at token boundaries
     (or for ``configs``), expanding every reachable state breadth first. With ``budget_s``
     compilation stops after that many seconds; what is left (configurations, states) is
@@ -83,12 +98,8 @@ def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, w
         if stop():
             break
         cfg = todo.pop()
-        rep = scanner.mask_rep(cfg) if scanner.counted else cfg
-        a = rep if rep != cfg else classes.alias(cfg)
-        if rep != cfg:            # iterations owed in a stall: its plain state's start
-            dwa.alias[cfg] = rep
-            ends = (rep,)
-        elif a is not None:
+        a = classes.alias(cfg)
+        if a is not None:
             dwa.alias[cfg] = a
             ends = (a,)
         else:
@@ -161,8 +172,6 @@ def head_pairs(scanner, configs, allowed=None) -> set:
             outs = scanner.step(cfg, b)
             if len(outs) < 2:
                 continue
-            if scanner.counted:
-                outs = [(em, scanner.mask_rep(c)) for em, c in outs]
             pending = [c for em, c in outs if em is None]
             for em, c in outs:
                 if em is None:

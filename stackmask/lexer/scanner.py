@@ -224,15 +224,11 @@ class Scanner:
         construction's walks share their configurations whatever the counts). The memos
         of steps and finishable sets are dropped when this changes."""
         exact = bool(exact)
-        if exact != self.exact:
+        if exact != self.exact and self.counted:     # without stalls both read alike
             with self._lock:
                 self.exact = exact
                 self._steps.clear()
                 self._finish.clear()
-
-    def is_plain(self, cid: int) -> bool:
-        """Whether no state of ``cid`` owes iterations (it is its own mask representative)."""
-        return not self.counted or self.mask_rep(cid) == cid
 
     def bind_aliases(self, alias: dict) -> None:
         """Register every configuration with owed iterations, now and when it is made, as
