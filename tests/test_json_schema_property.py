@@ -105,6 +105,8 @@ def keyword_schemas(sub):
         st.builds(lambda v: {"not": {"const": v}}, scalars),
         st.builds(lambda c: {"not": c}, conditions),
         st.builds(lambda c: {"contains": c}, conditions),
+        st.builds(lambda s: {"unevaluatedProperties": s}, sub),
+        st.builds(lambda s: {"unevaluatedItems": s}, sub),
     )
     return st.builds(_merge_keywords, st.lists(kw, min_size=1, max_size=3))
 
@@ -162,6 +164,40 @@ def _run(schema, instances):
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(schemas, st.lists(values, min_size=1, max_size=8))
 def test_grammar_agrees_with_jsonschema(schema, instances):
+    logging.getLogger("stackmask").setLevel(logging.ERROR)
+    _run(schema, instances)
+
+
+#: a schema with ``unevaluatedProperties``/``unevaluatedItems`` at its top and keywords
+#: whose subschemas evaluate members or items (in place: ``$ref``, ``allOf``, branches,
+#: ``if``/``then``/``else``, ``dependentSchemas``), so their interplay is what is drawn
+_in_place = st.one_of(
+    st.builds(lambda ps: {"properties": ps}, st.dictionaries(st.sampled_from(KEYS), schemas, min_size=1,
+                                                             max_size=2)),
+    st.builds(lambda ps: {"prefixItems": ps}, st.lists(schemas, min_size=1, max_size=2)),
+    st.builds(lambda s: {"items": s}, schemas),
+    st.builds(lambda p: {"patternProperties": {p: {}}}, st.sampled_from(["^a", "c$"])),
+    st.builds(lambda s: {"additionalProperties": s}, schemas),
+    st.just({"$ref": "#/$defs/d"}),
+)
+unevaluated_schemas = st.builds(
+    lambda d, kw, u, own, subs, comb: dict(_merge_keywords(own), **{kw: u}, **comb(subs), **{"$defs": {"d": d}}),
+    st.one_of(keyword_schemas(st.just({})), _in_place.filter(lambda x: "$ref" not in x)),
+    st.sampled_from(["unevaluatedProperties", "unevaluatedItems"]),
+    st.one_of(st.just(False), st.just(True), schemas),
+    st.lists(_in_place, max_size=2),
+    st.lists(st.builds(_merge_keywords, st.lists(_in_place, min_size=1, max_size=2)), min_size=1, max_size=3),
+    st.sampled_from([lambda bs: {"allOf": bs}, lambda bs: {"anyOf": bs}, lambda bs: {"oneOf": bs},
+                     lambda bs: {"if": {"required": ["a"]}, "then": bs[0], "else": bs[-1]},
+                     lambda bs: {"if": {"properties": {"a": {"const": 1}}, "required": ["a"]},
+                                 "then": bs[0]},
+                     lambda bs: {"dependentSchemas": {"b": bs[0]}}]),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(unevaluated_schemas, st.lists(values, min_size=1, max_size=8))
+def test_unevaluated_agrees_with_jsonschema(schema, instances):
     logging.getLogger("stackmask").setLevel(logging.ERROR)
     _run(schema, instances)
 

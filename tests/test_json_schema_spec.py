@@ -499,3 +499,103 @@ def test_the_grammar_text_does_not_depend_on_the_hash_seed():
                              capture_output=True, text=True, check=True)
         texts.add(out.stdout)
     assert len(texts) == 1
+
+
+# --------------------------------------------------------------------------
+# unevaluatedProperties / unevaluatedItems (decided statically)
+# --------------------------------------------------------------------------
+
+def test_unevaluated_properties_over_all_of_and_ref():
+    check({"type": "object", "properties": {"a": {}}, "allOf": [{"properties": {"b": {}}}],
+           "unevaluatedProperties": False},
+          ['{"a": 1}', '{"a": 1, "b": 2}', "{}", '{"b": 2}'], ['{"c": 1}', '{"a": 1, "c": 2}'])
+    # a $ref next to the keyword: what the target evaluates counts
+    check({"$defs": {"base": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}},
+           "$ref": "#/$defs/base", "properties": {"name": {"type": "string"}}, "unevaluatedProperties": False},
+          ['{"id": 1}', '{"id": 1, "name": "x"}'], ['{"id": 1, "x": 2}', '{"name": "x"}', '{"id": "1"}'])
+    # patternProperties evaluate what they match; additionalProperties evaluates everything
+    check({"type": "object", "patternProperties": {"^x-": {}}, "properties": {"a": {}},
+           "unevaluatedProperties": False}, ['{"a": 1, "x-y": 2}', '{"x-": 1}'], ['{"b": 1}', '{"a": 1, "y": 2}'])
+    check({"type": "object", "properties": {"a": {}}, "additionalProperties": {"type": "string"},
+           "unevaluatedProperties": False}, ['{"a": 1, "b": "s"}'], ['{"b": 1}'])
+
+
+def test_unevaluated_properties_schema_valued():
+    check({"type": "object", "properties": {"a": {}}, "unevaluatedProperties": {"type": "integer"}},
+          ['{"a": "s"}', '{"b": 1}', '{"a": "x", "b": 2}'], ['{"b": "s"}', '{"a": 1, "c": null}'])
+    check({"type": "object", "patternProperties": {"^p": {"type": "string"}},
+           "allOf": [{"properties": {"q": {}}}], "unevaluatedProperties": {"type": "null"}},
+          ['{"p1": "s", "q": 1, "r": null}'], ['{"p1": 1}', '{"r": 1}'])
+
+
+def test_unevaluated_properties_chosen_by_the_branch_that_holds():
+    kinds = {"type": "object", "properties": {"kind": {"enum": ["a", "b"]}}, "required": ["kind"],
+             "oneOf": [{"properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}},
+                       {"properties": {"kind": {"const": "b"}, "y": {"type": "string"}}}],
+             "unevaluatedProperties": False}
+    check(kinds, ['{"kind": "a"}', '{"kind": "a", "x": 1}', '{"kind": "b", "y": "s"}'],
+          ['{"kind": "a", "y": "s"}', '{"kind": "b", "x": 1}', '{"kind": "a", "z": 1}'])
+    # if's members count only when it holds; else's when it does not
+    check({"type": "object", "if": {"properties": {"t": {"const": 1}}, "required": ["t"]},
+           "then": {"properties": {"p": {}}}, "else": {"properties": {"q": {}}},
+           "unevaluatedProperties": False},
+          ['{"t": 1, "p": 2}', '{"q": 2}', '{"t": 1}', "{}"], ['{"t": 1, "q": 2}', '{"p": 1}', '{"t": 2}',
+                                                             '{"t": 2, "q": 1}'])
+    # a dependent schema evaluates its members when its key is present
+    check({"type": "object", "properties": {"a": {}}, "dependentSchemas": {"a": {"properties": {"b": {}}}},
+           "unevaluatedProperties": False}, ['{"a": 1, "b": 2}', '{"a": 1}', "{}"], ['{"b": 2}', '{"c": 1}'])
+
+
+def test_unevaluated_properties_sees_only_its_own_scope():
+    # the allOf member's keyword does not see the outer "b": {"a":1,"b":2} fails it
+    check({"allOf": [{"type": "object", "properties": {"a": {}}, "unevaluatedProperties": False}],
+           "properties": {"b": {}}}, ['{"a": 1}', "{}"], ['{"a": 1, "b": 2}', '{"b": 1}'])
+    # a nested keyword evaluates every member it saw, for the outer one
+    check({"type": "object", "allOf": [{"properties": {"a": {}}, "unevaluatedProperties": {"type": "integer"}}],
+           "unevaluatedProperties": False}, ['{"a": "s", "b": 1}'], ['{"b": "s"}'])
+    check({"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {}},
+                                                  "unevaluatedProperties": False}}},
+          ['{"a": {"b": 1}}', '{"a": {}, "c": 1}'], ['{"a": {"c": 1}}'])
+
+
+def test_unevaluated_properties_keeps_the_key_order_policy():
+    s = {"type": "object", "allOf": [{"properties": {"z": {}, "y": {}}}], "properties": {"x": {}},
+         "unevaluatedProperties": False}
+    # allOf written before properties: its members first, in document order
+    check(s, ['{"z": 1, "y": 2, "x": 3}', '{"y": 2}'], ['{"w": 1}'], policy=['{"x": 3, "z": 1}'])
+
+
+def test_unevaluated_items():
+    check({"type": "array", "prefixItems": [{"type": "integer"}],
+           "allOf": [{"prefixItems": [{}, {"type": "string"}]}], "unevaluatedItems": False},
+          ["[]", "[1]", '[1, "a"]'], ['[1, "a", 3]', '["a"]'])
+    check({"type": "array", "prefixItems": [{"type": "integer"}], "unevaluatedItems": {"type": "string"}},
+          ["[1]", '[1, "a", "b"]'], ["[1, 2]"])
+    check({"type": "array", "items": {"type": "integer"}, "unevaluatedItems": False}, ["[1, 2]", "[]"], ['["a"]'])
+    check({"type": "array", "oneOf": [{"prefixItems": [{"const": 1}, {}]}, {"prefixItems": [{"const": 2}]}],
+           "unevaluatedItems": False}, ["[1]", "[1, 5]", "[2]"], ["[2, 5]", "[1, 5, 6]", "[3]"])
+
+
+def test_unevaluated_that_cannot_be_decided_is_refused_by_name():
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    overlapping = {"type": "object", "anyOf": [{"properties": {"a": {}}, "required": ["a"]},
+                                               {"properties": {"b": {}}, "required": ["b"]}],
+                   "unevaluatedProperties": False}
+    with pytest.raises(GrammarError, match="unevaluatedProperties at #/unevaluatedProperties") as ei:
+        convert_schema(overlapping)
+    assert "anyOf branches that may hold together" in str(ei.value)
+    with pytest.raises(GrammarError, match="contains evaluates"):
+        convert_schema({"type": "array", "contains": {"type": "integer"}, "unevaluatedItems": False})
+    # strict=False: the keyword is left out (a warning), so the grammar accepts more
+    with pytest.warns(UserWarning):
+        c = constraint(overlapping, strict=False)
+    assert accepts(c, '{"a": 1, "b": 2}') and accepts(c, '{"a": 1, "c": 2}')
+
+
+def test_all_of_reference_to_a_boolean_schema():
+    check({"allOf": [{"$ref": "#/$defs/d"}], "$defs": {"d": True}, "type": "integer"}, ["1"], ['"a"'])
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    with pytest.raises(GrammarError, match="accepts no JSON value"):
+        convert_schema({"allOf": [{"$ref": "#/$defs/d"}], "$defs": {"d": False}})

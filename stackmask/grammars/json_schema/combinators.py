@@ -572,6 +572,9 @@ class CombinatorsMixin:
     # -- allOf merging -------------------------------------------------------------------
     def merge_all(self, d, base, ptr, report: bool = True):
         """Merge ``d`` (with ``allOf``) into one schema dict; None = unsatisfiable."""
+        d = self.without_unevaluated(d, base, ptr, report)
+        if "allOf" not in d:
+            return d
         parts = [{k: v for k, v in d.items() if k != "allOf"}]
         if not isinstance(d.get("allOf"), list):
             if report:
@@ -603,7 +606,9 @@ class CombinatorsMixin:
                 if report:
                     self.problem("$ref", ptr, str(e))
                 continue
-            if "if" in node2 and node2 is node:
+            if node2 is node:
+                node2 = node = self.without_unevaluated(node, nbase, nptr, report)
+            if node2 is node and "if" in node2:
                 x = self.expand_if(node, nbase)
                 if x is not None:
                     todo.insert(0, (x, nbase, nptr))
@@ -751,8 +756,15 @@ class CombinatorsMixin:
                     if extra is not True:
                         props[key] = {"allOf": [props[key], extra]}
             out["properties"] = props
-            if (a.get("patternProperties") and "additionalProperties" in b and b["additionalProperties"] is not True) or \
-                    (b.get("patternProperties") and "additionalProperties" in a and a["additionalProperties"] is not True):
+            # a key one side's pattern matches and the other's does not meets that other
+            # side's additionalProperties, which the merged object cannot say (its
+            # additional schema is for keys no pattern matches): exact only when the
+            # other side has every pattern too (as the closures of ``unevaluated*`` do)
+            def uncovered(x, y):
+                px = x.get("patternProperties") if isinstance(x.get("patternProperties"), dict) else {}
+                py = y.get("patternProperties") if isinstance(y.get("patternProperties"), dict) else {}
+                return bool(set(px) - set(py)) and "additionalProperties" in y and y["additionalProperties"] is not True
+            if uncovered(a, b) or uncovered(b, a):
                 if report:
                     self.problem("allOf", ptr, "patternProperties on one side and additionalProperties on the other")
         return out

@@ -50,11 +50,12 @@ SUPPORTED_KEYWORDS = (
     "propertyNames (string schemas)", "minProperties", "maxProperties",
     "dependentRequired", "dependentSchemas", "dependencies", "items", "prefixItems",
     "additionalItems", "minItems", "maxItems", "contains, minContains, maxContains (writable "
-    "complement)", "uniqueItems (when maxItems <= 1)", "minLength", "maxLength", "pattern", "format",
+    "complement)", "uniqueItems (finite item domains)", "minLength", "maxLength", "pattern", "format",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "anyOf",
     "oneOf (disjoint branches or writable complements)", "allOf", "not (writable complement)",
     "if/then/else (writable complement)", "$ref", "$defs", "definitions", "$recursiveRef",
     "$dynamicRef", "nullable (OpenAPI)",
+    "unevaluatedProperties, unevaluatedItems (where one branch at most decides them)",
 )
 
 

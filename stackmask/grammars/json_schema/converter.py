@@ -19,10 +19,11 @@ from .numbers import NUMBER, NumbersMixin, _number_literal
 from .objects import ObjectsMixin
 from .refs import RefsMixin
 from .strings import StringsMixin
+from .unevaluated import UnevaluatedMixin
 
 
 class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMixin, StringsMixin,
-                 NumbersMixin):
+                 NumbersMixin, UnevaluatedMixin):
     """Schema -> grammar, one document: the languages of subschemas, keyword checks,
     enum filtering; the concerns live in the mixins."""
 
@@ -131,6 +132,9 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
         if node2 is not node:
             return self.lang(node2, base2, ptr2)
         d = node
+        d2 = self.without_unevaluated(d, base, ptr)
+        if d2 is not d:
+            return self.lang(d2, base, ptr)
         if "if" in d:
             x = self.expand_if(d, base)
             if x is not None:
@@ -289,6 +293,9 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
             return True
         if node2 is not node:
             return self.value_valid(v, node2, base2, depth + 1)
+        node2 = self.without_unevaluated(node, base, "#", report=False)
+        if node2 is not node:
+            return self.value_valid(v, node2, base, depth + 1)
         d, dn = node, depth + 1
 
         def sub(x):

@@ -130,5 +130,7 @@ class RefsMixin:
         siblings = {a: b for a, b in node.items() if a != k and a not in ANNOTATIONS}
         if self.draft <= 7 or not siblings:
             return self.deref(tgt, tbase, tptr, depth + 1)
-        # 2019+: $ref is an applicator next to the other keywords
-        return {"allOf": [tgt, siblings]}, base, ptr
+        # 2019+: $ref is an applicator next to the other keywords; ``unevaluated*``
+        # sees what both evaluate, so it stays outside them
+        outer = {k: siblings.pop(k) for k in ("unevaluatedProperties", "unevaluatedItems") if k in siblings}
+        return {"allOf": [tgt, siblings], **outer}, base, ptr
