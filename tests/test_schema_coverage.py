@@ -30,3 +30,29 @@ def test_a_refusal_is_recorded_with_its_message():
     rec = schema_coverage.coverage(rows, timeout=60)[0]
     assert not rec["ok"] and rec["err"]
     assert "refused 1" in schema_coverage.summary([rec])
+
+
+def test_key_order_search_finds_the_policy_order_and_keeps_spellings():
+    s = {"type": "object", "properties": {"a": {"type": "integer"},
+                                          "b": {"type": "object", "properties": {"x": {}, "y": {"type": "number"}}}},
+         "required": ["a"]}
+    rows = [{"name": "k", "schema": s,
+             "valid": ['{"a":1,"b":{"x":0,"y":1e5}}', '{"b":{"y":1e5,"x":[1]},"a":1}', '{"b":{},"a":2}'],
+             "invalid": []}]
+    rec = schema_coverage.coverage(rows, timeout=60)[0]
+    assert rec["valid"] == [True, False, False]
+    assert rec["key_order"] == [None, True, True]
+    # only the order changes: a number spelled otherwise is not accepted by re-spelling it
+    c = schema_coverage_constraint(s)
+    assert schema_coverage.some_key_order(c, '{"b":{"y":1e5},"a":1}') is True
+    assert schema_coverage.some_key_order(c, '{"b":{"y":"s"},"a":1}') is False
+    assert schema_coverage.some_key_order(c, '{"b":{"y":1},"a":1}', budget=2) is None
+    line = schema_coverage.summary([rec]).splitlines()[0]
+    assert "valid accepted 1/3 as written, 3/3 with the key-order policy (2 in another key order" in line
+
+
+def schema_coverage_constraint(schema):
+    from stackmask import Constraint, Vocab
+    from stackmask.grammars.json_schema import convert_schema
+    vocab = Vocab([bytes([i]) for i in range(256)] + [b"<eos>"], eos_token_ids=[256], special_token_ids=[256])
+    return Constraint(convert_schema(schema).grammar, vocab, compile="lazy", cache_dir=False, progress=False)
