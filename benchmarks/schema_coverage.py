@@ -146,6 +146,8 @@ def coverage(rows: list, timeout: float) -> list:
             rec.update(ok=False, err="timeout")
         except Exception as e:          # noqa: BLE001 - a refusal of any kind is recorded
             rec.update(ok=False, err=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
+            if getattr(e, "problems", None):       # keyword refusals: (keyword, JSON pointer, why)
+                rec["problems"] = [list(p) for p in e.problems]
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         out.append(rec)
@@ -166,8 +168,17 @@ def summary(recs: list) -> str:
             if not a and k is not True:
                 lines.append(f"  valid instance {t} of {x['name']} rejected in every key order"
                              if k is False else f"  valid instance {t} of {x['name']}: key-order search ran out")
-    for err, n in Counter(x["err"][:100] for x in recs if not x["ok"]).most_common(20):
+    def why(x) -> str:
+        if x.get("problems"):
+            kw, _ptr, reason = x["problems"][0]
+            return f"{kw}: {reason[:90]}"
+        return x["err"][:100]
+    for err, n in Counter(why(x) for x in recs if not x["ok"]).most_common(20):
         lines.append(f"  {n} x {err}")
+    for x in recs:
+        if not x["ok"]:
+            where = "; ".join(f"{k} at {p}" for k, p, _ in x.get("problems", ())[:3]) or x["err"][:100]
+            lines.append(f"  refused {x['name']}: {where}")
     return "\n".join(lines)
 
 

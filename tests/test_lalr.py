@@ -559,3 +559,27 @@ def test_random_lalr_equals_merged_canonical_lr1_many(spec):
 @given(random_grammar())
 def test_random_normal_form_glr_equals_earley_many(spec):
     test_random_normal_form_glr_equals_earley.hypothesis.inner_test(spec)
+
+
+def test_tables_of_one_grammar_are_built_once(monkeypatch):
+    """``Constraint(g, vocab)`` (ambiguous=None) asks for the user grammar's conflicts and
+    then checks it deterministic: one LALR build for both, one for the normal form."""
+    import stackmask.glr.lalr as lalr
+    from stackmask import Constraint, Vocab
+    built = []
+    real = lalr._build_lalr
+    monkeypatch.setattr(lalr, "_build_lalr", lambda g: built.append(g.start) or real(g))
+    lalr._RECENT.clear()
+    text = 'start: item ("," item)*\nitem: "a" | "b" item\n'
+    g = Grammar.from_lark(text)
+    t1 = build_lalr(g)
+    assert build_lalr(Grammar.of(g)) is t1 and len(built) == 1
+    # another grammar is built anew; the tables of a grammar with other rules differ
+    g2 = Grammar.from_lark(text.replace('"b"', '"c"'))
+    assert build_lalr(g2) is not t1 and len(built) == 2
+    built.clear()
+    lalr._RECENT.clear()
+    vocab = Vocab([bytes([i]) for i in range(256)] + [b"<eos>"], eos_token_ids=[256], special_token_ids=[256])
+    c = Constraint(g, vocab, cache_dir=False, progress=False)
+    assert c.ambiguous is False
+    assert len(built) == 2          # the grammar (conflicts, then the check) and its normal form

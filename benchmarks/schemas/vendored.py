@@ -3,15 +3,23 @@
     python benchmarks/schemas/vendored.py --out /tmp/vendored.jsonl             # pip download
     python benchmarks/schemas/vendored.py --wheel check_jsonschema-0.39.0-py3-none-any.whl
     python benchmarks/schema_sweep.py --data /tmp/vendored.jsonl       # then sweep them
+    python benchmarks/schemas/vendored.py --cfn-lint 200 --seed 1 --out /tmp/cfn200.jsonl
 
 Sources: the SchemaStore and vendor schemas that ``check-jsonschema`` ships in
 ``builtin_schemas/vendor`` (CI, build and config files: GitHub workflows, GitLab CI, compose,
 Renovate, ...; ``pip download --no-deps check-jsonschema==VERSION`` unless ``--wheel`` is given;
 nothing is installed), and the JSON Schema metaschemas of the installed
 ``jsonschema-specifications``. Their licenses differ per file (SchemaStore's Apache-2.0, vendors'
-own), so the schema texts are not committed to this repository: this script writes them to
-``--out`` with a ``source`` and a ``license`` field per schema (the first line of the license
-file the package ships for it).
+own), so the schema texts are not committed to this repository.
+
+``--cfn-lint N`` takes instead N resource-type schemas drawn (``--seed``) from the 1,898 that
+``cfn-lint`` ships (``cfnlint/data/schemas/resources``: the CloudFormation registry's schemas of
+AWS resource types, written by AWS teams, MIT-0): real-world object schemas with
+``definitions``/``$ref``, patterns, enums, lengths, ``oneOf``/``anyOf``, and the registry's own
+keywords (``handlers``, ``tagging``, ``primaryIdentifier``, ...: unknown keywords to a
+validator). The script this script writes them to
+writes them to ``--out`` with a ``source`` and a ``license`` field per schema (the first line
+of the license file the package ships for it).
 
 Instances are drawn with :func:`generate.checked_instances` and checked by ``jsonschema``; for
 most of these schemas the generator cannot draw one (patterns, remote ``$ref``, ``allOf``), and
@@ -35,6 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generate  # noqa: E402
 
 CHECK_JSONSCHEMA = "0.39.0"
+CFN_LINT = "1.58.0"
+CFN_RESOURCES = "cfnlint/data/schemas/resources/"
 VENDOR = "check_jsonschema/builtin_schemas/vendor/"
 #: schema file stem -> the suffix of its LICENSE.<suffix> in the vendor directory
 LICENSE_OF = {"azure-pipelines": "azure-pipelines", "bitbucket-pipelines": "bitbucket-pipelines",
@@ -44,13 +54,29 @@ LICENSE_OF = {"azure-pipelines": "azure-pipelines", "bitbucket-pipelines": "bitb
               "taskfile": "task"}
 
 
-def _download(dest: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(dest),
-                    f"check-jsonschema=={CHECK_JSONSCHEMA}"], check=True)
-    wheels = sorted(dest.glob("check_jsonschema-*.whl"))
+def _download(dest: Path, req: str = f"check-jsonschema=={CHECK_JSONSCHEMA}") -> Path:
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(dest), req],
+                   check=True)
+    stem = req.split("==")[0].replace("-", "_")
+    wheels = sorted(dest.glob(f"{stem}-*.whl"))
     if not wheels:
-        raise SystemExit(f"pip download wrote no check_jsonschema wheel into {dest}")
+        raise SystemExit(f"pip download wrote no {stem} wheel into {dest}")
     return wheels[0]
+
+
+def cfn_lint_rows(wheel: Path, count: int, seed: int) -> list[dict]:
+    """``count`` resource-type schemas of the cfn-lint wheel, drawn with ``seed``."""
+    with zipfile.ZipFile(wheel) as z:
+        names = sorted(n for n in z.namelist() if n.startswith(CFN_RESOURCES) and n.endswith(".json"))
+        lic = next((n for n in z.namelist() if n.endswith("licenses/LICENSE")), None)
+        title = _first_line(z.read(lic).decode("utf-8", "replace")) if lic else "unknown"
+        rows = []
+        for name in random.Random(seed).sample(names, min(count, len(names))):
+            schema = json.loads(z.read(name))
+            label = str(schema.get("typeName", Path(name).stem)).replace("::", "-")
+            rows.append(dict(name=f"cfn-{label}", schema=schema, source=f"{wheel.name}:{name}",
+                             license=f"{title} ({lic})"))
+    return rows
 
 
 def _first_line(text: str) -> str:
@@ -100,11 +126,17 @@ def main(argv=None) -> None:
     ap.add_argument("--wheel", default=None, help="a check_jsonschema wheel (else pip download)")
     ap.add_argument("--out", default="vendored.jsonl")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cfn-lint", type=int, default=None, metavar="N",
+                    help=f"N CloudFormation resource schemas of cfn-lint {CFN_LINT} instead")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        wheel = Path(args.wheel) if args.wheel else _download(Path(tmp))
-        rows = vendored_rows(wheel)
-    rows = with_instances(rows + metaschema_rows(), args.seed)
+        if args.cfn_lint:
+            wheel = Path(args.wheel) if args.wheel else _download(Path(tmp), f"cfn-lint=={CFN_LINT}")
+            rows = cfn_lint_rows(wheel, args.cfn_lint, args.seed)
+        else:
+            wheel = Path(args.wheel) if args.wheel else _download(Path(tmp))
+            rows = vendored_rows(wheel) + metaschema_rows()
+    rows = with_instances(rows, args.seed)
     with open(args.out, "w") as f:
         for row in rows:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -15,6 +15,8 @@ are resolved by Lark rule priority.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from ..errors import GrammarError
@@ -125,8 +127,34 @@ def _digraph(n: int, edges: list[list[int]], init: list[int]) -> list[int]:
     return F
 
 
+#: the last tables built, by the identity of the rules they were built from (and the
+#: terminals' names):
+#: ``Constraint`` asks for the conflicts of the user's grammar (``ambiguous=None``), then
+#: checks it deterministic, on copies of one grammar sharing its rule tuple
+_RECENT: "OrderedDict[tuple, tuple]" = OrderedDict()
+_RECENT_SIZE = 2
+_RECENT_LOCK = threading.Lock()
+
+
 def build_lalr(g: Grammar) -> LRTables:
-    """LR(0) automaton + LALR(1) lookaheads for ``g``; conflicts are kept."""
+    """LR(0) automaton + LALR(1) lookaheads for ``g``; conflicts are kept. The tables
+    are read-only; the last two built are reused for a grammar with the same rule tuple
+    (the same object), terminal names and start symbol."""
+    key = (id(g.rules), tuple(t.name for t in g.terminals), g.start)
+    with _RECENT_LOCK:
+        hit = _RECENT.get(key)
+        if hit is not None and hit[0] is g.rules:
+            _RECENT.move_to_end(key)
+            return hit[1]
+    t = _build_lalr(g)
+    with _RECENT_LOCK:
+        _RECENT[key] = (g.rules, t)       # the rule tuple kept: its id stays its own
+        while len(_RECENT) > _RECENT_SIZE:
+            _RECENT.popitem(last=False)
+    return t
+
+
+def _build_lalr(g: Grammar) -> LRTables:
     terminals = (END,) + tuple(t.name for t in g.terminals)
     if len(set(terminals)) != len(terminals):
         raise GrammarError(f"a terminal may not be named {END!r}")
