@@ -7,6 +7,10 @@ import math
 
 from .common import StateSymbols, _canon, _conj, _json_eq, _num
 
+#: item counts further apart than this (past the prefix items) are counted in binary
+#: (:meth:`ArraysMixin._counted_items`) instead of a chain of one rule per count
+LINEAR_ITEMS = 16
+
 
 class ArraysMixin:
     """Methods of the converter (:class:`..converter._Converter`) for arrays."""
@@ -213,12 +217,13 @@ class ArraysMixin:
             self.problem("uniqueItems", ptr + "/uniqueItems", "uniqueness of array items over an "
                          "infinite (or large) item domain is not a context-free constraint")
         limit = max(lo, k)
-        if hi is not None and hi - limit > 2000 or limit > 2000:
-            self.problem("maxItems", ptr, "item counts above 2000 are not expanded")
-            hi = None if hi is not None and hi > 2000 else hi
-            lo = min(lo, 2000)
-            limit = max(lo, k)
         if "contains" in d:
+            if hi is not None and hi - limit > 2000 or limit > 2000:
+                self.problem("maxItems" if hi is not None and hi - limit > 2000 else "minItems", ptr,
+                             "item counts above 2000 beside `contains` are not expanded")
+                hi = None if hi is not None and hi > 2000 else hi
+                lo = min(lo, 2000)
+                limit = max(lo, k)
             self._build_contains(nt, d, base, ptr, prefix, rest, lo, hi, limit)
             return
 
@@ -237,6 +242,10 @@ class ArraysMixin:
             return f"{nt}_t{i}"
 
         made = set()
+        #: items past ``first`` (all of them ``rest``) are counted in binary when their
+        #: bounds are far apart (:meth:`_counted_items`); the chain stops at ``first``
+        first = max(k, 1)
+        counted = (hi is not None and hi - first > LINEAR_ITEMS) or lo - first > LINEAR_ITEMS
 
         def build_T(i):
             name = T(i)
@@ -246,6 +255,11 @@ class ArraysMixin:
             if name == star:
                 self.rule(star, [], src)
                 self.rule(star, [star, CM, elem(limit)], src)
+                return name
+            if counted and i == first:
+                x = [CM, elem(first)]
+                self._counted_items(name, x, max(lo - first, 0),
+                                    None if hi is None else hi - first, f"{nt}_", made, src)
                 return name
             if i >= lo:
                 self.rule(name, [], src)
@@ -260,6 +274,54 @@ class ArraysMixin:
             i = 1
             while True:
                 build_T(i)
-                if T(i) == star or (hi is not None and i >= hi):
+                if T(i) == star or (hi is not None and i >= hi) or (counted and i == first):
                     break
                 i += 1
+
+    def _counted_items(self, name, x, lo, hi, prefix, made, src):
+        """Rules for ``name`` -> ``x`` repeated ``lo`` to ``hi`` times (``hi`` None: no upper
+        bound) with O(log) nonterminals, all LR(1): ``A_j`` is exactly ``2^j`` copies
+        (``A_j -> A_{j-1} A_{j-1}``), ``L_j`` 0 to ``2^j - 1`` (``L_j -> L_{j-1} | A_{j-1}
+        L_{j-1}``), ``U_m`` 0 to ``m`` (``U_m -> L_n | A_n U_{m - 2^n}`` with ``2^n <= m``);
+        ``name -> A_{j1} ... A_{jt} U_{hi-lo}`` for the set bits of ``lo``. Each choice is
+        made when the item after a complete block starts (``,``) or the array ends (``]``),
+        so a parser counts on its stack: an array of n items keeps O(log n) entries."""
+        def A(j):
+            nm = f"{prefix}a{j}"
+            if nm not in made:
+                made.add(nm)
+                self.rule(nm, x if j == 0 else [A(j - 1), A(j - 1)], src)
+            return nm
+
+        def L(j):
+            nm = f"{prefix}l{j}"
+            if nm not in made:
+                made.add(nm)
+                if j == 0:
+                    self.rule(nm, [], src)
+                else:
+                    self.rule(nm, [L(j - 1)], src)
+                    self.rule(nm, [A(j - 1), L(j - 1)], src)
+            return nm
+
+        def U(m):
+            if (m + 1) & m == 0:
+                return L((m + 1).bit_length() - 1)
+            nm = f"{prefix}u{m}"
+            if nm not in made:
+                made.add(nm)
+                n = m.bit_length() - 1
+                self.rule(nm, [L(n)], src)
+                self.rule(nm, [A(n), U(m - (1 << n))], src)
+            return nm
+
+        blocks = [A(j) for j in range(lo.bit_length() - 1, -1, -1) if lo >> j & 1]
+        if hi is None:
+            star = f"{prefix}s"
+            if star not in made:
+                made.add(star)
+                self.rule(star, [], src)
+                self.rule(star, [star] + list(x), src)
+            self.rule(name, blocks + [star], src)
+        else:
+            self.rule(name, blocks + [U(hi - lo)], src)
