@@ -17,9 +17,8 @@ own), so the schema texts are not committed to this repository.
 AWS resource types, written by AWS teams, MIT-0): real-world object schemas with
 ``definitions``/``$ref``, patterns, enums, lengths, ``oneOf``/``anyOf``, and the registry's own
 keywords (``handlers``, ``tagging``, ``primaryIdentifier``, ...: unknown keywords to a
-validator). The script this script writes them to
-writes them to ``--out`` with a ``source`` and a ``license`` field per schema (the first line
-of the license file the package ships for it).
+validator). The script writes them to ``--out`` with a ``source`` and a ``license`` field per
+schema (the first line of the license file the package ships for it).
 
 Instances are drawn with :func:`generate.checked_instances` and checked by ``jsonschema``; for
 most of these schemas the generator cannot draw one (patterns, remote ``$ref``, ``allOf``), and
