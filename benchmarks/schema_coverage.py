@@ -9,7 +9,10 @@ instances accepted and invalid instances accepted, and the most common refusals.
 A valid instance rejected as written is tried again in every order of its objects' keys
 (:func:`some_key_order`: a search driven by the constraint itself, numbers and strings spelled
 as written, so only the order changes); one accepted that way is counted as rejected by the
-key-order policy (docs/json-schema.md, Policies), not as a wrong rejection.
+key-order policy (docs/json-schema.md, Policies), not as a wrong rejection. An invalid instance
+accepted is checked again with ``jsonschema`` against the schema without ``uniqueItems``: valid
+there, it is counted as accepted by the ``uniqueItems`` policy (not enforced over infinite item
+domains, with a warning), else as a wrong acceptance.
 
     python benchmarks/schema_coverage.py --limit 200
     python benchmarks/schema_coverage.py --data benchmarks/schemas/fresh.jsonl --json cov.json
@@ -113,6 +116,27 @@ def _alarm(*_):
     raise _Timeout()
 
 
+def _without_unique(x):
+    """The schema with every Boolean ``uniqueItems`` dropped."""
+    if isinstance(x, dict):
+        return {k: _without_unique(v) for k, v in x.items()
+                if not (k == "uniqueItems" and isinstance(v, bool))}
+    if isinstance(x, list):
+        return [_without_unique(v) for v in x]
+    return x
+
+
+def by_unique_policy(schema, text: str) -> bool:
+    """Whether ``text`` (an invalid instance) is valid once ``uniqueItems`` is dropped."""
+    import jsonschema
+    s = _without_unique(schema)
+    cls = jsonschema.validators.validator_for(s) if isinstance(s, dict) else jsonschema.Draft202012Validator
+    try:
+        return cls(s).is_valid(json.loads(text))
+    except Exception:           # noqa: BLE001 - an unresolvable $ref etc.: not explained
+        return False
+
+
 def coverage(rows: list, timeout: float) -> list:
     """Per schema: ``{"name", "ok", "valid": [bool], "invalid": [bool]}`` or ``ok`` False
     with ``err`` (the refusal's first line, or ``timeout``)."""
@@ -138,7 +162,11 @@ def coverage(rows: list, timeout: float) -> list:
             c = Constraint(sg.grammar, vocab, ambiguous=bool(sg.conflicts), compile="lazy",
                            cache_dir=False, progress=False)
             valid = [accepts(c, t) for t in r.get("valid", [])]
-            rec.update(ok=True, valid=valid, invalid=[accepts(c, t) for t in r.get("invalid", [])],
+            invalid = [accepts(c, t) for t in r.get("invalid", [])]
+            rec.update(ok=True, valid=valid, invalid=invalid, policies=list(sg.warnings),
+                       # per invalid instance accepted: by the uniqueItems policy
+                       unique_policy=[bool(a and sg.warnings and by_unique_policy(r["schema"], t))
+                                      for a, t in zip(invalid, r.get("invalid", []))],
                        # per valid instance: accepted in another key order (None: as written,
                        # or the search ran out of budget)
                        key_order=[None if a else some_key_order(c, t) for a, t in zip(valid, r.get("valid", []))])
@@ -159,10 +187,18 @@ def summary(recs: list) -> str:
     v = [a for x in ok for a in x["valid"]]
     iv = [a for x in ok for a in x["invalid"]]
     ko = [a for x in ok for a in x.get("key_order", ())]
+    up = sum(a for x in ok for a in x.get("unique_policy", ()))
+    pol = sum(1 for x in ok if x.get("policies"))
     lines = [f"schemas {len(recs)}: compiled {len(ok)}, refused {len(recs) - len(ok)}; "
              f"valid accepted {sum(v)}/{len(v)} as written, {sum(v) + ko.count(True)}/{len(v)} "
              f"with the key-order policy ({ko.count(True)} in another key order, "
-             f"{ko.count(None) - sum(v)} undecided); invalid accepted {sum(iv)}/{len(iv)}"]
+             f"{ko.count(None) - sum(v)} undecided); invalid accepted {sum(iv)}/{len(iv)} "
+             f"({up} by the uniqueItems policy, {sum(iv) - up} otherwise); "
+             f"{pol} schemas with uniqueItems not enforced"]
+    for x in ok:
+        for t, (a, u) in enumerate(zip(x["invalid"], x.get("unique_policy", [False] * len(x["invalid"])))):
+            if a and not u:
+                lines.append(f"  invalid instance {t} of {x['name']} accepted")
     for x in ok:
         for t, (a, k) in enumerate(zip(x["valid"], x.get("key_order", [None] * len(x["valid"])))):
             if not a and k is not True:

@@ -16,12 +16,46 @@ single step can overshoot them a little; none is interrupted midway.
 from __future__ import annotations
 
 import os
+import sys
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .errors import LimitExceeded
 
-__all__ = ["Limits", "CompileGuard", "rss_bytes"]
+__all__ = ["Limits", "CompileGuard", "rss_bytes", "deep_recursion", "RECURSION_DEPTH"]
+
+#: Python's recursion limit while regexes and schemas are converted (:func:`deep_recursion`):
+#: their converters recurse over the nesting of the input, and generated regexes nest
+#: deeply (a lookahead's difference written back as a regex nests once per length:
+#: ``^(?!aws:).{0,256}$``). Deep enough for those, shallow enough for the C stack.
+RECURSION_DEPTH = 12_000
+
+_depth_lock = threading.Lock()
+_depth_users = 0
+_depth_saved = 0
+
+
+@contextmanager
+def deep_recursion():
+    """Raise Python's recursion limit to :data:`RECURSION_DEPTH` (never lower it) for the
+    block; the previous limit comes back when the last block using it ends (the limit is
+    per interpreter, so nested and concurrent blocks share one raise)."""
+    global _depth_users, _depth_saved
+    with _depth_lock:
+        if _depth_users == 0:
+            _depth_saved = sys.getrecursionlimit()
+            if _depth_saved < RECURSION_DEPTH:
+                sys.setrecursionlimit(RECURSION_DEPTH)
+        _depth_users += 1
+    try:
+        yield
+    finally:
+        with _depth_lock:
+            _depth_users -= 1
+            if _depth_users == 0 and sys.getrecursionlimit() == max(_depth_saved, RECURSION_DEPTH):
+                sys.setrecursionlimit(_depth_saved)
 
 
 @dataclass(frozen=True)

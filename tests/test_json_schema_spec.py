@@ -431,11 +431,31 @@ def test_unique_items_over_booleans_small_ranges_and_tuples():
            "uniqueItems": True}, ['["x"]', '["x", "y"]'], ['["y"]', '["x", "x"]', '["x", "y", "y"]'])
 
 
-def test_unique_items_over_an_infinite_domain_is_refused():
+def test_unique_items_over_an_infinite_domain_is_a_warned_policy(caplog):
     from stackmask import GrammarError
     from stackmask.grammars.json_schema import convert_schema
-    with pytest.raises(GrammarError, match="uniqueItems at #/uniqueItems"):
-        convert_schema({"type": "array", "items": {"type": "string"}, "uniqueItems": True})
+    s = {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"},
+                                                   "uniqueItems": True, "maxItems": 3}}}
+    with caplog.at_level("WARNING", logger="stackmask"):
+        sg = convert_schema(s)
+    assert any("uniqueItems at #/properties/tags/uniqueItems: not enforced" in w for w in sg.warnings)
+    assert "#/properties/tags/uniqueItems" in caplog.text
+    # everything else still holds: only arrays with repeated items are added
+    check(s, ['{"tags": ["a", "b"]}', '{}'], ['{"tags": ["a", 1]}', '{"tags": ["a", "b", "c", "d"]}'])
+    c = constraint(s)
+    assert accepts(c, '{"tags": ["a", "a"]}')            # the policy: not enforced
+    # unique_items="error": a keyword that cannot be enforced (named, with its pointer)
+    with pytest.raises(GrammarError, match="uniqueItems at #/properties/tags/uniqueItems"):
+        convert_schema(s, unique_items="error")
+    sg = convert_schema(s, unique_items="error", strict=False)
+    assert any(w.startswith("uniqueItems at #/properties/tags/uniqueItems") for w in sg.warnings)
+    with pytest.raises(ValueError):
+        convert_schema(s, unique_items="ignore")
+    # finite domains stay exact whatever the option
+    f = {"type": "array", "items": {"enum": ["x", "y"]}, "uniqueItems": True}
+    for opt in ("warn", "error"):
+        assert not convert_schema(f, unique_items=opt).warnings
+    check(f, ['["x", "y"]', '[]'], ['["x", "x"]'])
 
 
 # --------------------------------------------------------------------------
@@ -599,3 +619,21 @@ def test_all_of_reference_to_a_boolean_schema():
     from stackmask.grammars.json_schema import convert_schema
     with pytest.raises(GrammarError, match="accepts no JSON value"):
         convert_schema({"allOf": [{"$ref": "#/$defs/d"}], "$defs": {"d": False}})
+
+
+# --------------------------------------------------------------------------
+# deep nesting: generated regexes nest once per length unit
+# --------------------------------------------------------------------------
+
+def test_a_lookahead_beside_a_length_nests_deeply_and_converts():
+    import sys
+    from stackmask.grammars.json_schema import convert_schema
+    # the lookahead's difference, written back as a regex, nests once per length (~200)
+    s = {"type": "string", "pattern": "^(?!aws:).{0,200}$"}
+    before = sys.getrecursionlimit()
+    sg = convert_schema(s)
+    assert sys.getrecursionlimit() == before            # the raised limit is put back
+    c = constraint(s)
+    assert accepts(c, '"' + "x" * 200 + '"') and accepts(c, '"aw"')
+    assert not accepts(c, '"' + "x" * 201 + '"') and not accepts(c, '"aws:x"')
+    assert not sg.warnings

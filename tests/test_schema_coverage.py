@@ -56,3 +56,15 @@ def schema_coverage_constraint(schema):
     from stackmask.grammars.json_schema import convert_schema
     vocab = Vocab([bytes([i]) for i in range(256)] + [b"<eos>"], eos_token_ids=[256], special_token_ids=[256])
     return Constraint(convert_schema(schema).grammar, vocab, compile="lazy", cache_dir=False, progress=False)
+
+
+def test_acceptances_by_the_unique_items_policy_are_told_apart():
+    rows = [{"name": "u", "schema": {"type": "array", "items": {"type": "string"}, "uniqueItems": True,
+                                     "maxItems": 2},
+             "valid": ['["a", "b"]'], "invalid": ['["a", "a"]', '["a", "b", "c"]', '[1]']}]
+    rec = schema_coverage.coverage(rows, timeout=60)[0]
+    assert rec["ok"] and rec["policies"]
+    assert rec["invalid"] == [True, False, False]          # duplicates: the policy
+    assert rec["unique_policy"] == [True, False, False]
+    line = schema_coverage.summary([rec]).splitlines()[0]
+    assert "invalid accepted 1/3 (1 by the uniqueItems policy, 0 otherwise)" in line

@@ -38,6 +38,7 @@ except ImportError:                   # Python 3.10 (as Lark does)
 import numpy as np
 
 from ..errors import GrammarError
+from ..limits import deep_recursion
 from .counted import DEFAULT_BAND, counted_group, split_counted
 from .dfa import DFA, MAX_DFA_STATES, MAX_NFA_STATES, expand_classes
 from .fsa import Nfa, TooManyStates, determinize, minimize, trim
@@ -554,13 +555,14 @@ def compile_terminal(regex: str, name: str = "", band: int = DEFAULT_BAND) -> DF
     the longest token) is counted (:mod:`.counted`). Results are cached by regex and
     band. Raises GrammarError (with ``name``) for unsupported or invalid patterns and
     for patterns matching the empty string or nothing at all."""
-    try:
-        return _compile_regex(regex, band)
-    except GrammarError:
-        if not name:
-            raise
-    # errors are not cached: build again so that the error names the terminal
-    return _build_terminal(regex, name, band)
+    with deep_recursion():           # generated regexes nest deeply
+        try:
+            return _compile_regex(regex, band)
+        except GrammarError:
+            if not name:
+                raise
+        # errors are not cached: build again so that the error names the terminal
+        return _build_terminal(regex, name, band)
 
 
 def clear_cache() -> None:

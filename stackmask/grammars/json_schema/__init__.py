@@ -70,6 +70,13 @@ Policies (what "exact" means here)
   also listed in :attr:`SchemaGrammar.annotations`. ``unknown_keywords=``
   ``"warn"`` (default), ``"ignore"`` (silent) or ``"error"`` (a
   :class:`GrammarError` naming the keyword and its JSON pointer).
+* **uniqueItems** is exact over finite item domains (enums, booleans, small integer
+  ranges, tuples of those: the grammar lists the orders of distinct items). Over an
+  infinite domain no context-free grammar can enforce it: by default
+  (``unique_items="warn"``) it is not enforced there (arrays with repeated items are
+  accepted; nothing else changes), with a warning on the ``stackmask`` logger naming its
+  pointer, also listed in :attr:`SchemaGrammar.warnings`. ``unique_items="error"`` makes
+  it a keyword that cannot be enforced (``strict=True``: a :class:`GrammarError`).
 * ``$ref`` (``#/...`` pointers, ``$id``/``id`` URIs inside the document,
   ``$anchor``, ``$recursiveRef``/``$dynamicRef`` to the root) becomes a
   grammar nonterminal, so recursive schemas are recursive grammars. In
@@ -113,7 +120,7 @@ Options: ``strict=True``, ``whitespace="bounded"``, ``max_whitespace=20``,
 follow the schema, default true; False: treat a missing
 ``additionalProperties`` as false), ``draft=None`` (4, 6, 7, 2019, 2020;
 default from ``$schema``, else 2020), ``unknown_keywords="warn"``,
-``unknown_formats="ignore"``.
+``unknown_formats="ignore"``, ``unique_items="warn"``.
 """
 
 from __future__ import annotations
@@ -125,6 +132,7 @@ from functools import cached_property
 
 from ...errors import GrammarError
 from ...grammar import Grammar
+from ...limits import deep_recursion
 from .common import SchemaWarning
 from .converter import _Converter
 
@@ -143,7 +151,7 @@ __all__ = ["schema_to_grammar", "convert_schema", "schema_constraint", "SchemaGr
 class SchemaGrammar:
     """Result of :func:`convert_schema`."""
     grammar: Grammar
-    warnings: tuple = ()          # "keyword at pointer: why" for every ignored keyword
+    warnings: tuple = ()          # "keyword at pointer: why": ignored keywords, policies applied
     annotations: tuple = ()       # unknown formats etc. (no effect on validity)
     options: dict = field(default_factory=dict)
 
@@ -183,25 +191,29 @@ def convert_schema(schema, *, strict: bool = True, whitespace: str = "bounded",
                    max_whitespace: int = 20, max_string_length: int | None = None,
                    max_number_digits: int | None = None, additional_properties: bool | None = None,
                    draft: int | None = None, unknown_keywords: str = "warn",
-                   unknown_formats: str = "ignore") -> SchemaGrammar:
+                   unknown_formats: str = "ignore", unique_items: str = "warn") -> SchemaGrammar:
     """Convert and return :class:`SchemaGrammar` (grammar, warnings, ambiguity)."""
     if unknown_keywords not in ("warn", "error", "ignore"):
         raise ValueError("unknown_keywords must be 'warn', 'error' or 'ignore'")
     if unknown_formats not in ("ignore", "error"):
         raise ValueError("unknown_formats must be 'ignore' or 'error'")
+    if unique_items not in ("warn", "error"):
+        raise ValueError("unique_items must be 'warn' or 'error'")
     try:
-        return _convert_schema(schema, strict=strict, whitespace=whitespace,
-                               max_whitespace=max_whitespace, max_string_length=max_string_length,
-                               max_number_digits=max_number_digits,
-                               additional_properties=additional_properties, draft=draft,
-                               unknown_keywords=unknown_keywords, unknown_formats=unknown_formats)
+        with deep_recursion():
+            return _convert_schema(schema, strict=strict, whitespace=whitespace,
+                                   max_whitespace=max_whitespace, max_string_length=max_string_length,
+                                   max_number_digits=max_number_digits,
+                                   additional_properties=additional_properties, draft=draft,
+                                   unknown_keywords=unknown_keywords, unknown_formats=unknown_formats,
+                                   unique_items=unique_items)
     except RecursionError:
         raise GrammarError("JSON Schema nested too deeply (Python's recursion limit)") from None
 
 
 def _convert_schema(schema, *, strict, whitespace, max_whitespace, max_string_length,
                     max_number_digits, additional_properties, draft, unknown_keywords,
-                    unknown_formats) -> SchemaGrammar:
+                    unknown_formats, unique_items) -> SchemaGrammar:
     if isinstance(schema, (str, bytes)):
         try:
             schema = json.loads(schema)
@@ -214,7 +226,8 @@ def _convert_schema(schema, *, strict, whitespace, max_whitespace, max_string_le
     opts = dict(strict=strict, whitespace=whitespace, max_whitespace=int(max_whitespace),
                 max_string_length=max_string_length, max_number_digits=max_number_digits,
                 additional_properties=additional_properties, draft=draft,
-                unknown_keywords=unknown_keywords, unknown_formats=unknown_formats)
+                unknown_keywords=unknown_keywords, unknown_formats=unknown_formats,
+                unique_items=unique_items)
     conv = _Converter(schema, opts)
     g = conv.run()
     problems = conv.problems
@@ -237,5 +250,6 @@ def _convert_schema(schema, *, strict, whitespace, max_whitespace, max_string_le
                            "be enforced are ignored: there is no text to generate", name="schema")
         err.keyword, err.pointer = "schema", "#"
         raise err
-    return SchemaGrammar(grammar=g, warnings=warn, annotations=tuple(conv.annotations), options=opts)
+    return SchemaGrammar(grammar=g, warnings=warn + tuple(conv.policy_notes),
+                         annotations=tuple(conv.annotations), options=opts)
 

@@ -214,8 +214,7 @@ class ArraysMixin:
             if "contains" not in d and all(x is not None for x in domains) and \
                     self._build_unique(nt, domains, lo, hi, ptr):
                 return
-            self.problem("uniqueItems", ptr + "/uniqueItems", "uniqueness of array items over an "
-                         "infinite (or large) item domain is not a context-free constraint")
+            self.unique_items_not_enforced(ptr + "/uniqueItems")
         limit = max(lo, k)
         if "contains" in d:
             if hi is not None and hi - limit > 2000 or limit > 2000:

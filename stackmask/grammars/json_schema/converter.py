@@ -34,6 +34,7 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
         self.problems: list[tuple[str, str, str]] = []
         self._problem_keys: set = set()
         self.annotations: list[str] = []
+        self.policy_notes: list[str] = []     # policies applied (uniqueItems not enforced)
         self.keywords_checked: set = set()
         self.terms: dict[str, str] = {}          # regex -> name
         self.term_defs: list[TerminalDef] = []
@@ -92,6 +93,20 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
                 raise err
             note = f"unknown keyword {k!r} at {where} ignored{hint}"
             self.annotations.append(note)
+            log.warning("JSON Schema: %s", note)
+
+    def unique_items_not_enforced(self, ptr: str):
+        """``uniqueItems`` over an infinite item domain: not context-free. Not enforced with
+        a warning (``unique_items="warn"``, the documented policy), else a keyword that
+        cannot be enforced."""
+        why = "uniqueness of array items over an infinite (or large) item domain is not a " \
+              "context-free constraint"
+        if self.opts["unique_items"] == "error":
+            self.problem("uniqueItems", ptr, why)
+            return
+        note = f"uniqueItems at {ptr}: not enforced ({why}; unique_items='error' refuses it)"
+        if note not in self.policy_notes:
+            self.policy_notes.append(note)
             log.warning("JSON Schema: %s", note)
 
     # -- languages --------------------------------------------------------------------
