@@ -637,3 +637,38 @@ def test_a_lookahead_beside_a_length_nests_deeply_and_converts():
     assert accepts(c, '"' + "x" * 200 + '"') and accepts(c, '"aw"')
     assert not accepts(c, '"' + "x" * 201 + '"') and not accepts(c, '"aws:x"')
     assert not sg.warnings
+
+
+# --------------------------------------------------------------------------
+# pattern: Annex B identity escapes and lone surrogates (real-world patterns)
+# --------------------------------------------------------------------------
+
+def test_pattern_identity_escapes_of_punctuation():
+    # CloudFormation tag keys: \_ \: \= \@ are the characters themselves (Annex B; Python's re)
+    s = {"type": "string", "pattern": r"^(?!aws:.*)[a-zA-Z0-9\s\_\.\/\=\+\-\@\:]+$"}
+    check(s, ['"my_key:v=1"', '"a@b"', '"x y"'], ['"aws:x"', '""', '"a#"'])
+    from stackmask.grammars.json_schema import convert_schema
+    from stackmask import GrammarError
+    with pytest.raises(GrammarError, match="unknown escape"):
+        convert_schema({"type": "string", "pattern": r"^\q$"})     # letters stay refused
+
+
+def test_pattern_lone_surrogates_match_nothing():
+    # the XML-character idiom written with lone surrogates: those code units never occur in
+    # a JSON string the library accepts (lone surrogate escapes are rejected), so they add
+    # nothing to the class and match nothing outside one
+    s = {"type": "string",
+         "pattern": r"^[\u0020-\uD7FF\uE000-\uFFFD\uD800\uDBFF-\uDC00\uDFFF\t\r\n]*$"}
+    check(s, ['"plain text"', '"tab\\there"', '"\u00e9\u4e2d"', '""'],
+          ['"\\u0001"', '"\\uffff"'])
+    c = constraint(s)
+    assert not accepts(c, '"\\ud800"') and not accepts(c, '"\\udbff"')
+    from stackmask import GrammarError
+    from stackmask.grammars.json_schema import convert_schema
+    with pytest.raises(GrammarError, match="accepts no JSON value"):
+        convert_schema({"type": "string", "pattern": r"^a\uD800b$"})
+    check({"anyOf": [{"type": "string", "pattern": r"^a\uD800b$"}, {"type": "integer"}]},
+          ["1"], ['"ab"', '"a"'], validator=False)
+    # a surrogate pair is one code point beyond U+FFFF (UTF-16 semantics, as ECMA-262; Python's
+    # re, which the validator uses, reads the two halves as two characters)
+    check({"type": "string", "pattern": r"^\ud83d\ude00$"}, ['"\U0001F600"'], ['"a"'], validator=False)

@@ -7,7 +7,8 @@ anywhere in the string unless it uses ``^``/``$``.
 ECMA semantics implemented: ``\\d`` = [0-9], ``\\w`` = [A-Za-z0-9_], ``\\s`` =
 ECMA WhiteSpace + LineTerminator, ``.`` = anything but ``\\n \\r U+2028
 U+2029``, classes and negated classes, escapes ``\\t \\n \\v \\f \\r \\0 \\cX
-\\xHH \\uHHHH \\u{H...}`` and identity escapes, groups (capturing, named
+\\xHH \\uHHHH \\u{H...}`` and identity escapes (Annex B: ``\\_`` is ``_``; a lone surrogate
+escape matches nothing: no JSON string the library accepts holds one), groups (capturing, named
 ``(?<n>...)``/``(?P<n>...)``, non-capturing), alternation, greedy and lazy
 quantifiers (laziness does not change which strings match), Annex-B literal
 ``{ } ]``, ``^`` anywhere outside quantified groups (a mid-pattern ``^`` requires
@@ -290,8 +291,8 @@ class _Parser:
             if w is not None and 0xDC00 <= w <= SURR_HI:
                 return 0x10000 + ((v - SURR_LO) << 10) + (w - 0xDC00)
             self.i = save
-        if SURR_LO <= v <= SURR_HI:
-            self.fail("lone surrogate escapes are not supported")
+        # a lone surrogate (no JSON string this library accepts holds one: docs/json-schema.md,
+        # Strings) matches nothing: normalizing the intervals drops it, in a class and out
         return v
 
     def _escape_char(self, in_class: bool):
@@ -328,9 +329,9 @@ class _Parser:
             return self._property(c == "P")
         if c == "k":
             self.fail("named backreferences are not supported")
-        if c.isalnum() or c == "_":
+        if c.isalnum():
             self.fail(f"unknown escape \\{c}")
-        return ord(c)
+        return ord(c)                 # identity escape (Annex B: \_, \:, \= ... are themselves)
 
     def _property(self, negated: bool) -> tuple:
         """After ``\\p``/``\\P``: ``{Name}`` or ``{Name=Value}``, a general category
@@ -350,7 +351,7 @@ class _Parser:
     def atom_escape(self):
         self.i += 1
         v = self._escape_char(False)
-        return v if isinstance(v, tuple) else ((v, v),)
+        return v if isinstance(v, tuple) else iv_norm(((v, v),))
 
     def char_class(self):
         self.i += 1
