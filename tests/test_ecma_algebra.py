@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from itertools import product as cartesian
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -136,6 +137,51 @@ def test_lookahead_examples():
         a = R.parse_pattern(p)
         for w in words:
             assert R.fullmatch(a, w) == (re.search(p, w) is not None), (p, w)
+
+
+@st.composite
+def lookbehind_patterns(draw):
+    """Top-level alternatives, some ending in a fixed-width lookbehind (Python's ``re`` takes
+    no other) right before their ``$``; lookaheads and anchors elsewhere."""
+    def branch():
+        head = draw(lookahead_patterns(depth=2))
+        if not draw(st.booleans()):
+            return head
+        body = draw(st.sampled_from(["a", "b", " ", ".", "ab", "[^a]", "a|b", "\\s", "ba", "(?:aa|bb)"]))
+        return head + "(?<" + draw(st.sampled_from(["=", "!"])) + body + ")$"
+    return "|".join(branch() for _ in range(draw(st.integers(1, 2))))
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(lookbehind_patterns())
+def test_lookbehinds_at_the_end_agree_with_re(p):
+    """A lookbehind right before a top-level alternative's ``$``: the same strings as
+    Python's ``re.search``, or refused by name."""
+    import re
+    try:
+        a = R.parse_pattern(p)
+    except R.PatternError as e:
+        assert "lookahead" in str(e) or "anchored alternatives" in str(e) or "lookbehind" in str(e), (p, e)
+        return
+    for w in LOOK_WORDS:
+        assert R.fullmatch(a, w) == (re.search(p, w) is not None), (p, w)
+
+
+def test_lookbehind_examples_and_refusals():
+    import re
+    cases = {
+        "^[0-9a-z\\.\\-]*(?<!\\.)$": ["abc", "abc.", "a.b", "", "."],
+        "^(?! )[a-z ]*(?<! )$": ["ab", "ab ", " ab", "a b", ""],
+        "x(?<=[0-9]x)$|^q$": ["1x", "ax", "zz1x", "q", "qq"],
+        "a(?<=(?:ba|ca))$": ["ba", "ca", "a", "xba"],
+    }
+    for p, words in cases.items():
+        a = R.parse_pattern(p)
+        for w in words:
+            assert R.fullmatch(a, w) == (re.search(p, w) is not None), (p, w)
+    for p in ["a(?<!b)c$", "(a(?<!b)$)", "a(?<=^b)$", "(?:a(?<=a)$)*", "a(?<=a)"]:
+        with pytest.raises(R.PatternError, match="lookbehind"):
+            R.parse_pattern(p)
 
 
 @st.composite

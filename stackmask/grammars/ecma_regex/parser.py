@@ -16,8 +16,10 @@ everything before it to match empty), ``$`` anywhere (in a quantified group: the
 iteration through it ends the input, :func:`_split_end`), and lookaheads ``(?=R)``/``(?!R)``
 outside quantified groups: the rest of the input from that point must (not) begin with a
 match of ``R``, computed right to left as an intersection with (a difference from) the
-language of what follows (:func:`_rest`). Not supported (raise :class:`PatternError` naming
-the feature): lookbehind, lookaheads inside quantified groups or holding ``^``, word
+language of what follows (:func:`_rest`); lookbehinds ``(?<=R)``/``(?<!R)`` right before the
+``$`` that ends the pattern or a top-level alternative (the string must (not) end with a match
+of ``R``). Not supported (raise :class:`PatternError` naming the feature): other lookbehinds,
+lookaheads inside quantified groups or holding ``^``, word
 boundaries ``\\b \\B``, backreferences, ``\\p{...}`` properties other than general
 categories (scripts, binary properties but ``Any``/``ASCII``/``Assigned``), inline
 flags, ``^`` inside quantified groups. ``\\p{L}``, ``\\p{Lu}``, ``\\P{Nd}``,
@@ -122,6 +124,7 @@ class _Parser:
         self.src = src
         self.i = 0
         self.groups = 0
+        self.depth = 0            # groups and lookarounds open at self.i
 
     def fail(self, msg: str):
         raise PatternError(f"{msg} (at offset {self.i} of {self.src!r})")
@@ -168,13 +171,31 @@ class _Parser:
         if c == "(" and self.peek(1) == "?" and self.peek(2) in ("=", "!"):
             positive = self.peek(2) == "="
             self.i += 3
+            self.depth += 1
             body = self.disjunction()
+            self.depth -= 1
             if self.peek() != ")":
                 self.fail("missing )")
             self.i += 1
             return self._no_quant(("look", positive, body), "(?=...)" if positive else "(?!...)")
         if c == "(" and self.peek(1) == "?" and self.peek(2) == "<" and self.peek(3) in ("=", "!"):
-            self.fail("lookbehind assertions (?<= ...) / (?<! ...) are not supported")
+            # a lookbehind right before the '$' that ends a top-level alternative looks at the
+            # end of the whole string: (?<!\.)$ "does not end with a dot"
+            at = self.i
+            positive = self.peek(3) == "="
+            self.i += 4
+            self.depth += 1
+            body = self.disjunction()
+            self.depth -= 1
+            if self.peek() != ")":
+                self.fail("missing )")
+            self.i += 1
+            if self.depth or self.peek() != "$" or self.peek(1) not in (None, "|") or _has_anchor(body):
+                self.i = at
+                self.fail("lookbehind assertions (?<= ...) / (?<! ...) are supported only right "
+                          "before the '$' that ends the pattern (or a top-level alternative), "
+                          "without anchors inside")
+            return ("behind", positive, body)
         atom = self.atom()
         return self.quantifier(atom)
 
@@ -247,7 +268,9 @@ class _Parser:
                 else:
                     self.fail("inline flags and other (?...) groups are not ECMA-262 / not supported")
             self.groups += 1
+            self.depth += 1
             t = self.disjunction()
+            self.depth -= 1
             if self.peek() != ")":
                 self.fail("missing )")
             self.i += 1
@@ -573,6 +596,12 @@ def parse_pattern(pattern: str) -> tuple:
         tree = p.parse()
     except RecursionError:
         raise PatternError(f"pattern nested too deeply: {pattern!r}") from None
+    return _strings_matching(tree)
+
+
+def _strings_matching(tree) -> tuple:
+    if _has(tree, ("behind",)):
+        return _with_lookbehind(tree)
     if _has_look(tree) or _anchor_in_rep(tree):
         # assertions that look at the rest of the input: each is an intersection with (or a
         # difference from) the suffixes its body begins
@@ -580,6 +609,30 @@ def parse_pattern(pattern: str) -> tuple:
     out = []
     for sa, body, ea in _branches(tree):
         out.append(seq(EPS if sa else ANYSTAR, body, EPS if ea else ANYSTAR))
+    return alt(*out)
+
+
+def _with_lookbehind(tree) -> tuple:
+    """A lookbehind sits right before the ``$`` that ends a top-level alternative (the
+    parser allows no other place), so it looks at the end of the whole string: the strings
+    matching that alternative without it, intersected with (positive) or less (negative) the
+    strings that end with a match of its body. Each top-level alternative on its own: a
+    string matches the pattern when it matches one of them."""
+    out = []
+    for branch in (tree[1] if tree[0] == "alt" else [tree]):
+        items = branch[1] if branch[0] == "seq" else [branch]
+        behind = [x for x in items if x[0] == "behind"]
+        if not behind:
+            out.append(_strings_matching(branch))
+            continue
+        lang = _strings_matching(("seq", [x for x in items if x[0] != "behind"]))
+        for _, positive, body in behind:
+            ends = seq(ANYSTAR, alt(*[b for _, b, _ in _branches(body)]))
+            try:
+                lang = intersect(lang, ends) if positive else difference(lang, ends)
+            except TooComplex:
+                raise PatternError("lookbehind too complex to enforce exactly") from None
+        out.append(lang)
     return alt(*out)
 
 
