@@ -235,14 +235,16 @@ def test_deeply_nested_inputs_raise_grammar_errors():
     deep_rule = 'start: ' + '(' * 3000 + '"a"' + ')' * 3000 + '\n'
     with pytest.raises(GrammarError, match="nested too deeply"):
         Constraint(deep_rule, BYTES, cache_dir=False)
+    # schemas are converted under a raised recursion limit (limits.RECURSION_DEPTH: generated
+    # regexes nest deeply), so a schema has to nest deeper than that to be refused
     schema: dict = {"type": "string"}
-    for _ in range(3000):
+    for _ in range(20_000):
         schema = {"type": "array", "items": schema}
     with pytest.raises(GrammarError, match="nested too deeply"):
         stackmask.Grammar.from_json_schema(schema)
     with pytest.raises(GrammarError):
         stackmask.Grammar.from_json_schema("[" * 100_000 + "]" * 100_000)
-    text = '{"type": "array", "items": ' * 3000 + '{"type": "string"}' + "}" * 3000
+    text = '{"type": "array", "items": ' * 20_000 + '{"type": "string"}' + "}" * 20_000
     with pytest.raises(GrammarError, match="nested too deeply"):
         stackmask.Grammar.from_json_schema(text)
 
