@@ -50,7 +50,7 @@ SUPPORTED_KEYWORDS = (
     "propertyNames (string schemas)", "minProperties", "maxProperties",
     "dependentRequired", "dependentSchemas", "dependencies", "items", "prefixItems",
     "additionalItems", "minItems", "maxItems", "contains, minContains, maxContains (writable "
-    "complement)", "uniqueItems (finite item domains)", "minLength", "maxLength", "pattern", "format",
+    "complement)", "uniqueItems (finite item domains; elsewhere a warned policy)", "minLength", "maxLength", "pattern", "format",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "anyOf",
     "oneOf (disjoint branches or writable complements)", "allOf", "not (writable complement)",
     "if/then/else (writable complement)", "$ref", "$defs", "definitions", "$recursiveRef",
