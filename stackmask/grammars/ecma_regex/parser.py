@@ -170,26 +170,14 @@ class _Parser:
             return self._no_quant(("eol",), "\\Z")
         if c == "(" and self.peek(1) == "?" and self.peek(2) in ("=", "!"):
             positive = self.peek(2) == "="
-            self.i += 3
-            self.depth += 1
-            body = self.disjunction()
-            self.depth -= 1
-            if self.peek() != ")":
-                self.fail("missing )")
-            self.i += 1
+            body = self._lookaround_body(3)
             return self._no_quant(("look", positive, body), "(?=...)" if positive else "(?!...)")
         if c == "(" and self.peek(1) == "?" and self.peek(2) == "<" and self.peek(3) in ("=", "!"):
             # a lookbehind right before the '$' that ends a top-level alternative looks at the
             # end of the whole string: (?<!\.)$ "does not end with a dot"
             at = self.i
             positive = self.peek(3) == "="
-            self.i += 4
-            self.depth += 1
-            body = self.disjunction()
-            self.depth -= 1
-            if self.peek() != ")":
-                self.fail("missing )")
-            self.i += 1
+            body = self._lookaround_body(4)
             if self.depth or self.peek() != "$" or self.peek(1) not in (None, "|") or _has_anchor(body):
                 self.i = at
                 self.fail("lookbehind assertions (?<= ...) / (?<! ...) are supported only right "
@@ -198,6 +186,18 @@ class _Parser:
             return ("behind", positive, body)
         atom = self.atom()
         return self.quantifier(atom)
+
+    def _lookaround_body(self, opener: int):
+        """The disjunction inside ``(?=``/``(?!``/``(?<=``/``(?<!`` (``opener`` characters
+        long), up to and past its ``)``."""
+        self.i += opener
+        self.depth += 1
+        body = self.disjunction()
+        self.depth -= 1
+        if self.peek() != ")":
+            self.fail("missing )")
+        self.i += 1
+        return body
 
     def _no_quant(self, node, what):
         if self.peek() in ("*", "+", "?") or (self.peek() == "{" and self._brace_quant(peek_only=True)):
