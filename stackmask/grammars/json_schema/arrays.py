@@ -256,9 +256,9 @@ class ArraysMixin:
                 self.rule(star, [star, CM, elem(limit)], src)
                 return name
             if counted and i == first:
-                x = [CM, elem(first)]
-                self._counted_items(name, x, max(lo - first, 0),
-                                    None if hi is None else hi - first, f"{nt}_", made, src)
+                tail = build_T(limit) if hi is None else None      # the unbounded rest
+                self._counted_items(name, [CM, elem(first)], max(lo - first, 0),
+                                    None if hi is None else hi - first, f"{nt}_", made, src, tail)
                 return name
             if i >= lo:
                 self.rule(name, [], src)
@@ -277,9 +277,10 @@ class ArraysMixin:
                     break
                 i += 1
 
-    def _counted_items(self, name, x, lo, hi, prefix, made, src):
-        """Rules for ``name`` -> ``x`` repeated ``lo`` to ``hi`` times (``hi`` None: no upper
-        bound) with O(log) nonterminals, all LR(1): ``A_j`` is exactly ``2^j`` copies
+    def _counted_items(self, name, x, lo, hi, prefix, made, src, tail=None):
+        """Rules for ``name`` -> ``x`` repeated ``lo`` to ``hi`` times with O(log)
+        nonterminals (``hi`` None: ``lo`` copies, then the symbol ``tail``, the array's
+        unbounded rest), all LR(1): ``A_j`` is exactly ``2^j`` copies
         (``A_j -> A_{j-1} A_{j-1}``), ``L_j`` 0 to ``2^j - 1`` (``L_j -> L_{j-1} | A_{j-1}
         L_{j-1}``), ``U_m`` 0 to ``m`` (``U_m -> L_n | A_n U_{m - 2^n}`` with ``2^n <= m``);
         ``name -> A_{j1} ... A_{jt} U_{hi-lo}`` for the set bits of ``lo``. Each choice is
@@ -315,12 +316,4 @@ class ArraysMixin:
             return nm
 
         blocks = [A(j) for j in range(lo.bit_length() - 1, -1, -1) if lo >> j & 1]
-        if hi is None:
-            star = f"{prefix}s"
-            if star not in made:
-                made.add(star)
-                self.rule(star, [], src)
-                self.rule(star, [star] + list(x), src)
-            self.rule(name, blocks + [star], src)
-        else:
-            self.rule(name, blocks + [U(hi - lo)], src)
+        self.rule(name, blocks + [tail if hi is None else U(hi - lo)], src)
