@@ -45,8 +45,8 @@ import numpy as np
 from .fsa import Nfa, TooManyStates, determinize, group_rows, minimize, trim
 from .ir import nullable, thompson
 
-__all__ = ["DEFAULT_BAND", "IN", "LEFT", "MIN_BAND", "Stalls", "needs_stall", "split_counted",
-           "counted_group"]
+__all__ = ["DEFAULT_BAND", "IN", "LEFT", "MIN_BAND", "Stalls", "flatten", "needs_stall",
+           "split_counted", "counted_group"]
 
 #: the band when no vocabulary is known (longer than the longest token of common
 #: vocabularies: Qwen2.5's is 128 bytes); a constraint uses its vocabulary's longest
@@ -115,11 +115,12 @@ class Stalls:
         return (nq, tuple(out)) if out else nq
 
 
-def _flatten(x) -> list:
+def flatten(x) -> list:
+    """The items of the IR ``x`` read one after another: nested sequences spliced in."""
     if x[0] == "s":
         out = []
         for y in x[1]:
-            out.extend(_flatten(y))
+            out.extend(flatten(y))
         return out
     return [x]
 
@@ -134,7 +135,7 @@ def split_counted(x, band: int, any_bounds: bool = False):
     repetition whose bounds need a stall (``lo > 2K`` or ``hi - lo > 2K``) at its top
     level, else None. ``any_bounds``: exactly one repetition at the top level, of any
     bounds (a terminal that can join a counted one's chain)."""
-    parts = _flatten(x)
+    parts = flatten(x)
     big = [i for i, y in enumerate(parts)
            if y[0] == "r" and (any_bounds or needs_stall(y[2], y[3], band))]
     if len(big) != 1:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import GrammarError
 from .counted import LEFT, Stalls
-from .fsa import TooManyStates, column_classes, minimize, product_bfs
+from .fsa import TooManyStates, column_classes, group_rows, minimize, product_bfs, trim
 
 #: Maximum number of DFA states of one terminal (during subset construction)
 #: and of the combined lexer automaton (during the product construction).
@@ -27,7 +27,8 @@ MAX_DFA_STATES = 100_000
 #: repetition ``{m,n}``). Larger terminals are rejected with GrammarError.
 MAX_NFA_STATES = 100_000
 
-__all__ = ["DFA", "MAX_DFA_STATES", "MAX_NFA_STATES", "expand_classes", "product"]
+__all__ = ["DFA", "MAX_DFA_STATES", "MAX_NFA_STATES", "expand_classes", "intersection",
+           "product"]
 
 
 # --------------------------------------------------------------------------
@@ -142,14 +143,17 @@ def expand_classes(trans_cls: np.ndarray, b2c: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(trans_cls[:, b2c], dtype=np.int32)
 
 
-def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None) -> DFA:
+def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
+            raw: bool = False) -> DFA:
     """Product automaton of trimmed DFAs (BFS over tuples of live component
     states): ``accepts[s]`` = the indices ``i`` such that ``dfas[i]`` is in an
     accepting state after the bytes read; minimized with respect to the
     accepts sets. With ``owners``, a component accepting ``{p, ...}`` accepts the
     indices ``owners[i][p]`` instead (one automaton for several terminals). Stalls
     of counted repetitions (``counters``) carry over: a rewind moves its own
-    component and leaves the others where they are."""
+    component and leaves the others where they are. ``raw``: raise
+    :class:`~.fsa.TooManyStates` past the size limit (else a GrammarError about the
+    combined lexer)."""
     k = len(dfas)
     if k == 0:
         return DFA(trans=np.full((1, 256), -1, dtype=np.int32), accepts=(frozenset(),), n_states=1)
@@ -191,6 +195,8 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None) -> DFA:
     try:
         states, trans = product_bfs(gc, tuple(int(o) for o in offsets[:-1]), MAX_DFA_STATES)
     except TooManyStates:
+        if raw:
+            raise
         raise GrammarError(f"the combined lexer automaton needs more than "
                            f"{MAX_DFA_STATES} states (MAX_DFA_STATES)") from None
     acc_sets = [frozenset().union(*[acc_l[x] for x in st]) for st in states]
@@ -212,3 +218,38 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None) -> DFA:
         rw = np.where(trows == LEFT, rw, -1)
         counters = (bands.pop(), tuple(owed), rw, trows)
     return DFA(trans=full, accepts=accepts, n_states=full.shape[0], counters=counters)
+
+
+def intersection(a: DFA, b: DFA) -> DFA | None:
+    """The automaton of the words both ``a`` and ``b`` accept (``accepts``: ``{0}`` where
+    it accepts), trimmed and minimized; None when there are none. Stalls of counted
+    repetitions in either carry over (a rewind moves its own side). Raises
+    :class:`~.fsa.TooManyStates` past :data:`MAX_DFA_STATES`."""
+    p = product([a, b], raw=True)
+    both = frozenset((0, 1))
+    acc = np.array([x == both for x in p.accepts], dtype=bool)
+    cols = p.trans
+    if p.counters:
+        band, owed, rw, tags = p.counters
+        # a rewind is a move of the automaton: states only it reaches are kept
+        cols = np.concatenate([cols, np.where(rw >= 0, rw, -1)], axis=1)
+    t, old = trim(cols, acc)
+    if t.shape[0] == 0:
+        return None
+    acc = acc[old]
+    if p.counters:
+        tags = tags[old]
+        lab = np.concatenate([acc[:, None].astype(np.int64), tags.astype(np.int64)], axis=1)
+        order, bounds = group_rows(lab)
+        labels = np.empty(len(acc), dtype=np.int64)
+        for u in range(len(bounds) - 1):
+            labels[order[bounds[u]:bounds[u + 1]]] = u
+    else:
+        labels = acc.astype(np.int64)
+    t2, old2 = minimize(t, labels)
+    accepts = tuple(frozenset((0,)) if x else frozenset() for x in acc[old2].tolist())
+    counters = ()
+    if p.counters:
+        tags2 = tags[old2]
+        counters = (band, owed, np.where(tags2 == LEFT, t2[:, 256:], -1), tags2)
+    return DFA(trans=t2[:, :256], accepts=accepts, n_states=t2.shape[0], counters=counters)

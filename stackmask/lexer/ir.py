@@ -7,9 +7,14 @@ and the one Thompson construction that turns them into an :class:`~.fsa.Nfa`.
     ("s", (x, y, ...))        concatenation; ("s", ()) is the empty string
     ("a", (x, y, ...))        alternation;   ("a", ()) matches nothing
     ("r", x, lo, hi)          repetition x{lo,hi}; hi None = unbounded
+    ("L", x, lo, hi)          the words of x with lo..hi characters (hi None: no bound),
+                              where spelling them out would be too large (the JSON
+                              Schema front end's ``maxLength`` beside a ``pattern``)
 
 ``intervals`` is a sorted tuple of disjoint, non-adjacent inclusive ``(lo, hi)`` code
-point ranges; surrogates (U+D800..U+DFFF) are never members. The constructors
+point ranges; surrogates (U+D800..U+DFFF) are never members. ``"L"`` has no Thompson automaton: the
+ECMA front end resolves it on its DFAs, the lexer reads it as a lookahead
+(:func:`stackmask.grammars.ecma_regex.to_json_string`). The constructors
 (:func:`ch`, :func:`seq`, :func:`alt`, :func:`rep`) simplify lightly; plain tuples are
 as valid (the lexer builds them so, to keep the NFA of a pattern as the pattern is
 written). :func:`thompson` emits a character set through a callback: UTF-8 byte
@@ -203,6 +208,8 @@ def nullable(x) -> bool:
         return all(nullable(y) for y in x[1])
     if k == "a":
         return any(nullable(y) for y in x[1])
+    if k == "L":
+        return x[2] == 0 and nullable(x[1])
     return x[2] == 0 or nullable(x[1])
 
 
@@ -232,6 +239,10 @@ def length_range(x) -> tuple:
         return (lo, hi)
     _, y, a, b = x
     ylo, yhi = length_range(y)
+    if k == "L":
+        lo = max(ylo, a)
+        hi = b if yhi is None else (yhi if b is None else min(yhi, b))
+        return (float("inf"), -1) if yhi == -1 or (hi is not None and hi < lo) else (lo, hi)
     if yhi == -1:
         return (0, 0) if a == 0 else (float("inf"), -1)
     hi = None if (b is None and yhi != 0) or yhi is None else yhi * (b if b is not None else 0)
@@ -256,6 +267,8 @@ def cap_repeats(x, n: int) -> tuple:
         return seq(*[cap_repeats(y, n) for y in x[1]])
     if k == "a":
         return alt(*[cap_repeats(y, n) for y in x[1]])
+    if k == "L":
+        return ("L", cap_repeats(x[1], n), x[2], x[3])
     _, y, a, b = x
     y = cap_repeats(y, n)
     return rep(y, a, max(a, n) if b is None else b)
@@ -284,6 +297,8 @@ def thompson(x, nfa: Nfa, cur: int, leaf: Callable[[Intervals, int], int]) -> in
             end = thompson(y, nfa, cur, leaf)
             eps[end].append(join)
         return join
+    if k != "r":
+        raise ValueError(f"regex IR node {k!r} has no Thompson automaton")
     _, y, lo, hi = x
     for _ in range(lo):
         cur = thompson(y, nfa, cur, leaf)
@@ -315,6 +330,8 @@ def nfa_size(x, leaf_size: Callable[[Intervals], int]) -> int:
         return sum(nfa_size(y, leaf_size) for y in x[1])
     if k == "a":
         return 1 + sum(nfa_size(y, leaf_size) for y in x[1])
+    if k != "r":
+        raise ValueError(f"regex IR node {k!r} has no Thompson automaton")
     _, y, lo, hi = x
     one = nfa_size(y, leaf_size)
     total = lo * one

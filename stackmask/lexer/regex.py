@@ -39,11 +39,14 @@ import numpy as np
 
 from ..errors import GrammarError
 from ..limits import deep_recursion
-from .counted import DEFAULT_BAND, counted_group, split_counted
-from .dfa import DFA, MAX_DFA_STATES, MAX_NFA_STATES, expand_classes
+from .counted import DEFAULT_BAND, counted_group, flatten, split_counted
+from .dfa import DFA, MAX_DFA_STATES, MAX_NFA_STATES, expand_classes, intersection
 from .fsa import Nfa, TooManyStates, determinize, minimize, trim
-from .ir import (MAX_CP, SURR_HI, SURR_LO, Intervals, complement_intervals, nfa_size,
-                 normalize_intervals, thompson)
+from .ir import (MAX_CP, SURR_HI, SURR_LO, Intervals, complement_intervals, iv_intersect,
+                 length_range, nfa_size, normalize_intervals, thompson)
+
+#: any character (the rest of the lexeme a lookahead does not read)
+ANYCHAR = ("c", normalize_intervals([(0, MAX_CP)]))
 
 __all__ = ["regex_to_nfa", "compile_terminal", "counted_parts", "compile_counted_group",
            "codepoint_set", "utf8_sequences", "combine_flags", "walk_parse_tree",
@@ -333,6 +336,8 @@ class _Converter:
     def __init__(self, nfa: ByteNFA, label: str):
         self.nfa = nfa
         self.label = label
+        #: lookaheads parse only outside repetitions, alternations and other lookaheads
+        self.top = True
 
     def fail(self, what: str):
         raise GrammarError(f"terminal {self.label!r} uses an unsupported regex feature: {what}",
@@ -351,19 +356,38 @@ class _Converter:
             _group, add, delete, sub = av
             return self.seq(sub, combine_flags(flags, add, delete))
         if op is C.BRANCH:
-            return ("a", tuple(self.seq(b, flags) for b in av[1]))
+            return self._nested(lambda: ("a", tuple(self.seq(b, flags) for b in av[1])))
         if op is C.MAX_REPEAT or op is C.MIN_REPEAT:
             lo, hi, sub = av
-            return ("r", self.seq(sub, flags), lo,
-                    None if hi is C.MAXREPEAT or hi == C.MAXREPEAT else hi)
+            return self._nested(lambda: ("r", self.seq(sub, flags), lo,
+                                         None if hi is C.MAXREPEAT or hi == C.MAXREPEAT else hi))
+        if op is C.ASSERT and av[0] == 1 and self.top:
+            # a lookahead at the top level of the terminal: an intersection
+            # (:func:`_lookahead_dfa` checks where it stands)
+            self.top = False
+            try:
+                return ("la", self.seq(av[1], flags))
+            finally:
+                self.top = True
         if op is C.ASSERT or op is C.ASSERT_NOT:
             direction = av[0]
             kind = "lookahead" if direction == 1 else "lookbehind"
             neg = "negative " if op is C.ASSERT_NOT else ""
-            self.fail(f"{neg}{kind} assertions")
+            where = (" (a positive lookahead is supported at the top level of a terminal, "
+                     "outside repetitions, alternations and other lookaheads)"
+                     if direction == 1 and not neg else "")
+            self.fail(f"{neg}{kind} assertions{where}")
         if op in _UNSUPPORTED:
             self.fail(_UNSUPPORTED[op])
         self.fail(f"regex construct {op}")
+
+
+    def _nested(self, build):
+        top, self.top = self.top, False
+        try:
+            return build()
+        finally:
+            self.top = top
 
 
 def _utf8_leaf(nfa: ByteNFA) -> Callable[[Intervals, int], int]:
@@ -483,10 +507,103 @@ def _build_terminal(regex: str, name: str, band: int = DEFAULT_BAND) -> DFA:
     label = _label(name, regex)
     nfa = ByteNFA(name, MAX_NFA_STATES, label)
     x = _regex_ir(regex, nfa)
+    if _has_lookahead(x):
+        return _lookahead_dfa(x, nfa.reluctant, name, label, band)
+    return _ir_dfa(x, nfa, name, label, band)
+
+
+def _has_lookahead(x) -> bool:
+    if x[0] == "la":
+        return True
+    if x[0] in ("s", "a"):
+        return any(_has_lookahead(y) for y in x[1])
+    return x[0] == "r" and _has_lookahead(x[1])
+
+
+def _lookahead_dfa(x, reluctant: bool, name: str, label: str, band: int) -> DFA:
+    """The DFA of a terminal ``P (?=A) R``: a lookahead at its top level, after a prefix
+    ``P`` whose words all have one length. The lookahead sees the rest of the lexeme,
+    so the language is ``P·(R ∩ A·Σ*)``, which is ``P·R ∩ P·A·Σ*`` (every split of a word
+    of ``P·R`` after ``|P|`` characters is the same). The two sides are compiled apart
+    (each may count a long repetition, :mod:`.counted`) and intersected
+    (:func:`.dfa.intersection`). This is how the JSON Schema front end spells a length
+    beside a pattern: ``"(?=(?:CHAR){lo,hi}")PATTERN"``."""
+    parts = flatten(x)
+    at = [i for i, y in enumerate(parts) if y[0] == "la"]
+    if len(at) != 1:
+        raise GrammarError(f"terminal {label!r} uses an unsupported regex feature: more than "
+                           "one lookahead", name=name)
+    i = at[0]
+    pre, look, rest = parts[:i], parts[i][1], parts[i + 1:]
+    lo, hi = length_range(("s", tuple(pre)))
+    if lo != hi:
+        raise GrammarError(f"terminal {label!r} uses an unsupported regex feature: a lookahead "
+                           "after a prefix of varying length", name=name)
+    if reluctant:
+        raise GrammarError(f"terminal {label!r} uses an unsupported regex feature: a lookahead "
+                           "beside a lazy quantifier", name=name)
+    if _has_lookahead(look):
+        raise GrammarError(f"terminal {label!r} uses an unsupported regex feature: a lookahead "
+                           "inside a lookahead", name=name)
+    if not _sees_within(look, ("s", tuple(rest)), name, label):
+        raise GrammarError(
+            f"terminal {label!r} uses an unsupported regex feature: a lookahead that may read "
+            "past the end of the lexeme (supported: one that no word of the rest of the "
+            "terminal is a proper prefix of, as in '\"(?=[^\"]{1,9}\")[a-z]+\"')",
+            name=name)
+    sides = []
+    for side in (("s", tuple(pre + rest)), ("s", tuple(pre) + (look, ("r", ANYCHAR, 0, None)))):
+        nfa = ByteNFA(name, MAX_NFA_STATES, label)
+        sides.append(_ir_dfa(side, nfa, name, label, band, empty_ok=True))
+    try:
+        d = intersection(*sides)
+    except TooManyStates:
+        raise GrammarError(f"terminal {label!r} is too large: the DFA of its lookahead's "
+                           f"intersection needs more than {MAX_DFA_STATES} states "
+                           "(MAX_DFA_STATES)", name=name) from None
+    except ValueError as e:           # two counted repetitions
+        raise GrammarError(f"terminal {label!r}: {e}", name=name) from None
+    if d is None:
+        raise GrammarError(f"terminal {label!r} matches no string at all", name=name)
+    if d.accepts[0]:
+        raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
+    return d
+
+
+def _sees_within(look, rest, name: str, label: str) -> bool:
+    """Whether a lookahead ``look`` never reads past the end of a lexeme whose rest is
+    ``rest`` (IRs): no word of ``rest`` is a proper prefix of a word of ``look``. Then
+    the lookahead matches within the lexeme or not at all, as a lexer that could see the
+    text after the lexeme would find. Checked on the two languages with every repetition
+    unbounded (larger languages: a stronger condition, and no counting)."""
+    d_rest = _ir_dfa(_unbounded(rest), ByteNFA(name, MAX_NFA_STATES, label), name, label,
+                     DEFAULT_BAND, empty_ok=True)
+    d_look = _ir_dfa(_unbounded(look), ByteNFA(name, MAX_NFA_STATES, label), name, label,
+                     DEFAULT_BAND, empty_ok=True)
+    # the proper prefixes of the lookahead's words: the states with a way on (trimmed)
+    proper = DFA(trans=d_look.trans, n_states=d_look.n_states,
+                 accepts=tuple(frozenset((0,)) if x else frozenset()
+                               for x in d_look.live_out.tolist()))
+    return intersection(d_rest, proper) is None
+
+
+def _unbounded(x):
+    k = x[0]
+    if k in ("s", "a"):
+        return (k, tuple(_unbounded(y) for y in x[1]))
+    if k == "r":
+        return ("r", _unbounded(x[1]), 0, None)
+    return x
+
+
+def _ir_dfa(x, nfa: ByteNFA, name: str, label: str, band: int, empty_ok: bool = False) -> DFA:
+    """The minimized DFA of the IR ``x`` (``nfa``: the empty automaton its parse made);
+    ``empty_ok``: one side of a lookahead's intersection (it may match the empty
+    string)."""
     sp = None if nfa.reluctant else split_counted(x, band)
     d = None if sp is None else _counted_dfa([sp], band, label)
     if d is not None:
-        if d.accepts[0]:
+        if d.accepts[0] and not empty_ok:
             raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
         return d
     _build_nfa(x, nfa)
@@ -495,7 +612,7 @@ def _build_terminal(regex: str, name: str, band: int = DEFAULT_BAND) -> DFA:
     except TooManyStates:
         raise GrammarError(f"terminal {label!r} is too large: its DFA needs more than "
                            f"{MAX_DFA_STATES} states (MAX_DFA_STATES)", name=name) from None
-    if accepting[0]:
+    if accepting[0] and not empty_ok:
         raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
     if nfa.reluctant:
         # shortest-match rule: no transition leaves an accepting state
@@ -537,7 +654,9 @@ def counted_parts(regex: str, band: int, any_bounds: bool = False):
         x = _regex_ir(regex, nfa)
     except GrammarError:
         return None
-    return None if nfa.reluctant else split_counted(x, band, any_bounds)
+    if nfa.reluctant or _has_lookahead(x):
+        return None
+    return split_counted(x, band, any_bounds)
 
 
 def compile_counted_group(members, band: int, label: str = "") -> DFA | None:

@@ -20,7 +20,8 @@ from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, UNIV
                          ast_size, cap_repeats, ch, iv_contains, iv_intersect, iv_union,
                          length_range, lit, nullable, rep, seq)
 from .algebra import (Dfa, TooComplex, atom_partition, complement, difference, intersect,
-                      is_disjoint, is_empty, is_subset, limit_length, not_in, union)
+                      has_limits, is_disjoint, is_empty, is_subset, limit_length, limited,
+                      not_in, resolve_limits, union)
 from .emit import ESCAPABLE, RAW_OK, fullmatch, json_char_class, to_json_string, to_python
 from .parser import PatternError, parse_pattern, parse_regex_full, unicode_property
 
@@ -30,5 +31,6 @@ __all__ = [
     "SURR_HI", "length_range", "nullable", "ast_size", "cap_repeats", "iv_intersect", "iv_union",
     "iv_contains", "to_python", "to_json_string", "json_char_class", "fullmatch", "ESCAPABLE",
     "RAW_OK", "intersect", "difference", "union", "complement", "is_empty", "is_disjoint",
-    "is_subset", "Dfa", "not_in", "limit_length", "atom_partition",
+    "is_subset", "Dfa", "not_in", "limit_length", "limited", "has_limits", "resolve_limits",
+    "atom_partition",
 ]

@@ -21,7 +21,8 @@ from ...lexer.ir import complement_intervals as iv_complement
 from ...lexer.ir import normalize_intervals as iv_norm
 
 __all__ = ["TooComplex", "Dfa", "atom_partition", "intersect", "difference", "union", "complement",
-           "is_empty", "is_disjoint", "is_subset", "limit_length", "not_in"]
+           "is_empty", "is_disjoint", "is_subset", "limit_length", "limited", "has_limits",
+           "resolve_limits", "not_in"]
 
 
 class TooComplex(ValueError):
@@ -270,8 +271,59 @@ class Dfa:
 
 
 def _dfas(*asts):
-    atoms = atom_partition(*asts)
-    return [Dfa.from_ast(a, atoms) for a in asts]
+    asts = [resolve_limits(a) for a in asts]
+    atoms = atom_partition(*[a[1] if a[0] == "L" else a for a in asts])
+    return [_limited_dfa(a, atoms) if a[0] == "L" else Dfa.from_ast(a, atoms) for a in asts]
+
+
+def _limited_dfa(x, atoms) -> "Dfa":
+    """The DFA of ``("L", y, lo, hi)``: ``y``'s DFA times a counter of characters."""
+    _, y, lo, hi = x
+    return Dfa.from_ast(y, atoms).product(Dfa.from_ast(rep(ANY, lo, hi), atoms), lambda p, q: p and q)
+
+
+def limited(x, lo: int, hi) -> tuple:
+    """``x`` limited to ``lo..hi`` characters: :func:`limit_length`'s regex where it is
+    small, else the node ``("L", x, lo, hi)``, which the Boolean operations here read as
+    a product of DFAs and :func:`~.emit.to_json_string` spells as a lookahead (the lexer
+    intersects the two, counting long repetitions)."""
+    try:
+        return limit_length(x, lo, hi)
+    except TooComplex:
+        return ("L", x, lo, hi)
+
+
+def has_limits(x) -> bool:
+    """Whether the IR ``x`` holds an ``"L"`` node (:func:`limited`)."""
+    k = x[0]
+    if k == "L":
+        return True
+    if k in ("s", "a"):
+        return any(has_limits(y) for y in x[1])
+    return k == "r" and has_limits(x[1])
+
+
+def resolve_limits(x, limit: int = 4000) -> tuple:
+    """``x`` with every ``"L"`` node below its top written out as a regex (raises
+    TooComplex where that is too large); a top-level one is kept."""
+    if x[0] == "L":
+        return ("L", resolve_limits(x[1], limit), x[2], x[3]) if has_limits(x[1]) else x
+    if not has_limits(x):
+        return x
+    return _resolve(x, limit)
+
+
+def _resolve(x, limit: int) -> tuple:
+    k = x[0]
+    if k == "L":
+        return limit_length(_resolve(x[1], limit), x[2], x[3], limit)
+    if k == "s":
+        return seq(*[_resolve(y, limit) for y in x[1]])
+    if k == "a":
+        return alt(*[_resolve(y, limit) for y in x[1]])
+    if k == "r":
+        return rep(_resolve(x[1], limit), x[2], x[3])
+    return x
 
 
 def intersect(*asts, limit: int = 4000) -> tuple:
@@ -332,6 +384,8 @@ def limit_length(x, lo: int, hi, limit: int = 4000) -> tuple:
     """AST of the strings of ``x`` with ``lo <= len <= hi`` (hi None = no
     upper bound). Tries structural rewrites first (exact), then a DFA product;
     raises TooComplex when neither gives a small regex."""
+    if has_limits(x):
+        x = _resolve(x, limit)
     a, b = length_range(x)
     if b == -1:
         return NONE

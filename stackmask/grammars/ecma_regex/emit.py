@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ...lexer.ir import MAX_CP, iv_contains, iv_intersect
+from ...lexer.ir import ANY, MAX_CP, iv_contains, iv_intersect
 from ...lexer.ir import normalize_intervals as iv_norm
 
 __all__ = ["to_python", "fullmatch", "json_char_class", "to_json_string", "ESCAPABLE", "RAW_OK"]
@@ -53,6 +53,9 @@ def _emit(x, leaf) -> str:
         if not x[1]:
             return "[^\\x00-\\U0010ffff]"     # matches nothing
         return "|".join(_emit(y, leaf) for y in x[1])
+    if k == "L":
+        raise ValueError("a length-limited node below the top of a regex has no spelling "
+                         "(resolve_limits writes it out)")
     _, y, lo, hi = x
     inner = _group(y, leaf, in_seq=False, atom=True)
     if lo == 0 and hi is None:
@@ -84,8 +87,17 @@ def _is_atomic_leaf(s: str) -> bool:
 
 
 def to_python(x) -> str:
-    """Python ``re`` pattern (over decoded text) for the AST."""
+    """Python ``re`` pattern (over decoded text) for the AST; a length-limited AST
+    (``("L", y, lo, hi)``) as a lookahead on the length (``re.fullmatch`` semantics)."""
+    if x[0] == "L":
+        return _length_lookahead(x, "(?s:.)", r"\Z") + "(?:" + _emit(x[1], _class_text) + ")"
     return _emit(x, _class_text)
+
+
+def _length_lookahead(x, char: str, end: str) -> str:
+    _, _, lo, hi = x
+    q = "{%d,}" % lo if hi is None else "{%d,%d}" % (lo, hi)
+    return "(?=(?:" + char + ")" + q + end + ")"
 
 
 def fullmatch(x, s: str) -> bool:
@@ -221,6 +233,13 @@ def json_char_class(ivs: tuple) -> str:
 
 def to_json_string(x) -> str:
     """Python regex over the JSON text *between the quotes* of the strings in
-    the AST's language (every spelling :func:`json_char_class` allows)."""
+    the AST's language (every spelling :func:`json_char_class` allows). A
+    length-limited AST (``("L", y, lo, hi)``) starts with a lookahead that counts the
+    characters up to the closing quote, ``(?=(?:CHAR){lo,hi}")``: the regex is meant
+    to stand between the quotes of a terminal (the lexer reads a lookahead at a
+    terminal's top level as an intersection)."""
+    if x[0] == "L":
+        return (_length_lookahead(x, json_char_class(ANY[1]), '"') + "(?:"
+                + _emit(x[1], json_char_class) + ")")
     return _emit(x, json_char_class)
 

@@ -112,13 +112,25 @@ class EmitMixin:
         if lang.false:
             alts.append(self.term("false", "FALSE"))
         if lang.string != NONE:
-            alts.append(self.string_term(lang.string))
+            alts.append(self.string_term(self.spelled_string(lang.string, ptr)))
         if lang.number != NONE:
             alts.append(self.number_term(lang.number))
         alts.extend(lang.objects)
         alts.extend(lang.arrays)
         alts.extend(lang.others)
         return _uniq(tuple(alts))
+
+    def spelled_string(self, ast, ptr):
+        """A string language the lexer can read: a length beside a pattern
+        (``R.limited``) stays a lookahead only at the top; below it (a union of string
+        languages) it is written out as a regex, or, too large for that, dropped with a
+        reported problem."""
+        try:
+            return R.resolve_limits(ast)
+        except R.TooComplex:
+            self.problem("maxLength", ptr, "a length beside a pattern in a union of string "
+                         "languages cannot be enforced exactly (the regex is too large)")
+            return _drop_limits(ast)
 
     def string_regex(self, ast) -> str:
         return '"(?:' + R.to_json_string(ast) + ')"'
@@ -217,3 +229,17 @@ class EmitMixin:
                 exp.append(self._literal_value_symbol(x))
             exp.append(self.punct("}"))
         self.rule(nt, exp, "const")
+
+
+def _drop_limits(x) -> tuple:
+    """``x`` without its length limits (``"L"`` nodes: their patterns alone)."""
+    k = x[0]
+    if k == "L":
+        return _drop_limits(x[1])
+    if k == "s":
+        return R.seq(*[_drop_limits(y) for y in x[1]])
+    if k == "a":
+        return R.alt(*[_drop_limits(y) for y in x[1]])
+    if k == "r":
+        return R.rep(_drop_limits(x[1]), x[2], x[3])
+    return x

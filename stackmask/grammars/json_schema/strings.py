@@ -80,12 +80,9 @@ class StringsMixin:
             ast = parts[0]
         unlimited = ast
         if lo > 0 or hi is not None:
-            try:
-                ast = R.limit_length(ast, lo, hi)
-            except TooComplex:
-                kw = "maxLength" if hi is not None else "minLength"
-                report(kw, f"{ptr}/{kw}", "cannot be combined exactly with the pattern/format "
-                       "(the length-limited regex is too large)")
+            # a regex where it is small, else the pattern with a lookahead on the length
+            # (the lexer intersects the two automata; R.limited)
+            ast = R.limited(ast, lo, hi)
         if not quiet:
             ast = self.lexable(ast, unlimited, lo, hi, ptr)
         return ast

@@ -1,0 +1,205 @@
+"""``minLength``/``maxLength`` beside a ``pattern`` whose length-limited regex would be too
+large: the converter keeps the pattern and the length apart (``ecma_regex.limited``: an
+``"L"`` node), the terminal spells the length as a lookahead, and the lexer intersects the
+two automata (``lexer.regex._lookahead_dfa``), counting long repetitions. The language is
+checked against the ``jsonschema`` validator at and around every bound, with escapes and
+astral characters (one character each), and masks equal the reference oracle with the real
+Qwen2.5 vocabulary."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stackmask import Constraint, Grammar
+from stackmask.errors import GrammarError
+from stackmask.grammars import ecma_regex as R
+from stackmask.grammars.json_schema import convert_schema
+from stackmask.lexer.regex import compile_terminal
+from test_counted import _walk
+from test_json_schema import accepts, constraint, jsonschema_valid
+
+HOST = "^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"
+ARN = r"^arn:[\w+=/,.@-]+:[\w+=/,.@-]+:([\w+=/,.@-]*)?:[0-9]+:[\w+=/,.@-]+$"
+
+
+def _limited_schema(pattern, lo=None, hi=None):
+    s = {"type": "string", "pattern": pattern}
+    if lo is not None:
+        s["minLength"] = lo
+    if hi is not None:
+        s["maxLength"] = hi
+    return s
+
+
+def _uses_lookahead(schema) -> bool:
+    sg = convert_schema(schema, strict=True)
+    return any("(?=" in t.regex for t in sg.grammar.terminals if getattr(t, "regex", None))
+
+
+def _agrees(c, schema, value: str, ensure_ascii=True):
+    text = json.dumps(value, ensure_ascii=ensure_ascii)
+    want = jsonschema_valid(schema, text)
+    if want is None:
+        want = bool(re.search(_py(schema["pattern"]), value)) and \
+            schema.get("minLength", 0) <= len(value) <= schema.get("maxLength", 10 ** 9)
+    assert accepts(c, text) == want, (schema, len(value), text[:60])
+    return want
+
+
+def _py(pattern: str) -> str:
+    return pattern.replace("\\p{L}", "a-zA-Z")
+
+
+CASES = [
+    # (pattern, minLength, maxLength, a generator of strings of a given length that match
+    # the pattern when the length allows it)
+    ("^[a-z]+-[a-z]+$", 3, 300, lambda n, r: "a" * max(1, n // 2) + "-" + "b" * max(1, n - n // 2 - 1)),
+    (".*", 0, 4096, lambda n, r: "".join(r.choice("ab é\u00e9\U0001F600") for _ in range(n))),
+    ("^https://.*", 1, 8192, lambda n, r: "https://" + "x" * max(0, n - 8)),
+    (HOST, 1, 63, lambda n, r: "a" + "-a" * ((n - 1) // 2) + ("b" if n % 2 == 0 else "")),
+    (ARN, 20, 2048, lambda n, r: "arn:aws:s3::1:" + "k" * max(1, n - 14)),
+    ("^[a-z]+(-[a-z]+)*$", 200, None, lambda n, r: "-".join("ab" for _ in range(max(1, (n + 1) // 3)))[:max(1, n)]),
+]
+
+
+@pytest.mark.parametrize("pattern,lo,hi,make", CASES)
+def test_length_beside_pattern_is_exact(pattern, lo, hi, make):
+    schema = _limited_schema(pattern, lo, hi)
+    assert _uses_lookahead(schema)        # the pattern is too large to limit as a regex
+    c = constraint(schema)
+    r = random.Random(7)
+    seen = set()
+    top = (hi if hi is not None else lo) + 3
+    for n in sorted({0, 1, 2, 3, lo - 1, lo, lo + 1, top - 4, top - 3, top - 2, 37}):
+        if n < 0:
+            continue
+        v = make(n, r)
+        seen.add(_agrees(c, schema, v))
+        seen.add(_agrees(c, schema, v, ensure_ascii=False))
+    assert seen == {True, False}
+
+
+def test_characters_count_once_however_spelled():
+    schema = _limited_schema(".*é.*", 3, 500)
+    assert _uses_lookahead(schema)
+    c = constraint(schema)
+    for v, ok in (("é\U0001F600\U0001F600", True), ("é\U0001F600", False), ("a" * 499 + "é", True),
+                  ("a" * 500 + "é", False), ("\U0001F600" * 499 + "é", True)):
+        for ascii_ in (True, False):
+            assert accepts(c, json.dumps(v, ensure_ascii=ascii_)) == ok, (len(v), ascii_)
+    # a surrogate pair escape is one character, a lone one none
+    assert accepts(c, '"\\u00e9\\ud83d\\ude00\\ud83d\\ude00"')
+    assert not accepts(c, '"\\u00e9\\ud83d\\ude00"')
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "-", "é", "\U0001F600", '"', "\\"]), min_size=0, max_size=40),
+       st.integers(1, 6), st.integers(0, 40))
+def test_random_strings_agree_with_jsonschema(chars, lo, span):
+    schema = _limited_schema("^[^-]+(-[^-]+)*$", lo, lo + span)
+    c = _cached_constraint(lo, lo + span)
+    v = "".join(chars)
+    text = json.dumps(v)
+    assert accepts(c, text) == jsonschema_valid(schema, text), (v, lo, lo + span)
+
+
+_CACHE: dict = {}
+
+
+def _cached_constraint(lo, hi):
+    c = _CACHE.get((lo, hi))
+    if c is None:
+        c = _CACHE[(lo, hi)] = constraint(_limited_schema("^[^-]+(-[^-]+)*$", lo, hi))
+    return c
+
+
+def test_impossible_length_makes_the_string_impossible():
+    # a pattern of exactly 12 digits cannot have 13..5000 characters
+    s = {"type": "object", "properties": {"a": _limited_schema("^[0-9]{12}$|^[a-z]+-[a-z]+-[a-z]+$", 13, 5000),
+                                          "b": {"type": "integer"}}}
+    c = constraint(s)
+    assert accepts(c, '{"a": "ab-cd-efghijk"}')
+    assert not accepts(c, '{"a": "123456789012"}')
+
+
+def test_union_of_limited_strings_is_written_out_or_reported():
+    # below the top of a string language (a union) a length beside a pattern must be a
+    # regex: small ones are written out, exact; a large one is reported by name
+    small = {"anyOf": [_limited_schema("^[a-z]+-[a-z]+$", 3, 12), {"type": "string", "format": "date"}]}
+    c = constraint(small)
+    assert accepts(c, '"ab-c"') and accepts(c, '"2020-01-02"')
+    assert not accepts(c, '"abcdef-ghijkl"') and not accepts(c, '"a-"')
+    large = {"anyOf": [_limited_schema("^[a-z]+-[a-z]+$", 3, 300), {"type": "string", "format": "date"}]}
+    with pytest.raises(GrammarError, match="maxLength at #: a length beside a pattern in a union"):
+        convert_schema(large, strict=True)
+    sg = convert_schema(large, strict=False)
+    assert any("maxLength" in w for w in sg.warnings)
+
+
+def test_the_lexer_reads_a_lookahead_as_an_intersection():
+    d = compile_terminal('"(?=(?:[^"\\\\]|\\\\.){2,400}")[a-z]+(?:-[a-z]+)*"', band=64)
+    assert d.counters                              # 2..400 is counted with a stall
+    for body, ok in (("ab", True), ("a", False), ("a" * 400, True), ("a" * 401, False),
+                     ("a-" * 199 + "a", True), ("a-" * 200 + "a", False), ("-ab", False)):
+        q = d.run(('"' + body + '"').encode())
+        assert (q >= 0 and bool(d.accepts[q])) == ok, (len(body), ok)
+
+
+@pytest.mark.parametrize("regex", ["a(?=b)", "(?=[a-z]*x)[a-z]+x", "x(?=[a-z]*!)[a-z!]*"])
+def test_a_lookahead_that_may_read_past_the_lexeme_is_refused(regex):
+    with pytest.raises(GrammarError, match="past the end of the lexeme"):
+        compile_terminal(regex)
+
+
+@pytest.mark.parametrize("regex", ["(a(?=b))*b", "a|(?=b)b", "(?!a)b", "a(?=b)(?=b)b"])
+def test_lookaheads_elsewhere_are_refused(regex):
+    with pytest.raises(GrammarError, match="lookahead"):
+        compile_terminal(regex)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(alphabet="ab-", max_size=14), st.integers(2, 6), st.integers(0, 8))
+def test_lexer_lookahead_agrees_with_re(body, lo, span):
+    rx = '"(?=[^"]{%d,%d}")(?:[ab]+-[ab]*)"' % (lo, lo + span)
+    d = compile_terminal(rx, band=64)
+    q = d.run(('"' + body + '"').encode())
+    assert (q >= 0 and bool(d.accepts[q])) == (re.fullmatch(rx, '"' + body + '"') is not None)
+
+
+def test_limited_nodes_in_the_regex_algebra():
+    p = R.parse_pattern("^[a-z]+-[a-z]+$")
+    x = R.limited(p, 3, 300)
+    assert x[0] == "L" and R.length_range(x) == (3, 300)
+    assert R.fullmatch(x, "a" * 150 + "-" + "b" * 149) and not R.fullmatch(x, "a" * 150 + "-" + "b" * 150)
+    assert not R.is_empty(x) and R.is_empty(R.limited(R.parse_pattern("^[0-9]{12}$"), 13, 5000))
+    assert R.limited(R.parse_pattern("^[a-z]*$"), 0, 300)[0] != "L"   # small: a regex
+    assert R.is_subset(x, p) and not R.is_subset(p, x)
+    with pytest.raises(ValueError):
+        R.to_python(R.alt(x, R.lit("zz")))       # below the top it must be written out first
+    with pytest.raises(R.TooComplex):
+        R.resolve_limits(R.alt(x, R.lit("zz")))
+
+
+def test_limited_strings_masks_equal_the_oracle(qwen_vocab, tmp_path):
+    s = {"type": "object", "properties": {
+        "name": _limited_schema("^[a-z]+-[a-z]+$", 3, 200),
+        "host": _limited_schema(HOST, 1, 63)}, "required": ["name", "host"]}
+    assert _uses_lookahead(s)
+    rng = random.Random(11)
+    texts = []
+    for n, m in ((1, 0), (98, 101), (120, 79), (3, 31)):
+        host = "a" + "-b" * m if 2 * m + 1 <= 63 else "a" * 63
+        texts.append(json.dumps({"name": "q" * n + "-" + "z" * (200 - n - 1 - (rng.random() < 0.5)),
+                                 "host": host}, ensure_ascii=bool(n % 2)))
+    g = Grammar.from_json_schema(s)
+    for attempt in range(2):
+        c = Constraint(g, qwen_vocab, cache_dir=tmp_path, progress=False)
+        assert c.loaded_from_cache == bool(attempt)
+        assert not c.compiled.dwa.budget_exhausted
+        assert _walk(c, texts, rng, 9 if attempt == 0 else 40) >= 15
