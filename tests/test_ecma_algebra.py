@@ -211,3 +211,35 @@ def test_end_anchor_in_group_examples():
         "^(?:a(?:$|b))*$": ["ab", "a", "aba", "abab", "b", ""],
     }
     _examples_agree_with_re(cases)
+
+
+@st.composite
+def unanchored_patterns(draw):
+    """Sequences of a few quantified atoms, each end anchored or not."""
+    atoms = draw(st.lists(st.sampled_from(["a", "b", "[ab]", "(?:ab)", "\\s", "\\S", "."]),
+                          min_size=1, max_size=3))
+    quants = [draw(st.sampled_from(["", "*", "+", "?", "{2}", "{1,3}", "{0,2}", "{2,}"]))
+              for _ in atoms]
+    body = "".join(a + q for a, q in zip(atoms, quants))
+    return ("^" if draw(st.booleans()) else "") + body + ("$" if draw(st.booleans()) else "")
+
+
+@settings(max_examples=150, deadline=None)
+@given(unanchored_patterns(), st.lists(st.text(alphabet="ab \n", max_size=7), min_size=8, max_size=8))
+def test_unanchored_ends_agree_with_re(p, words):
+    # an unanchored end makes the outer quantifiers' upper bounds (and nullable end items)
+    # moot: the pattern is cut to what must match, the language is re.search's
+    import re
+    a = R.parse_pattern(p)
+    py = p[:-1] + "\\Z" if p.endswith("$") else p      # ECMA's $ is Python's \Z
+    for w in words + ["", "ab", "ba ", "aab\nb", " "]:
+        assert R.fullmatch(a, w) == (re.search(py, w) is not None), (p, w)
+
+
+def test_unanchored_ends_shrink_the_pattern():
+    any_ = R.parse_pattern(".*")
+    assert any_ == R.ANYSTAR and R.parse_pattern("[\\s\\S]{0,1024}") == R.ANYSTAR
+    # one \S is where [\S]{1,255} finds its match; a prefix then anything
+    assert R.parse_pattern("[\\S]{1,255}") == R.parse_pattern("\\S")
+    assert R.parse_pattern("^https://.*") == R.seq(R.lit("https://"), R.ANYSTAR)
+    assert R.parse_pattern("^a+$") != R.parse_pattern("^a$")      # anchored: kept

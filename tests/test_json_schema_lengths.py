@@ -203,3 +203,9 @@ def test_limited_strings_masks_equal_the_oracle(qwen_vocab, tmp_path):
         assert c.loaded_from_cache == bool(attempt)
         assert not c.compiled.dwa.budget_exhausted
         assert _walk(c, texts, rng, 9 if attempt == 0 else 40) >= 15
+
+
+def test_a_lookahead_has_no_nfa_of_its_own():
+    from stackmask.lexer.regex import regex_to_nfa
+    with pytest.raises(GrammarError, match="no NFA of its own"):
+        regex_to_nfa('"(?=[^"]{1,3}")a+"')

@@ -436,7 +436,11 @@ def regex_to_nfa(regex: str, name: str = "", limit: int = MAX_NFA_STATES) -> Byt
     ``limit`` states. Matching the empty string is checked later, on the DFA.
     """
     nfa = ByteNFA(name, limit, name or regex)
-    return _build_nfa(_regex_ir(regex, nfa), nfa)
+    x = _regex_ir(regex, nfa)
+    if _has_lookahead(x):
+        raise GrammarError(f"terminal {name or regex!r}: a lookahead has no NFA of its own "
+                           "(compile_terminal builds its intersection)", name=name)
+    return _build_nfa(x, nfa)
 
 
 def _regex_ir(regex: str, nfa: ByteNFA):

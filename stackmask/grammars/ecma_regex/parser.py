@@ -608,8 +608,35 @@ def _strings_matching(tree) -> tuple:
         return alt(*[x if sa else seq(ANYSTAR, x) for sa, x in _rest(tree, ANYSTAR)])
     out = []
     for sa, body, ea in _branches(tree):
+        body = _unanchored_ends(body, sa, ea)
+        if not sa and not ea and nullable(body):
+            return ANYSTAR                   # every string holds an empty match
         out.append(seq(EPS if sa else ANYSTAR, body, EPS if ea else ANYSTAR))
     return alt(*out)
+
+
+def _unanchored_ends(body, sa: bool, ea: bool) -> tuple:
+    """``body`` with what an unanchored end makes moot cut off: before ``Σ*`` (no ``$``)
+    a nullable last item goes and a last ``X{a,b}`` is ``X{a}`` (``P·X{a,b}·Σ* =
+    P·X{a}·Σ*``), and after ``Σ*`` (no ``^``) the same for the first item. The same
+    language, with a smaller automaton: ``[\\S]{1,255}`` finds its match where one
+    ``\\S`` does, ``^https://.*`` is ``https://`` then anything (which a length limits
+    as one counted repetition)."""
+    items = list(body[1]) if body[0] == "s" else [body]
+    if not ea:
+        items = _cut(items)
+    if not sa:
+        items = _cut(items[::-1])[::-1]
+    return seq(*items)
+
+
+def _cut(items: list) -> list:
+    while items and nullable(items[-1]):
+        items.pop()
+    if items and items[-1][0] == "r" and items[-1][2] >= 1:
+        _, x, a, _ = items[-1]
+        items[-1] = rep(x, a, a)
+    return items
 
 
 def _with_lookbehind(tree) -> tuple:
