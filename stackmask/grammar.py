@@ -76,6 +76,9 @@ class TerminalDef:
     is_literal: bool = False
     text: FreeText | None = None
     token: tuple | None = None
+    #: where the terminal comes from, for error messages (the JSON Schema front end: the
+    #: pointer of the subschema that made it); no effect on its language
+    source: str = ""
 
     @property
     def is_special(self) -> bool:

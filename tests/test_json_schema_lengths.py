@@ -58,20 +58,22 @@ def _py(pattern: str) -> str:
 
 CASES = [
     # (pattern, minLength, maxLength, a generator of strings of a given length that match
-    # the pattern when the length allows it)
-    ("^[a-z]+-[a-z]+$", 3, 300, lambda n, r: "a" * max(1, n // 2) + "-" + "b" * max(1, n - n // 2 - 1)),
-    (".*", 0, 4096, lambda n, r: "".join(r.choice("ab é\u00e9\U0001F600") for _ in range(n))),
-    ("^https://.*", 1, 8192, lambda n, r: "https://" + "x" * max(0, n - 8)),
-    (HOST, 1, 63, lambda n, r: "a" + "-a" * ((n - 1) // 2) + ("b" if n % 2 == 0 else "")),
-    (ARN, 20, 2048, lambda n, r: "arn:aws:s3::1:" + "k" * max(1, n - 14)),
-    ("^[a-z]+(-[a-z]+)*$", 200, None, lambda n, r: "-".join("ab" for _ in range(max(1, (n + 1) // 3)))[:max(1, n)]),
+    # the pattern when the length allows it, whether the length is a lookahead: else the
+    # pattern cut to what must match is small enough to limit as a regex)
+    ("^[a-z]+-[a-z]+$", 3, 300, lambda n, r: "a" * max(1, n // 2) + "-" + "b" * max(1, n - n // 2 - 1), True),
+    (".*", 0, 4096, lambda n, r: "".join(r.choice("ab é\u00e9\U0001F600") for _ in range(n)), False),
+    ("^https://.*", 1, 8192, lambda n, r: "https://" + "x" * max(0, n - 8), False),
+    ("^(https|s3)://([^/]+)/?(.*)$", 0, 1024, lambda n, r: "s3://b/" + "k" * max(0, n - 7), True),
+    (HOST, 1, 63, lambda n, r: "a" + "-a" * ((n - 1) // 2) + ("b" if n % 2 == 0 else ""), True),
+    (ARN, 20, 2048, lambda n, r: "arn:aws:s3::1:" + "k" * max(1, n - 14), True),
+    ("^[a-z]+(-[a-z]+)*$", 200, None, lambda n, r: "-".join("ab" for _ in range(max(1, (n + 1) // 3)))[:max(1, n)], True),
 ]
 
 
-@pytest.mark.parametrize("pattern,lo,hi,make", CASES)
-def test_length_beside_pattern_is_exact(pattern, lo, hi, make):
+@pytest.mark.parametrize("pattern,lo,hi,make,lookahead", CASES)
+def test_length_beside_pattern_is_exact(pattern, lo, hi, make, lookahead):
     schema = _limited_schema(pattern, lo, hi)
-    assert _uses_lookahead(schema)        # the pattern is too large to limit as a regex
+    assert _uses_lookahead(schema) == lookahead
     c = constraint(schema)
     r = random.Random(7)
     seen = set()
@@ -209,3 +211,42 @@ def test_a_lookahead_has_no_nfa_of_its_own():
     from stackmask.lexer.regex import regex_to_nfa
     with pytest.raises(GrammarError, match="no NFA of its own"):
         regex_to_nfa('"(?=[^"]{1,3}")a+"')
+
+
+def _combined_agrees(terms, samples, band=64):
+    from stackmask.lexer.combined import compile_lexer
+    d = compile_lexer(terms, band=band)
+    for s in samples:
+        q = d.run(s.encode())
+        got = frozenset() if q < 0 else d.accepts[q]
+        want = frozenset(i for i, t in enumerate(terms) if re.fullmatch(t.regex, s, re.S))
+        assert got == want, (s[:20], len(s), got, want)
+    return d
+
+
+def test_lookahead_terminals_share_one_count():
+    # three lengths beside patterns, all counted with stalls at band 64: their lookahead
+    # sides are one chain (apart, the product paired every count at which one stalls
+    # with every count of the others: past 100,000 states)
+    from stackmask.grammar import TerminalDef
+    terms = [TerminalDef(name=f"S{i}", regex='"(?=[^"]{%d,%d}")[a-z%d]*"' % (i * 3, 300 + i * 150, i))
+             for i in range(4)]
+    terms.append(TerminalDef(name="PLAIN", regex='"[^"]{2,700}"'))
+    terms.append(TerminalDef(name="KEY", regex='"ab":'))
+    rng = random.Random(4)
+    samples = ['"ab":', '"ab"', '""']
+    for n in (0, 1, 2, 3, 5, 6, 9, 299, 300, 301, 449, 450, 451, 599, 600, 601, 749, 750, 751, 700, 701):
+        for alpha in ("ab", "ab0", "ab1", "ab3", "a-"):
+            samples.append('"' + "".join(rng.choice(alpha) for _ in range(n)) + '"')
+    d = _combined_agrees(terms, samples)
+    assert d.counters and d.n_states < 20_000
+
+
+def test_a_product_too_large_names_its_terminals():
+    from stackmask.grammar import TerminalDef
+    from stackmask.lexer.combined import compile_lexer
+    # unanchored patterns counted apart from each other: their states pair up
+    terms = [TerminalDef(name=f"W{i}", regex='"(?:[^"]*%s[^"]*){%d}"' % ("xyzuvw"[i], 2 + i),
+                         source=f"#/properties/w{i}") for i in range(6)]
+    with pytest.raises(GrammarError, match=r"largest terminal automata: W\d \(#/properties/w\d\)"):
+        compile_lexer(terms, band=64)

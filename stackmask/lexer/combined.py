@@ -13,9 +13,9 @@ import numpy as np
 
 from ..errors import GrammarError
 from .counted import DEFAULT_BAND, needs_stall
-from .dfa import DFA, MAX_DFA_STATES, product
+from .dfa import DFA, MAX_DFA_STATES, product, restrict_accepts
 from .regex import (clear_cache as _clear_terminals, compile_counted_group, compile_terminal,
-                    counted_parts)
+                    counted_parts, lookahead_parts)
 from .text import free_text_dfa
 
 __all__ = ["terminal_dfas", "compile_lexer", "compile_modal_lexer", "clear_caches"]
@@ -66,12 +66,21 @@ def _combined(terminals: Sequence, band: int) -> DFA:
     share its prefix and repeated body (JSON strings with and without a ``maxLength``)
     are one automaton with one count (:func:`.regex.compile_counted_group`): apart, the
     product would pair every count at which one stalls with every count of the
-    others."""
+    others. A terminal with a lookahead on its length (:func:`.regex.lookahead_parts`: a
+    JSON string with a length beside a pattern) joins the group with its lookahead side
+    and enters the product with its other side too: it is accepted where both are."""
+    k = len(terminals)
     groups: dict = {}
     parts_of: dict = {}
+    sides: dict = {}               # terminal -> the DFA of its side without the lookahead
     for i, t in enumerate(terminals):
         if getattr(t, "text", None) is None and getattr(t, "token", None) is None:
-            parts = counted_parts(_regex_of(t)[0], band, any_bounds=True)
+            regex = _regex_of(t)[0]
+            parts = counted_parts(regex, band, any_bounds=True)
+            if parts is None:
+                la = lookahead_parts(regex, band)
+                if la is not None:
+                    parts, sides[i] = la
             if parts is not None:
                 parts_of[i] = parts
                 groups.setdefault((parts[0], parts[1]), []).append(i)
@@ -85,13 +94,45 @@ def _combined(terminals: Sequence, band: int) -> DFA:
         d = compile_counted_group(members, band, _regex_of(terminals[idx[0]])[0])
         if d is not None:
             dfas.append(d)
-            owners.append(tuple(idx))
+            # a lookahead side accepts its terminal's index shifted by k: the terminal
+            # is accepted where that and its other side's index are (below)
+            owners.append(tuple(i + k if i in sides else i for i in idx))
             grouped.update(idx)
+    split = [i for i in sorted(grouped) if i in sides]
+    for i in split:
+        dfas.append(sides[i])
+        owners.append((i,))
     for i, t in enumerate(terminals):
         if i not in grouped:
             dfas.append(_terminal_dfa(t, band))
             owners.append((i,))
-    return product(dfas, owners)
+    try:
+        d = product(dfas, owners)
+    except GrammarError as e:
+        raise GrammarError(f"{e}; {_largest(dfas, owners, terminals)}") from None
+    if not split:
+        return d
+    both = frozenset(split)
+    accepts = [frozenset(j for j in a if j < k and (j not in both or j + k in a)) for a in d.accepts]
+    out = restrict_accepts(d, accepts)
+    if out is None:                # no terminal matches anything: the product's start
+        return DFA(trans=np.full((1, 256), -1, dtype=np.int32), accepts=(frozenset(),), n_states=1)
+    return out
+
+
+def _largest(dfas, owners, terminals, k: int = 3) -> str:
+    """The ``k`` largest terminal automata of a product that did not fit, named with
+    where they come from (``TerminalDef.source``)."""
+    def label(i):
+        t = terminals[i]
+        name = getattr(t, "name", "") or _regex_of(t)[0][:40]
+        src = getattr(t, "source", "")
+        return f"{name} ({src})" if src else name
+    top = sorted(range(len(dfas)), key=lambda j: -dfas[j].n_states)[:k]
+    k = len(terminals)
+    parts = [f"{'/'.join(label(i % k) for i in owners[j])}: {dfas[j].n_states:,} states" for j in top]
+    return ("the product pairs the states of terminals read at the same place; the largest "
+            "terminal automata: " + ", ".join(parts))
 
 
 def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]],

@@ -28,7 +28,7 @@ MAX_DFA_STATES = 100_000
 MAX_NFA_STATES = 100_000
 
 __all__ = ["DFA", "MAX_DFA_STATES", "MAX_NFA_STATES", "expand_classes", "intersection",
-           "product"]
+           "product", "restrict_accepts"]
 
 
 # --------------------------------------------------------------------------
@@ -227,8 +227,19 @@ def intersection(a: DFA, b: DFA) -> DFA | None:
     :class:`~.fsa.TooManyStates` past :data:`MAX_DFA_STATES`."""
     p = product([a, b], raw=True)
     both = frozenset((0, 1))
-    acc = np.array([x == both for x in p.accepts], dtype=bool)
-    cols = p.trans
+    return restrict_accepts(p, [frozenset((0,)) if x == both else frozenset() for x in p.accepts])
+
+
+def restrict_accepts(p: DFA, accepts) -> DFA | None:
+    """``p`` with new ``accepts`` sets (each a subset of the old: fewer words accepted),
+    trimmed and minimized, stalls kept; None when nothing is accepted any more."""
+    acc_sets = list(accepts)
+    acc = np.array([bool(x) for x in acc_sets], dtype=bool)
+    b2c = column_classes(p.trans)
+    n_classes = int(b2c.max()) + 1
+    rep = np.zeros(n_classes, dtype=np.int64)
+    rep[b2c[::-1]] = np.arange(255, -1, -1)
+    cols = p.trans[:, rep]
     if p.counters:
         band, owed, rw, tags = p.counters
         # a rewind is a move of the automaton: states only it reaches are kept
@@ -236,20 +247,22 @@ def intersection(a: DFA, b: DFA) -> DFA | None:
     t, old = trim(cols, acc)
     if t.shape[0] == 0:
         return None
-    acc = acc[old]
+    ids: dict = {}
+    acc_col = np.array([ids.setdefault(acc_sets[o], len(ids)) for o in old.tolist()], dtype=np.int64)
     if p.counters:
         tags = tags[old]
-        lab = np.concatenate([acc[:, None].astype(np.int64), tags.astype(np.int64)], axis=1)
+        lab = np.concatenate([acc_col[:, None], tags.astype(np.int64)], axis=1)
         order, bounds = group_rows(lab)
-        labels = np.empty(len(acc), dtype=np.int64)
+        labels = np.empty(len(acc_col), dtype=np.int64)
         for u in range(len(bounds) - 1):
             labels[order[bounds[u]:bounds[u + 1]]] = u
     else:
-        labels = acc.astype(np.int64)
+        labels = acc_col
     t2, old2 = minimize(t, labels)
-    accepts = tuple(frozenset((0,)) if x else frozenset() for x in acc[old2].tolist())
+    accepts2 = tuple(acc_sets[old[o]] for o in old2.tolist())
     counters = ()
     if p.counters:
         tags2 = tags[old2]
-        counters = (band, owed, np.where(tags2 == LEFT, t2[:, 256:], -1), tags2)
-    return DFA(trans=t2[:, :256], accepts=accepts, n_states=t2.shape[0], counters=counters)
+        counters = (band, owed, np.where(tags2 == LEFT, t2[:, n_classes:], -1), tags2)
+    full = expand_classes(np.ascontiguousarray(t2[:, :n_classes]), b2c)
+    return DFA(trans=full, accepts=accepts2, n_states=full.shape[0], counters=counters)

@@ -49,6 +49,7 @@ from .ir import (MAX_CP, SURR_HI, SURR_LO, Intervals, complement_intervals, iv_i
 ANYCHAR = ("c", normalize_intervals([(0, MAX_CP)]))
 
 __all__ = ["regex_to_nfa", "compile_terminal", "counted_parts", "compile_counted_group",
+           "lookahead_parts",
            "codepoint_set", "utf8_sequences", "combine_flags", "walk_parse_tree",
            "newer_syntax_hint"]
 
@@ -524,14 +525,9 @@ def _has_lookahead(x) -> bool:
     return x[0] == "r" and _has_lookahead(x[1])
 
 
-def _lookahead_dfa(x, reluctant: bool, name: str, label: str, band: int) -> DFA:
-    """The DFA of a terminal ``P (?=A) R``: a lookahead at its top level, after a prefix
-    ``P`` whose words all have one length. The lookahead sees the rest of the lexeme,
-    so the language is ``P·(R ∩ A·Σ*)``, which is ``P·R ∩ P·A·Σ*`` (every split of a word
-    of ``P·R`` after ``|P|`` characters is the same). The two sides are compiled apart
-    (each may count a long repetition, :mod:`.counted`) and intersected
-    (:func:`.dfa.intersection`). This is how the JSON Schema front end spells a length
-    beside a pattern: ``"(?=(?:CHAR){lo,hi}")PATTERN"``."""
+def _lookahead_split(x, reluctant: bool, name: str, label: str) -> tuple:
+    """``(P, A, R)`` of a terminal ``P (?=A) R`` (item lists and the lookahead's IR),
+    after the checks that make its language ``P·(R ∩ A·Σ*)`` (GrammarError otherwise)."""
     parts = flatten(x)
     at = [i for i, y in enumerate(parts) if y[0] == "la"]
     if len(at) != 1:
@@ -555,6 +551,18 @@ def _lookahead_dfa(x, reluctant: bool, name: str, label: str, band: int) -> DFA:
             "past the end of the lexeme (supported: one that no word of the rest of the "
             "terminal is a proper prefix of, as in '\"(?=[^\"]{1,9}\")[a-z]+\"')",
             name=name)
+    return pre, look, rest
+
+
+def _lookahead_dfa(x, reluctant: bool, name: str, label: str, band: int) -> DFA:
+    """The DFA of a terminal ``P (?=A) R``: a lookahead at its top level, after a prefix
+    ``P`` whose words all have one length. The lookahead sees the rest of the lexeme,
+    so the language is ``P·(R ∩ A·Σ*)``, which is ``P·R ∩ P·A·Σ*`` (every split of a word
+    of ``P·R`` after ``|P|`` characters is the same). The two sides are compiled apart
+    (each may count a long repetition, :mod:`.counted`) and intersected
+    (:func:`.dfa.intersection`). This is how the JSON Schema front end spells a length
+    beside a pattern: ``"(?=(?:CHAR){lo,hi}")PATTERN"``."""
+    pre, look, rest = _lookahead_split(x, reluctant, name, label)
     sides = []
     for side in (("s", tuple(pre + rest)), ("s", tuple(pre) + (look, ("r", ANYCHAR, 0, None)))):
         nfa = ByteNFA(name, MAX_NFA_STATES, label)
@@ -661,6 +669,50 @@ def counted_parts(regex: str, band: int, any_bounds: bool = False):
     if nfa.reluctant or _has_lookahead(x):
         return None
     return split_counted(x, band, any_bounds)
+
+
+def lookahead_parts(regex: str, band: int):
+    """For a terminal ``P (?=A) R`` (:func:`_lookahead_dfa`) whose lookahead side
+    ``P·A·Σ*`` is one repetition between a prefix and a suffix: ``(parts, dfa)``, the
+    :func:`.counted.split_counted` parts of that side (of any bounds) and the DFA of the
+    other, ``P·R`` (their intersection is the terminal). The combined lexer counts the
+    sides of several such terminals (JSON strings with a length beside a pattern) on one
+    chain, as it does for counted terminals sharing a prefix and body; apart, the product
+    of their chains would pair every count at which one stalls with every count of the
+    others. None otherwise (also for regexes that do not compile)."""
+    nfa = ByteNFA("", MAX_NFA_STATES, regex)
+    try:
+        x = _regex_ir(regex, nfa)
+    except GrammarError:
+        return None
+    if nfa.reluctant or not _has_lookahead(x):
+        return None
+    try:
+        pre, look, rest = _lookahead_split(x, False, "", regex)
+    except GrammarError:
+        return None                   # compiled whole, it says why
+    side = ("s", tuple(pre) + (look, ("r", ANYCHAR, 0, None)))
+    sp = split_counted(side, band) or _one_rep(side)
+    if sp is None:
+        return None
+    try:
+        other = _ir_dfa(("s", tuple(pre + rest)), ByteNFA("", MAX_NFA_STATES, regex), "", regex,
+                        band, empty_ok=True)
+    except GrammarError:
+        return None
+    return sp, other
+
+
+def _one_rep(side):
+    """:func:`.counted.split_counted` of a lookahead side ``P X{lo,hi} c Σ*``: the
+    repetition with bounds (the trailing ``Σ*`` is the suffix's), or None."""
+    parts = flatten(side)
+    reps = [i for i, y in enumerate(parts) if y[0] == "r" and y[3] is not None]
+    if len(reps) != 1 or any(y[0] == "r" for j, y in enumerate(parts[:-1]) if j != reps[0]):
+        return None
+    i = reps[0]
+    _, body, lo, hi = parts[i]
+    return ("s", tuple(parts[:i])), body, lo, hi, ("s", tuple(parts[i + 1:]))
 
 
 def compile_counted_group(members, band: int, label: str = "") -> DFA | None:

@@ -19,12 +19,12 @@ class EmitMixin:
         self.counter[base] = i + 1
         return f"{base}_{i}"
 
-    def term(self, regex: str, base: str) -> str:
+    def term(self, regex: str, base: str, source: str = "") -> str:
         t = self.terms.get(regex)
         if t is None:
             t = self.name(base)
             self.terms[regex] = t
-            self.term_defs.append(TerminalDef(name=t, regex=regex))
+            self.term_defs.append(TerminalDef(name=t, regex=regex, source=source))
         return t
 
     def rule(self, origin: str, expansion, source: str = ""):
@@ -112,7 +112,7 @@ class EmitMixin:
         if lang.false:
             alts.append(self.term("false", "FALSE"))
         if lang.string != NONE:
-            alts.append(self.string_term(self.spelled_string(lang.string, ptr)))
+            alts.append(self.string_term(self.spelled_string(lang.string, ptr), ptr))
         if lang.number != NONE:
             alts.append(self.number_term(lang.number))
         alts.extend(lang.objects)
@@ -135,8 +135,8 @@ class EmitMixin:
     def string_regex(self, ast) -> str:
         return '"(?:' + R.to_json_string(ast) + ')"'
 
-    def string_term(self, ast) -> str:
-        return self.term(self.string_regex(ast), "STR")
+    def string_term(self, ast, ptr: str = "") -> str:
+        return self.term(self.string_regex(ast), "STR", ptr)
 
     def number_term(self, ast) -> str:
         return self.term("(?:" + R.to_python(ast) + ")", "NUM")
