@@ -119,7 +119,8 @@ def test_terminal_name_option_and_delegation():
 
 
 @pytest.mark.parametrize("pattern,match", [
-    (r"(?=a)a", "lookahead"),
+    (r"a(?=b)", "lookahead"),           # reads past the end: not a terminal's language
+    (r"a(?!b)", "lookahead"),
     (r"(a)\1", "backreferences"),
     (r"a\bb", "anchors"),
     (r"a^b", "anchors"),
@@ -134,6 +135,13 @@ def test_terminal_name_option_and_delegation():
 def test_errors(pattern, match):
     with pytest.raises(GrammarError, match=match):
         Constraint(Grammar.from_regex(pattern), VOCAB)
+
+
+def test_a_lookahead_within_the_text_is_an_intersection():
+    rx = r"(?=[a-c]{0,3}x)[a-c]+x"
+    c = Constraint(Grammar.from_regex(rx), VOCAB)
+    for text, ok in (("ax", True), ("abcx", True), ("x", False), ("abcax", False), ("ab", False)):
+        assert accepts(c, text.encode()) == ok == (re.fullmatch(rx, text) is not None), text
 
 
 def test_not_a_str():
