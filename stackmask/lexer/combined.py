@@ -120,16 +120,16 @@ def _combined(terminals: Sequence, band: int) -> DFA:
     return out
 
 
-def _largest(dfas, owners, terminals, k: int = 3) -> str:
-    """The ``k`` largest terminal automata of a product that did not fit, named with
+def _largest(dfas, owners, terminals, top_n: int = 3) -> str:
+    """The ``top_n`` largest terminal automata of a product that did not fit, named with
     where they come from (``TerminalDef.source``)."""
     def label(i):
         t = terminals[i]
         name = getattr(t, "name", "") or _regex_of(t)[0][:40]
         src = getattr(t, "source", "")
         return f"{name} ({src})" if src else name
-    top = sorted(range(len(dfas)), key=lambda j: -dfas[j].n_states)[:k]
-    k = len(terminals)
+    top = sorted(range(len(dfas)), key=lambda j: -dfas[j].n_states)[:top_n]
+    k = len(terminals)          # a lookahead side's owner is its terminal's index + k
     parts = [f"{'/'.join(label(i % k) for i in owners[j])}: {dfas[j].n_states:,} states" for j in top]
     return ("the product pairs the states of terminals read at the same place; the largest "
             "terminal automata: " + ", ".join(parts))

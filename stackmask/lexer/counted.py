@@ -42,7 +42,7 @@ from typing import Callable
 
 import numpy as np
 
-from .fsa import Nfa, TooManyStates, determinize, group_rows, minimize, trim
+from .fsa import Nfa, TooManyStates, determinize, minimize, row_labels, trim
 from .ir import nullable, thompson
 
 __all__ = ["DEFAULT_BAND", "IN", "LEFT", "MIN_BAND", "Stalls", "flatten", "needs_stall",
@@ -283,11 +283,8 @@ def counted_group(members, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_s
     # makes are fixed, and from two copies they must reach a bound in different numbers;
     # every copy past the last bound of an unbounded chain is the same copy): as a label,
     # the copy lets a few rounds of refinement settle the chain
-    order, bounds = group_rows(np.concatenate([acc_col[:, None], tags.astype(np.int64),
-                                               copy[:, None]], axis=1))
-    labels = np.empty(len(accepts), dtype=np.int64)
-    for u in range(len(bounds) - 1):
-        labels[order[bounds[u]:bounds[u + 1]]] = u
+    labels = row_labels(np.concatenate([acc_col[:, None], tags.astype(np.int64), copy[:, None]],
+                                       axis=1))
     t2, old2 = minimize(t, labels)
     nc = trans.shape[1]
     counters = (band, tuple(d for _, d in stalls), np.ascontiguousarray(t2[:, nc:]),

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import GrammarError
 from .counted import LEFT, Stalls
-from .fsa import TooManyStates, column_classes, group_rows, minimize, product_bfs, trim
+from .fsa import TooManyStates, column_classes, minimize, product_bfs, row_labels, trim
 
 #: Maximum number of DFA states of one terminal (during subset construction)
 #: and of the combined lexer automaton (during the product construction).
@@ -143,6 +143,15 @@ def expand_classes(trans_cls: np.ndarray, b2c: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(trans_cls[:, b2c], dtype=np.int32)
 
 
+def _byte_classes(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(byte -> class, class -> its least byte)`` of a ``(n, 256)`` table: bytes whose
+    columns are equal share a class."""
+    b2c = column_classes(table)
+    rep = np.zeros(int(b2c.max()) + 1, dtype=np.int64)
+    rep[b2c[::-1]] = np.arange(255, -1, -1)
+    return b2c, rep
+
+
 def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
             raw: bool = False) -> DFA:
     """Product automaton of trimmed DFAs (BFS over tuples of live component
@@ -186,10 +195,8 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
     if len(bands) > 1:
         raise ValueError(f"terminals counted with different bands: {sorted(bands)}")
     # global byte classes: columns identical in every automaton
-    b2c = column_classes(g)
-    n_classes = int(b2c.max()) + 1
-    rep = np.zeros(n_classes, dtype=np.int64)
-    rep[b2c[::-1]] = np.arange(255, -1, -1)
+    b2c, rep = _byte_classes(g)
+    n_classes = len(rep)
     gc = np.ascontiguousarray(np.concatenate([g[:, rep], pseudo], axis=1))
 
     try:
@@ -235,15 +242,13 @@ def restrict_accepts(p: DFA, accepts) -> DFA | None:
     trimmed and minimized, stalls kept; None when nothing is accepted any more."""
     acc_sets = list(accepts)
     acc = np.array([bool(x) for x in acc_sets], dtype=bool)
-    b2c = column_classes(p.trans)
-    n_classes = int(b2c.max()) + 1
-    rep = np.zeros(n_classes, dtype=np.int64)
-    rep[b2c[::-1]] = np.arange(255, -1, -1)
+    b2c, rep = _byte_classes(p.trans)
+    n_classes = len(rep)
     cols = p.trans[:, rep]
     if p.counters:
         band, owed, rw, tags = p.counters
         # a rewind is a move of the automaton: states only it reaches are kept
-        cols = np.concatenate([cols, np.where(rw >= 0, rw, -1)], axis=1)
+        cols = np.concatenate([cols, rw], axis=1)
     t, old = trim(cols, acc)
     if t.shape[0] == 0:
         return None
@@ -251,11 +256,7 @@ def restrict_accepts(p: DFA, accepts) -> DFA | None:
     acc_col = np.array([ids.setdefault(acc_sets[o], len(ids)) for o in old.tolist()], dtype=np.int64)
     if p.counters:
         tags = tags[old]
-        lab = np.concatenate([acc_col[:, None], tags.astype(np.int64)], axis=1)
-        order, bounds = group_rows(lab)
-        labels = np.empty(len(acc_col), dtype=np.int64)
-        for u in range(len(bounds) - 1):
-            labels[order[bounds[u]:bounds[u + 1]]] = u
+        labels = row_labels(np.concatenate([acc_col[:, None], tags.astype(np.int64)], axis=1))
     else:
         labels = acc_col
     t2, old2 = minimize(t, labels)

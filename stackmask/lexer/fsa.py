@@ -17,7 +17,7 @@ from collections import deque
 import numpy as np
 
 __all__ = ["Nfa", "TooManyStates", "determinize", "trim", "refine", "minimize",
-           "group_rows", "column_classes", "product_bfs"]
+           "group_rows", "row_labels", "column_classes", "product_bfs"]
 
 
 class TooManyStates(Exception):
@@ -268,6 +268,16 @@ def group_rows(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     starts = np.flatnonzero(np.concatenate([[True], sc[1:] != sc[:-1]])) if n else np.zeros(0, np.int64)
     return order, np.concatenate([starts, [n]]).astype(np.int64)
 
+
+
+def row_labels(m: np.ndarray) -> np.ndarray:
+    """Per row of the integer matrix ``m``, the id of its group of equal rows
+    (:func:`group_rows`): an initial partition for :func:`minimize`."""
+    order, bounds = group_rows(m)
+    labels = np.empty(len(m), dtype=np.int64)
+    for u in range(len(bounds) - 1):
+        labels[order[bounds[u]:bounds[u + 1]]] = u
+    return labels
 
 def refine(cls0: np.ndarray, succ: np.ndarray, depths) -> tuple[dict, int]:
     """Moore refinement of the partition ``cls0`` (block ids per state) by the successors

@@ -21,7 +21,7 @@ from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, UNIV
                          length_range, lit, nullable, rep, seq)
 from .algebra import (Dfa, TooComplex, atom_partition, complement, difference, intersect,
                       has_limits, is_disjoint, is_empty, is_subset, limit_length, limited,
-                      not_in, resolve_limits, union)
+                      map_limits, not_in, resolve_limits, union)
 from .emit import ESCAPABLE, RAW_OK, fullmatch, json_char_class, to_json_string, to_python
 from .parser import PatternError, parse_pattern, parse_regex_full, unicode_property
 
@@ -31,6 +31,6 @@ __all__ = [
     "SURR_HI", "length_range", "nullable", "ast_size", "cap_repeats", "iv_intersect", "iv_union",
     "iv_contains", "to_python", "to_json_string", "json_char_class", "fullmatch", "ESCAPABLE",
     "RAW_OK", "intersect", "difference", "union", "complement", "is_empty", "is_disjoint",
-    "is_subset", "Dfa", "not_in", "limit_length", "limited", "has_limits", "resolve_limits",
+    "is_subset", "Dfa", "not_in", "limit_length", "limited", "has_limits", "resolve_limits", "map_limits",
     "atom_partition",
 ]

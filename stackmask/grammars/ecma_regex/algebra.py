@@ -22,7 +22,7 @@ from ...lexer.ir import normalize_intervals as iv_norm
 
 __all__ = ["TooComplex", "Dfa", "atom_partition", "intersect", "difference", "union", "complement",
            "is_empty", "is_disjoint", "is_subset", "limit_length", "limited", "has_limits",
-           "resolve_limits", "not_in"]
+           "resolve_limits", "map_limits", "not_in"]
 
 
 class TooComplex(ValueError):
@@ -314,15 +314,21 @@ def resolve_limits(x, limit: int = 4000) -> tuple:
 
 
 def _resolve(x, limit: int) -> tuple:
+    return map_limits(x, lambda y, lo, hi: limit_length(y, lo, hi, limit))
+
+
+def map_limits(x, f) -> tuple:
+    """``x`` with every ``("L", y, lo, hi)`` node (innermost first) replaced by
+    ``f(y, lo, hi)``."""
     k = x[0]
     if k == "L":
-        return limit_length(_resolve(x[1], limit), x[2], x[3], limit)
+        return f(map_limits(x[1], f), x[2], x[3])
     if k == "s":
-        return seq(*[_resolve(y, limit) for y in x[1]])
+        return seq(*[map_limits(y, f) for y in x[1]])
     if k == "a":
-        return alt(*[_resolve(y, limit) for y in x[1]])
+        return alt(*[map_limits(y, f) for y in x[1]])
     if k == "r":
-        return rep(_resolve(x[1], limit), x[2], x[3])
+        return rep(map_limits(x[1], f), x[2], x[3])
     return x
 
 

@@ -170,14 +170,14 @@ class _Parser:
             return self._no_quant(("eol",), "\\Z")
         if c == "(" and self.peek(1) == "?" and self.peek(2) in ("=", "!"):
             positive = self.peek(2) == "="
-            body = self._lookaround_body(3)
+            body = self._group_body(3)
             return self._no_quant(("look", positive, body), "(?=...)" if positive else "(?!...)")
         if c == "(" and self.peek(1) == "?" and self.peek(2) == "<" and self.peek(3) in ("=", "!"):
             # a lookbehind right before the '$' that ends a top-level alternative looks at the
             # end of the whole string: (?<!\.)$ "does not end with a dot"
             at = self.i
             positive = self.peek(3) == "="
-            body = self._lookaround_body(4)
+            body = self._group_body(4)
             if self.depth or self.peek() != "$" or self.peek(1) not in (None, "|") or _has_anchor(body):
                 self.i = at
                 self.fail("lookbehind assertions (?<= ...) / (?<! ...) are supported only right "
@@ -187,9 +187,9 @@ class _Parser:
         atom = self.atom()
         return self.quantifier(atom)
 
-    def _lookaround_body(self, opener: int):
-        """The disjunction inside ``(?=``/``(?!``/``(?<=``/``(?<!`` (``opener`` characters
-        long), up to and past its ``)``."""
+    def _group_body(self, opener: int):
+        """The disjunction inside a group or ``(?=``/``(?!``/``(?<=``/``(?<!`` (past
+        ``opener`` more characters of its opening), up to and past its ``)``."""
         self.i += opener
         self.depth += 1
         body = self.disjunction()
@@ -268,13 +268,7 @@ class _Parser:
                 else:
                     self.fail("inline flags and other (?...) groups are not ECMA-262 / not supported")
             self.groups += 1
-            self.depth += 1
-            t = self.disjunction()
-            self.depth -= 1
-            if self.peek() != ")":
-                self.fail("missing )")
-            self.i += 1
-            return t
+            return self._group_body(0)
         if c == ")":
             self.fail("unbalanced )")
         if c == "[":

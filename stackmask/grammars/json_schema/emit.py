@@ -130,7 +130,7 @@ class EmitMixin:
         except R.TooComplex:
             self.problem("maxLength", ptr, "a length beside a pattern in a union of string "
                          "languages cannot be enforced exactly (the regex is too large)")
-            return _drop_limits(ast)
+            return R.map_limits(ast, lambda y, lo, hi: y)     # the patterns alone
 
     def string_regex(self, ast) -> str:
         return '"(?:' + R.to_json_string(ast) + ')"'
@@ -230,16 +230,3 @@ class EmitMixin:
             exp.append(self.punct("}"))
         self.rule(nt, exp, "const")
 
-
-def _drop_limits(x) -> tuple:
-    """``x`` without its length limits (``"L"`` nodes: their patterns alone)."""
-    k = x[0]
-    if k == "L":
-        return _drop_limits(x[1])
-    if k == "s":
-        return R.seq(*[_drop_limits(y) for y in x[1]])
-    if k == "a":
-        return R.alt(*[_drop_limits(y) for y in x[1]])
-    if k == "r":
-        return R.rep(_drop_limits(x[1]), x[2], x[3])
-    return x
