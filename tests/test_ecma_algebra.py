@@ -146,6 +146,12 @@ def test_lookahead_examples():
         "(?=a$)": ["a", "ba", "ab", ""],
         "^(?:x(?=y)|y)(?!z)": ["xy", "yz", "y", "xz", "xyz"],
         "(?=(?!a)b)b": ["b", "a", "ab"],
+        # '^' inside a lookahead: a test of the start of the input
+        "(?!^[0-9]+$)([a-z0-9]+)": ["123", "12a", "a12", "1", "", "-1", "1-", "--"],
+        "(?=^a)b*": ["a", "b", "ab", ""],
+        "x(?!^a)": ["x", "xa", "ax"],
+        "^(?!^1)[0-9]+$": ["1", "12", "21", ""],
+        "b|(?!^a)a": ["a", "ba", "aa", "b"],
     }
     _examples_agree_with_re(cases)
 

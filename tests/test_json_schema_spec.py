@@ -699,3 +699,14 @@ def test_the_unique_items_policy_only_adds_arrays_with_repeated_items(schema):
         a, v = accepts(c, t), jsonschema_valid(schema, t)
         if a != v:
             assert a and jsonschema_valid(drop(schema), t), (schema, t)
+
+
+def test_pattern_caret_inside_a_lookahead_tests_the_start():
+    # CloudFormation names: "not all digits" as a lookahead at the start of an unanchored
+    # pattern; the '^' inside it holds only where the match begins at the string's start, so
+    # a match from the second character on passes ("123" does; "1" has none)
+    s = {"type": "string", "pattern": r"(?!^[0-9]+$)([a-zA-Z0-9\-_' ']+)"}
+    check(s, ['"abc"', '"12a"', '"1 2"', '"#1"', '"1#"', '"a"', '"123"'],
+          ['"1"', '"9"', '""', '"#"', '"#$"'])
+    s = {"type": "string", "pattern": r"^(?!^[0-9]+$)[a-z0-9]+$"}
+    check(s, ['"a1"', '"1a"'], ['"12"', '"1"', '""'])

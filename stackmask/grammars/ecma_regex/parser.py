@@ -19,7 +19,8 @@ match of ``R``, computed right to left as an intersection with (a difference fro
 language of what follows (:func:`_rest`); lookbehinds ``(?<=R)``/``(?<!R)`` right before the
 ``$`` that ends the pattern or a top-level alternative (the string must (not) end with a match
 of ``R``). Not supported (raise :class:`PatternError` naming the feature): other lookbehinds,
-lookaheads inside quantified groups or holding ``^``, word
+lookaheads inside quantified groups, ``^`` in a lookahead but as a start-of-input test
+(``(?!^[0-9]+$)`` is supported), word
 boundaries ``\\b \\B``, backreferences, ``\\p{...}`` properties other than general
 categories (scripts, binary properties but ``Any``/``ASCII``/``Assigned``), inline
 flags, ``^`` inside quantified groups. ``\\p{L}``, ``\\p{Lu}``, ``\\P{Nd}``,
@@ -31,7 +32,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ...lexer.ir import ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, alt, ch, nullable, rep, seq
+from ...lexer.ir import ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, alt, ch, nullable, rep, seq
 from ...lexer.ir import complement_intervals as iv_complement
 from ...lexer.ir import normalize_intervals as iv_norm
 from .algebra import TooComplex, difference, intersect
@@ -471,30 +472,43 @@ def _anchor_in_rep(t) -> bool:
     return k == "rep" and _has_anchor(t[1])
 
 
+#: where a match of a parse tree may begin (the tags of :func:`_rest`): anywhere, only at the
+#: start of the input (it holds a ``^`` that only empty text precedes), or only after it (a
+#: negative lookahead holding a ``^`` that holds at the start: ``(?!^[0-9]+$)``)
+ANYWHERE, AT_START, AFTER_START = 0, 1, 2
+
+
 def _rest(t, k, empty: bool = False) -> list:
-    """Lookahead semantics by continuation: ``(at_start, L)`` alternatives, where ``L`` is
+    """Lookahead semantics by continuation: ``(where, L)`` alternatives, where ``L`` is
     the set of input suffixes that begin where ``t`` begins its match, for a match of ``t``
     followed by a suffix in ``k`` (the rest of the input after ``t``), every assertion
-    inside ``t`` holding at its own position; ``at_start``: the match must begin at the
-    start of the input (``t`` holds a ``^`` that only empty text precedes within ``t``).
-    ``empty``: only matches of ``t`` that read nothing."""
+    inside ``t`` holding at its own position; ``where`` (:data:`ANYWHERE`, :data:`AT_START`,
+    :data:`AFTER_START`): where in the input such a match may begin. ``empty``: only
+    matches of ``t`` that read nothing."""
     kind = t[0]
     if kind == "chars":
-        return [] if empty else [(False, seq(ch(t[1]), k))]
+        return [] if empty else [(ANYWHERE, seq(ch(t[1]), k))]
     if kind == "bol":
-        return [(True, k)]
+        return [(AT_START, k)]
     if kind == "eol":                        # the rest of the input must be empty
-        return [(False, EPS if nullable(k) else NONE)]
+        return [(ANYWHERE, EPS if nullable(k) else NONE)]
     if kind == "look":
         inner = _rest(t[2], ANYSTAR)
-        if any(sa for sa, _ in inner):
-            raise PatternError("'^' inside a lookahead is not supported")
-        look = alt(*[x for _, x in inner])
+        if any(w == AFTER_START for w, _ in inner):
+            raise PatternError("a lookahead inside a negative lookahead holding '^' "
+                               "is not supported")
+        # the body's matches that may begin here: at the start of the input, all; later,
+        # those that need not begin at the start
+        at_start = alt(*[x for _, x in inner])
+        later = alt(*[x for w, x in inner if w == ANYWHERE])
         try:
-            out = intersect(k, look) if t[1] else difference(k, look)
+            def holds(look):
+                return intersect(k, look) if t[1] else difference(k, look)
+            if at_start == later:
+                return [(ANYWHERE, holds(at_start))]
+            return [(AT_START, holds(at_start)), (AFTER_START, holds(later))]
         except TooComplex:
             raise PatternError("lookahead too complex to enforce exactly") from None
-        return [(False, out)]
     if kind == "alt":
         return [r for x in t[1] for r in _rest(x, k, empty)]
     if kind == "rep":
@@ -503,24 +517,52 @@ def _rest(t, k, empty: bool = False) -> list:
             plain, end = _split_end(t)
             if empty:
                 ok = nullable(plain) or nullable(end)
-                return [(False, k)] if ok else []
-            return [(False, alt(seq(plain, k), end if nullable(k) else NONE))]
+                return [(ANYWHERE, k)] if ok else []
+            return [(ANYWHERE, alt(seq(plain, k), end if nullable(k) else NONE))]
         if empty:
-            return [(False, k)] if nullable(_plain(t[1])) or t[2] == 0 else []
-        return [(False, seq(_plain(t), k))]
+            return [(ANYWHERE, k)] if nullable(_plain(t[1])) or t[2] == 0 else []
+        return [(ANYWHERE, seq(_plain(t), k))]
     # seq, right to left: what follows a child is the rest of the sequence and then k
-    acc = [(False, k)]
+    acc = [(ANYWHERE, k)]
     for child in reversed(t[1]):
         new = []
-        for sa, rest in acc:
+        for w, rest in acc:
             # a '^' further right: this child (and all before it) must match empty
-            for sa2, x in _rest(child, rest, empty or sa):
+            for w2, x in _rest(child, rest, empty or w == AT_START):
                 if x != NONE:
-                    new.append((sa or sa2, x))
+                    new.extend(_where_before(child, w, w2, x, empty))
         acc = new
         if len(acc) > 256:
             raise PatternError("pattern has too many anchored alternatives")
     return acc
+
+
+def _where_before(child, w: int, w2: int, x, empty: bool) -> list:
+    """Where a match of ``child`` (tagged ``w2``) may begin, when what follows it must
+    begin as ``w`` says: the ``(where, x)`` alternatives of the two together."""
+    if w == ANYWHERE or w2 == w:
+        return [(w2 if w == ANYWHERE else w, x)]
+    if w == AT_START:                        # the child read nothing, from the start
+        return [] if w2 == AFTER_START else [(AT_START, x)]
+    # w == AFTER_START: the child ends after the start: it begins after it, or reads text
+    out = [] if w2 == AT_START else [(AFTER_START, x)]
+    if not empty and w2 != AFTER_START:
+        if not _reads_nothing(child):
+            if _has_anchor(child) or nullable(_plain(child)):
+                raise PatternError("'^' inside a negative lookahead after a part that may "
+                                   "read nothing is not supported")
+            out.append((AT_START, x))        # it reads text, so it ends after the start
+    return out
+
+
+def _reads_nothing(t) -> bool:
+    """Does every match of the parse tree ``t`` read nothing (only assertions)?"""
+    k = t[0]
+    if k in ("bol", "eol", "look"):
+        return True
+    if k in ("seq", "alt"):
+        return all(_reads_nothing(x) for x in t[1])
+    return False
 
 
 def _plain(t) -> tuple:
@@ -599,7 +641,8 @@ def _strings_matching(tree) -> tuple:
     if _has_look(tree) or _anchor_in_rep(tree):
         # assertions that look at the rest of the input: each is an intersection with (or a
         # difference from) the suffixes its body begins
-        return alt(*[x if sa else seq(ANYSTAR, x) for sa, x in _rest(tree, ANYSTAR)])
+        return alt(*[x if w == AT_START else seq(ANY, ANYSTAR, x) if w == AFTER_START
+                     else seq(ANYSTAR, x) for w, x in _rest(tree, ANYSTAR)])
     out = []
     for sa, body, ea in _branches(tree):
         body = _unanchored_ends(body, sa, ea)
