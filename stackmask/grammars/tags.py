@@ -68,9 +68,9 @@ def _body_grammar(body, schema_options: Mapping) -> Grammar:
 
 
 def _prefixed(g: Grammar, tp: str, rp: str, used: set) -> tuple:
-    """Rename every symbol of ``g`` (terminals ``tp``+name, rules ``rp``+name)."""
-    if g.modes:
-        raise GrammarError("a tag body may not use lexer modes of its own")
+    """Rename every symbol of ``g`` (terminals ``tp``+name, rules ``rp``+name); its lexer
+    modes become ``(name, terminals, switch)`` triples over the new names, modes named
+    ``rp``+name."""
     tmap = {t.name: tp + t.name for t in g.terminals}
     nmap = {n: rp + n for n in g.nonterminals}
     for new in list(tmap.values()) + list(nmap.values()):
@@ -82,7 +82,9 @@ def _prefixed(g: Grammar, tp: str, rp: str, used: set) -> tuple:
     ren = {**tmap, **nmap}
     rules = [Rule(nmap[r.origin], tuple(ren[s] for s in r.expansion), source=rp + (r.source or r.origin),
                   priority=r.priority) for r in g.rules]
-    return terms, rules, nmap[g.start], frozenset(tmap[n] for n in g.ignore)
+    modes = [(rp + m.name, tuple(tmap[n] for n in m.terminals),
+              tuple((tmap[n], rp + target) for n, target in m.switch)) for m in g.modes]
+    return terms, rules, nmap[g.start], frozenset(tmap[n] for n in g.ignore), modes
 
 
 def _tag_spec(tag, what: str):
@@ -132,7 +134,7 @@ def tag_dispatch(tags: Mapping, stop: Iterable = (), *, whitespace: str | None =
         except (TypeError, ValueError):
             raise TypeError(f"tags[{open_tag!r}] must be a pair (body, closing tag)") from None
         close_tag = _tag_spec(close_tag, "closing tag")
-        bt, br, bstart, bign = _prefixed(_body_grammar(body, schema_options), f"T{i}_", f"t{i}_", used)
+        bt, br, bstart, bign, bmodes = _prefixed(_body_grammar(body, schema_options), f"T{i}_", f"t{i}_", used)
         terms.extend(bt)
         rules.extend(br)
         ignore |= bign
@@ -152,20 +154,30 @@ def tag_dispatch(tags: Mapping, stop: Iterable = (), *, whitespace: str | None =
         close_names = [term(f"TAG{i}_CLOSE", token=(close_tag, False))]
         if isinstance(close_tag, str):
             close_names.append(term(f"TAG{i}_CLOSE_TEXT", regex=re.escape(close_tag), is_literal=True))
-        body_mode = [t.name for t in bt] + close_names
+        # the body's own modes (a schema's value modes): the tag's whitespace and closing
+        # tags are read in each (the parser tells where they fit), and the opening tag
+        # switches to the first
+        inner = bmodes or [(mode, tuple(t.name for t in bt), ())]
+        inner = [(mode if k == 0 else name, terms_, switch) for k, (name, terms_, switch)
+                 in enumerate(inner)]
+        first_name = bmodes[0][0] if bmodes else None
+        inner = [(n, ts, tuple((a, mode if b == first_name else b) for a, b in sw))
+                 for n, ts, sw in inner]
+        extra = list(close_names)
         close_sym = f"tag{i}_close"
         used.add(close_sym)
         for c in close_names:
             rules.append(Rule(close_sym, (c,), source=close_sym))
         if whitespace is not None:
             ws = term(f"TAG{i}_WS", regex=whitespace)
-            body_mode.append(ws)
+            extra.append(ws)
             for pre in ((), (ws,)):
                 for post in ((), (ws,)):
                     rules.append(Rule(body_sym, pre + (bstart,) + post + (close_sym,), source=body_sym))
         else:
             rules.append(Rule(body_sym, (bstart, close_sym), source=body_sym))
-        modes.append(LexerMode(mode, tuple(body_mode), tuple((c, "text") for c in close_names)))
+        for n, ts, sw in inner:
+            modes.append(LexerMode(n, ts + tuple(extra), sw + tuple((c, "text") for c in close_names)))
     rules.append(Rule("start", ("segments", "tail"), source="start"))
     rules.append(Rule("segments", (), source="segments"))
     rules.append(Rule("segments", ("segments", "segment"), source="segments"))

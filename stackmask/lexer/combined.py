@@ -46,22 +46,24 @@ def terminal_dfas(terminals: Sequence, band: int = DEFAULT_BAND) -> list[DFA]:
 _LEXER_CACHE: dict[tuple, DFA] = {}
 
 
-def compile_lexer(terminals: Sequence, band: int = DEFAULT_BAND) -> DFA:
+def compile_lexer(terminals: Sequence, band: int = DEFAULT_BAND,
+                  max_states: int = MAX_DFA_STATES) -> DFA:
     """Combined DFA of all terminals: ``accepts[s]`` = the positions ``i`` in
     ``terminals`` whose own DFA accepts the bytes read; minimized with respect
     to the accepts sets. Repetitions far beyond ``band`` (longer than the longest
-    token) are counted (:mod:`.counted`). Cached by the tuple of regexes and the band."""
+    token) are counted (:mod:`.counted`). Cached by the tuple of regexes and the band.
+    ``max_states``: the product's size limit (:func:`.dfa.product`; a GrammarError past it)."""
     key = (band,) + tuple((_regex_of(t)[0], getattr(t, "text", None)) for t in terminals)
     d = _LEXER_CACHE.get(key)
     if d is None:
-        d = _combined(terminals, band)
+        d = _combined(terminals, band, max_states)
         if len(_LEXER_CACHE) > 64:
             _LEXER_CACHE.clear()
         _LEXER_CACHE[key] = d
     return d
 
 
-def _combined(terminals: Sequence, band: int) -> DFA:
+def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) -> DFA:
     """The product of the terminals' DFAs; a counted repetition and the terminals that
     share its prefix and repeated body (JSON strings with and without a ``maxLength``)
     are one automaton with one count (:func:`.regex.compile_counted_group`): apart, the
@@ -107,7 +109,7 @@ def _combined(terminals: Sequence, band: int) -> DFA:
             dfas.append(_terminal_dfa(t, band))
             owners.append((i,))
     try:
-        d = product(dfas, owners)
+        d = product(dfas, owners, max_states=max_states)
     except GrammarError as e:
         raise GrammarError(f"{e}; {_largest(dfas, owners, terminals)}") from None
     if not split:

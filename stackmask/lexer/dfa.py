@@ -153,7 +153,7 @@ def _byte_classes(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
-            raw: bool = False) -> DFA:
+            raw: bool = False, max_states: int = MAX_DFA_STATES) -> DFA:
     """Product automaton of trimmed DFAs (BFS over tuples of live component
     states): ``accepts[s]`` = the indices ``i`` such that ``dfas[i]`` is in an
     accepting state after the bytes read; minimized with respect to the
@@ -162,7 +162,7 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
     of counted repetitions (``counters``) carry over: a rewind moves its own
     component and leaves the others where they are. ``raw``: raise
     :class:`~.fsa.TooManyStates` past the size limit (else a GrammarError about the
-    combined lexer)."""
+    combined lexer); ``max_states``: that limit, on the states the search meets."""
     k = len(dfas)
     if k == 0:
         return DFA(trans=np.full((1, 256), -1, dtype=np.int32), accepts=(frozenset(),), n_states=1)
@@ -200,12 +200,12 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
     gc = np.ascontiguousarray(np.concatenate([g[:, rep], pseudo], axis=1))
 
     try:
-        states, trans = product_bfs(gc, tuple(int(o) for o in offsets[:-1]), MAX_DFA_STATES)
+        states, trans = product_bfs(gc, tuple(int(o) for o in offsets[:-1]), max_states)
     except TooManyStates:
         if raw:
             raise
         raise GrammarError(f"the combined lexer automaton needs more than "
-                           f"{MAX_DFA_STATES} states (MAX_DFA_STATES)") from None
+                           f"{max_states} states (MAX_DFA_STATES)") from None
     acc_sets = [frozenset().union(*[acc_l[x] for x in st]) for st in states]
     label_ids: dict = {}
     if n_stalls:

@@ -191,7 +191,8 @@ def convert_schema(schema, *, strict: bool = True, whitespace: str = "bounded",
                    max_whitespace: int = 20, max_string_length: int | None = None,
                    max_number_digits: int | None = None, additional_properties: bool | None = None,
                    draft: int | None = None, unknown_keywords: str = "warn",
-                   unknown_formats: str = "ignore", unique_items: str = "warn") -> SchemaGrammar:
+                   unknown_formats: str = "ignore", unique_items: str = "warn",
+                   lexer_modes: bool = True) -> SchemaGrammar:
     """Convert and return :class:`SchemaGrammar` (grammar, warnings, ambiguity)."""
     if unknown_keywords not in ("warn", "error", "ignore"):
         raise ValueError("unknown_keywords must be 'warn', 'error' or 'ignore'")
@@ -206,14 +207,14 @@ def convert_schema(schema, *, strict: bool = True, whitespace: str = "bounded",
                                    max_number_digits=max_number_digits,
                                    additional_properties=additional_properties, draft=draft,
                                    unknown_keywords=unknown_keywords, unknown_formats=unknown_formats,
-                                   unique_items=unique_items)
+                                   unique_items=unique_items, lexer_modes=bool(lexer_modes))
     except RecursionError:
         raise GrammarError("JSON Schema nested too deeply (Python's recursion limit)") from None
 
 
 def _convert_schema(schema, *, strict, whitespace, max_whitespace, max_string_length,
                     max_number_digits, additional_properties, draft, unknown_keywords,
-                    unknown_formats, unique_items) -> SchemaGrammar:
+                    unknown_formats, unique_items, lexer_modes) -> SchemaGrammar:
     if isinstance(schema, (str, bytes)):
         try:
             schema = json.loads(schema)
@@ -227,7 +228,7 @@ def _convert_schema(schema, *, strict, whitespace, max_whitespace, max_string_le
                 max_string_length=max_string_length, max_number_digits=max_number_digits,
                 additional_properties=additional_properties, draft=draft,
                 unknown_keywords=unknown_keywords, unknown_formats=unknown_formats,
-                unique_items=unique_items)
+                unique_items=unique_items, lexer_modes=lexer_modes)
     conv = _Converter(schema, opts)
     g = conv.run()
     problems = conv.problems

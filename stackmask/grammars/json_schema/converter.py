@@ -52,6 +52,8 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
         self.canon_memo: dict[int, str] = {}
         self.obj_source: dict = {}
         self.key_terms: dict[str, str] = {}      # declared property name -> key terminal
+        self.key_names: set[str] = set()          # every key terminal (lexer modes)
+        self.ws_names: set[str] = set()           # whitespace terminals after { [ , and keys
         self.pending_extras: list = []
         self.draft = opts["draft"] or self._detect_draft(root)
         self.root_base = ""

@@ -8,6 +8,7 @@ from ...grammar import Grammar, Rule, TerminalDef
 from .. import ecma_regex as R
 from ..ecma_regex import NONE, lit
 from .common import Lang, _canon, _uniq
+from .modes import value_modes
 from .numbers import _number_literal
 
 
@@ -67,7 +68,10 @@ class EmitMixin:
                  and all(s in productive or s in term_names for s in r.expansion)]
         used_terms = {s for r in rules for s in r.expansion}
         terms = [t for t in self.term_defs if t.name in used_terms]
-        return Grammar.build(terms, rules, start)
+        modes = ()
+        if self.opts["lexer_modes"]:
+            modes = value_modes(terms, rules, start, self.key_names, self.ws_names)
+        return Grammar.build(terms, rules, start, modes=modes)
 
     def _productive(self) -> set:
         """Nonterminals deriving some terminal string (the others, e.g. a
@@ -143,7 +147,9 @@ class EmitMixin:
 
     def key_term(self, ast) -> str:
         """Key symbol of a key language: the key, the colon and the whitespace after it."""
-        return self.space_after(self.term('"(?:' + R.to_json_string(ast) + ')"' + self._colon(), "KEY"))
+        t = self.term('"(?:' + R.to_json_string(ast) + ')"' + self._colon(), "KEY")
+        self.key_names.add(t)
+        return self.space_after(t)
 
     def _colon(self) -> str:
         return self.ws_pre_colon + ":" + ("" if self.ws_after else self.ws)
@@ -181,6 +187,7 @@ class EmitMixin:
         if nt is None:
             n = self.opts["max_whitespace"]
             ws = self.term(r"\r?\n[ \t]{0,%d}|[ \t]{1,%d}" % (n, n) if n > 0 else r"\r?\n", "WS")
+            self.ws_names.add(ws)
             nt = self.ws_wrapped[t] = self.name("space_after")
             self.rule(nt, [t], "whitespace")
             self.rule(nt, [t, ws], "whitespace")

@@ -290,6 +290,7 @@ class ObjectsMixin:
             t = self.name("KEY")
             self.terms[regex + "\x00prio1"] = t
             self.term_defs.append(TerminalDef(name=t, regex=regex, priority=1))
+            self.key_names.add(t)
             t = self.key_terms[name] = self.space_after(t)
         return t
 

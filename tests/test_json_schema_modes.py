@@ -1,0 +1,196 @@
+"""Lexer modes for property values (``stackmask.grammars.json_schema.modes``): a key
+switches to a mode holding what can follow it. The modes' shape, that they are made only
+where they shrink the lexer, that the language is the one without them (random schemas
+against ``jsonschema`` with modes forced wherever a key has values of its own), and masks
+against the reference oracle with Qwen2.5's vocabulary."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from stackmask import Constraint, Grammar, GrammarError
+from stackmask.grammars.json_schema import convert_schema
+from stackmask.grammars.json_schema import modes as M
+from stackmask.lexer.combined import compile_lexer, compile_modal_lexer
+from test_counted import _walk
+from test_json_schema import accepts, check
+from test_json_schema_property import BYTES, KEYS, _spellings, schemas, values
+
+jsonschema = pytest.importorskip("jsonschema")
+
+#: property values with string languages of their own (each a few hundred lexer states)
+PATTERNS = {"id": "^[a-z]{2,12}-[0-9]{1,8}$", "when": None, "mail": None,
+            "code": "^[A-Z]{3}[0-9]{3}$", "path": "^(/[a-z0-9_]{1,20}){1,6}$"}
+
+
+def _schema():
+    props = {"id": {"type": "string", "pattern": PATTERNS["id"], "maxLength": 18},
+             "when": {"type": "string", "format": "date-time"},
+             "mail": {"type": "string", "format": "email"},
+             "code": {"type": "string", "pattern": PATTERNS["code"]},
+             "path": {"type": "string", "pattern": PATTERNS["path"], "minLength": 3},
+             "note": {"type": "string", "maxLength": 90},
+             "n": {"type": "integer", "minimum": 3, "maximum": 700},
+             "tags": {"type": "array", "items": {"type": "string", "maxLength": 8}},
+             "sub": {"type": "object", "properties": {"code": {"type": "string"},
+                                                      "k": {"enum": ["x", "y"]}}}}
+    return {"type": "object", "properties": props, "required": ["id", "when"]}
+
+
+def _modes(g: Grammar) -> dict:
+    return {m.name: m for m in g.modes}
+
+
+def test_keys_switch_to_what_can_follow_them():
+    g = convert_schema(_schema()).grammar
+    modes = _modes(g)
+    assert "json" == g.modes[0].name and len(g.modes) > 2
+    default = modes["json"]
+    names = {t.name for t in g.terminals}
+    assert set().union(*(m.terminals for m in g.modes)) == names
+    regex = {t.name: t.regex for t in g.terminals}
+    keys = {n for n in names if n.startswith("KEY")}
+    ws = {n for n in names if n.startswith("WS")}
+    assert keys <= set(default.terminals)
+    switched = dict(default.switch)
+    assert switched and set(switched) <= keys
+    own = set()
+    for name, m in modes.items():
+        if name == "json":
+            continue
+        # every lexeme but the whitespace after the key ends the value mode
+        assert dict(m.switch) == {n: "json" for n in m.terminals if n not in ws}
+        assert not keys & set(m.terminals)
+        own |= set(m.terminals) - set(default.terminals)
+    # the patterned and formatted strings are read only after their keys
+    def reads(text):
+        return {n for n in names if re.fullmatch(regex[n], text)}
+    code, mail, any_string = reads('"ABC123"'), reads('"a@b.co"'), reads('"' + "?" * 200 + '"')
+    assert code & own and mail & own and any_string <= set(default.terminals)
+    # "code" is a key of two objects: its mode holds both values (a pattern, any string)
+    declared = {t.name for t in g.terminals if t.priority == 1}
+    code_key = next(k for k in keys & declared if re.fullmatch(regex[k], '"code":'))
+    code_mode = set(modes[switched[code_key]].terminals)
+    assert code & code_mode and any_string & code_mode
+
+
+def test_modes_shrink_the_lexer():
+    g = convert_schema(_schema()).grammar
+    plain = convert_schema(_schema(), lexer_modes=False).grammar
+    assert not plain.modes
+    pos = {t.name: i for i, t in enumerate(g.terminals)}
+    modal, starts = compile_modal_lexer(g.terminals, [[pos[n] for n in m.terminals]
+                                                      for m in g.modes], 129)
+    single = compile_lexer(plain.terminals, 129)
+    assert len(starts) == len(g.modes)
+    assert modal.n_states < single.n_states / 2
+
+
+def test_no_modes_where_they_do_not_pay():
+    # one small number range of its own: repeating the plain string in a mode would cost
+    # more states than it saves
+    s = {"type": "object", "properties": {"a": {"type": "string"},
+                                          "b": {"type": "integer", "minimum": 0, "maximum": 9},
+                                          "c": {"type": "array", "items": {"type": "string"}}}}
+    assert not convert_schema(s).grammar.modes
+    assert not convert_schema(_schema(), lexer_modes=False).grammar.modes
+
+
+def test_modal_grammar_accepts_the_same_texts():
+    s = _schema()
+    valid = [{"id": "ab-1", "when": "2024-02-29T10:00:00Z"},
+             {"id": "abc-99", "when": "2024-01-01T00:00:00+01:00", "mail": "a@b.co", "code": "ABC123",
+              "path": "/a/b_1", "n": 700, "tags": ["x", "12345678"],
+              "sub": {"code": "anything", "k": "y"}, "extra": {"id": 5, "code": [1]}}]
+    invalid = [{"id": "ab-1"}, {"id": "AB-1", "when": "2024-01-01T00:00:00Z"},
+               {"id": "ab-1", "when": "2023-02-29T00:00:00Z"},
+               {"id": "ab-1", "when": "2024-01-01T00:00:00Z", "code": "abc123"},
+               {"id": "ab-1", "when": "2024-01-01T00:00:00Z", "n": 2},
+               {"id": "ab-1", "when": "2024-01-01T00:00:00Z", "tags": ["123456789"]},
+               {"id": "ab-1", "when": "2024-01-01T00:00:00Z", "sub": {"k": "z"}}]
+    assert convert_schema(s).grammar.modes
+    check(s, [json.dumps(v) for v in valid] + [json.dumps(v, indent=2) for v in valid],
+          [json.dumps(v) for v in invalid])
+
+
+@pytest.fixture
+def forced_modes(monkeypatch):
+    """Modes wherever some key has value terminals of its own, paying or not."""
+    monkeypatch.setattr(M, "_pays", lambda *a: True)
+
+
+#: objects whose properties have schemas of their own: where modes are made
+object_schemas = st.builds(
+    lambda ps, add: {"type": "object", "properties": ps, "additionalProperties": add},
+    st.dictionaries(st.sampled_from(KEYS), schemas, min_size=1, max_size=3),
+    st.one_of(st.booleans(), schemas))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(schema=st.one_of(schemas, object_schemas), instances=st.lists(values, min_size=1, max_size=6))
+def test_forced_modes_agree_with_jsonschema(forced_modes, schema, instances):
+    logging.getLogger("stackmask").setLevel(logging.ERROR)
+    try:
+        g = convert_schema(schema).grammar
+    except GrammarError:
+        return
+    c = Constraint(g, BYTES, compile="lazy", cache_dir=False, progress=False)
+    validator = jsonschema.Draft202012Validator(schema)
+    for v in instances:
+        valid = validator.is_valid(v)
+        assert any(accepts(c, t) for t in _spellings(v)) == valid, (json.dumps(schema), v)
+
+
+def test_forced_modes_are_made_on_objects_with_values_of_their_own(forced_modes):
+    # the shapes the property test above draws make modal grammars
+    rng = random.Random(5)
+    made = 0
+    for _ in range(60):
+        k = rng.sample(["a", "b", "c"], 2)
+        s = {"type": "object", "properties": {k[0]: {"pattern": "^a", "type": "string"},
+                                              k[1]: {"enum": [rng.randint(0, 9), "x"]}},
+             "additionalProperties": rng.choice([False, True, {"type": "integer"}])}
+        if convert_schema(s).grammar.modes:
+            made += 1
+    assert made == 60
+
+
+def test_tag_bodies_keep_their_modes():
+    from stackmask.grammars.tags import tag_dispatch
+    body = _schema()
+    g = tag_dispatch({"<call>": (body, "</call>")})
+    names = [m.name for m in g.modes]
+    assert names[0] == "text" and "tag0" in names and len(names) > 3
+    c = Constraint(g, BYTES, compile="lazy", cache_dir=False, progress=False)
+    ok = json.dumps({"id": "ab-1", "when": "2024-02-29T10:00:00Z", "code": "XYZ000"})
+    assert accepts(c, "hi <call>" + ok + "</call> bye")
+    assert accepts(c, "<call>\n" + ok + "\n</call>")
+    assert not accepts(c, "<call>" + ok.replace("XYZ000", "xyz000") + "</call>")
+    assert not accepts(c, "<call>" + ok + " </call>")
+
+
+def test_modal_schema_masks_equal_the_oracle(qwen_vocab, tmp_path):
+    s = _schema()
+    g = Grammar.from_json_schema(s)
+    assert g.modes
+    rng = random.Random(17)
+    texts = [json.dumps({"id": "abcdefgh-1234567", "when": "2024-02-29T10:00:00.5Z",
+                         "mail": "some.one@example.org", "code": "QRS987",
+                         "path": "/usr/local_bin/x", "n": 42, "tags": ["a", "bb", ""],
+                         "sub": {"code": "free text, with spaces", "k": "x"},
+                         "other": {"when": ["2020-01-01"], "id": None}}),
+             json.dumps({"id": "zz-0", "when": "2000-12-31T23:59:59-08:00", "extra": "é"},
+                        indent=2, ensure_ascii=False)]
+    validator = jsonschema.Draft202012Validator(s, format_checker=jsonschema.FormatChecker())
+    assert all(validator.is_valid(json.loads(t)) for t in texts)
+    for attempt in range(2):
+        c = Constraint(g, qwen_vocab, cache_dir=tmp_path, progress=False)
+        assert c.loaded_from_cache == bool(attempt)
+        assert not c.compiled.dwa.budget_exhausted
+        assert _walk(c, texts, rng, 3 if attempt == 0 else 7) >= 30
