@@ -96,11 +96,17 @@ class LexerMode:
     where emitting a terminal in it switches to (``switch``: terminal name ->
     mode name; terminals not named keep the mode). Special-token terminals
     may be named in both (their switch applies when their token is
-    committed in this mode). Mode 0 of ``Grammar.modes`` is the initial one."""
+    committed in this mode). Mode 0 of ``Grammar.modes`` is the initial one.
+
+    ``merge_into`` (optional mode): the name of a mode this one may be merged into
+    without changing the language (its terminals read there, switches to it and from it
+    dropped); the compiler merges such modes where one automaton is smaller than the
+    modes' (``stackmask.compile.tables``). A JSON Schema's value modes are optional."""
 
     name: str
     terminals: tuple[str, ...]
     switch: tuple[tuple[str, str], ...] = ()
+    merge_into: str = ""
 
 
 @dataclass(frozen=True)
@@ -168,6 +174,11 @@ class Grammar:
                 if target not in mode_names:
                     raise GrammarError(f"lexer mode {m.name!r} switches to undefined mode {target!r}",
                                        name=target)
+            if m.merge_into:
+                into = next((x for x in self.modes if x.name == m.merge_into), None)
+                if into is None or into.merge_into or into is m:
+                    raise GrammarError(f"lexer mode {m.name!r} merges into {m.merge_into!r}, which "
+                                       f"is not a mode that stays", name=m.name)
 
     def _fields(self) -> tuple:
         return (self.terminals, self.rules, self.start, self.ignore, self.modes)

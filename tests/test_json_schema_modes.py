@@ -64,8 +64,10 @@ def test_keys_switch_to_what_can_follow_them():
     for name, m in modes.items():
         if name == "json":
             continue
-        # every lexeme but the whitespace after the key ends the value mode
+        # every lexeme but the whitespace after the key ends the value mode; the mode is
+        # optional: the compiler may read its terminals in the default mode instead
         assert dict(m.switch) == {n: "json" for n in m.terminals if n not in ws}
+        assert m.merge_into == "json"
         assert not keys & set(m.terminals)
         own |= set(m.terminals) - set(default.terminals)
     # the patterned and formatted strings are read only after their keys
@@ -92,14 +94,31 @@ def test_modes_shrink_the_lexer():
     assert modal.n_states < single.n_states / 2
 
 
-def test_no_modes_where_they_do_not_pay():
-    # one small number range of its own: repeating the plain string in a mode would cost
-    # more states than it saves
+def test_no_modes_where_values_have_little_of_their_own():
+    # one small number range of its own: the modes are not even offered
     s = {"type": "object", "properties": {"a": {"type": "string"},
                                           "b": {"type": "integer", "minimum": 0, "maximum": 9},
                                           "c": {"type": "array", "items": {"type": "string"}}}}
     assert not convert_schema(s).grammar.modes
     assert not convert_schema(_schema(), lexer_modes=False).grammar.modes
+
+
+def test_the_compiler_keeps_optional_modes_only_where_smaller():
+    from stackmask.compile.tables import build_tables, merge_optional_modes
+    g = convert_schema(_schema()).grammar
+    merged = merge_optional_modes(g)
+    assert not merged.modes                  # one mode of every terminal: no modes at all
+    t = build_tables(g, ambiguous=True, band=129)
+    assert len(t.mode_starts) == len(g.modes) and t.grammar is g
+    # the same schema without its one long string: the modes repeat more than they save
+    s = _schema()
+    del s["properties"]["note"]
+    g2 = convert_schema(s).grammar
+    assert g2.modes                          # offered (values of their own) ...
+    t2 = build_tables(g2, ambiguous=True, band=129)
+    assert t2.mode_starts == (0,)            # ... and merged
+    plain = compile_lexer(convert_schema(s, lexer_modes=False).grammar.terminals, 129)
+    assert t2.lexer.n_states == plain.n_states
 
 
 def test_modal_grammar_accepts_the_same_texts():
@@ -122,7 +141,9 @@ def test_modal_grammar_accepts_the_same_texts():
 @pytest.fixture
 def forced_modes(monkeypatch):
     """Modes wherever some key has value terminals of its own, paying or not."""
-    monkeypatch.setattr(M, "_pays", lambda *a: True)
+    from stackmask.compile import tables
+    monkeypatch.setattr(M, "MIN_OWN_STATES", 0)
+    monkeypatch.setattr(tables, "merge_optional_modes", lambda g: g)
 
 
 #: objects whose properties have schemas of their own: where modes are made
@@ -161,13 +182,14 @@ def test_forced_modes_are_made_on_objects_with_values_of_their_own(forced_modes)
     assert made == 60
 
 
-def test_tag_bodies_keep_their_modes():
+def test_tag_bodies_keep_their_modes(forced_modes):
     from stackmask.grammars.tags import tag_dispatch
     body = _schema()
     g = tag_dispatch({"<call>": (body, "</call>")})
     names = [m.name for m in g.modes]
     assert names[0] == "text" and "tag0" in names and len(names) > 3
     c = Constraint(g, BYTES, compile="lazy", cache_dir=False, progress=False)
+    assert len(c.tables.mode_starts) == len(g.modes)
     ok = json.dumps({"id": "ab-1", "when": "2024-02-29T10:00:00Z", "code": "XYZ000"})
     assert accepts(c, "hi <call>" + ok + "</call> bye")
     assert accepts(c, "<call>\n" + ok + "\n</call>")

@@ -6,15 +6,18 @@ This is the first stage of compilation and everything ``commit`` needs. The
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from ..errors import GrammarError
-from ..grammar import Grammar
+from ..grammar import Grammar, LexerMode
 from ..glr.lalr import LRTables, build_lalr, check_deterministic
 from ..glr.normal_form import NormalForm, normalize
 from ..lexer.combined import compile_modal_lexer
 from ..lexer.counted import DEFAULT_BAND
-from ..lexer.dfa import DFA
+from ..lexer.dfa import DFA, MAX_DFA_STATES
+
+log = logging.getLogger("stackmask")
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,6 +57,67 @@ def build_tables(grammar: "Grammar | str", ambiguous: bool = False, check=None,
                            "(Python's recursion limit)") from None
 
 
+#: a lexer of optional modes merged is kept without trying the modes when it has at most
+#: this many states (the modes repeat what they share; below this they rarely pay)
+MERGED_SMALL = 2_000
+
+
+def merge_optional_modes(g: Grammar) -> Grammar:
+    """``g`` with every optional mode (``LexerMode.merge_into``) merged into its target:
+    its terminals read there, switches to it and from it dropped. The same language."""
+    into = {m.name: m.merge_into for m in g.modes if m.merge_into}
+    if not into:
+        return g
+    kept = [m for m in g.modes if not m.merge_into]
+    extra: dict = {m.name: [] for m in kept}
+    for m in g.modes:
+        if m.merge_into:
+            extra[m.merge_into].extend(m.terminals)
+    modes = []
+    for m in kept:
+        terms = tuple(dict.fromkeys(m.terminals + tuple(extra[m.name])))
+        switch = tuple((n, t) for n, t in m.switch if t not in into)
+        modes.append(LexerMode(m.name, terms, switch))
+    if len(modes) == 1 and not modes[0].switch and set(modes[0].terminals) == set(g.terminal_names):
+        modes = []
+    return type(g)(terminals=g.terminals, rules=g.rules, start=g.start, ignore=g.ignore,
+                   modes=tuple(modes))
+
+
+def _mode_lists(g: Grammar, lexed) -> list:
+    pos = {t.name: i for i, t in enumerate(lexed)}
+    if not g.modes:
+        return [list(range(len(lexed)))]
+    return [[pos[n] for n in dict.fromkeys(m.terminals) if n in pos] for m in g.modes]
+
+
+def _lexer(g: Grammar, lexed, band: int) -> tuple:
+    """``(grammar, lexer DFA, mode starts)``: optional modes (``LexerMode.merge_into``)
+    kept or merged, whichever makes the smaller automaton (the merged one first; the modes
+    are tried, with no more states than it has, only when it is large or over the limit)."""
+    merged = merge_optional_modes(g)
+    if merged is g:
+        return (g,) + compile_modal_lexer(lexed, _mode_lists(g, lexed), band)
+    try:
+        one = compile_modal_lexer(lexed, _mode_lists(merged, lexed), band)
+    except GrammarError:
+        one = None
+    if one is not None and one[0].n_states <= MERGED_SMALL:
+        return (merged,) + one
+    cap = MAX_DFA_STATES if one is None else one[0].n_states
+    try:
+        split = compile_modal_lexer(lexed, _mode_lists(g, lexed), band, max_states=cap)
+    except GrammarError:
+        if one is None:
+            raise
+        return (merged,) + one
+    if one is None or split[0].n_states < one[0].n_states:
+        log.info("lexer modes kept: %d states, merged %s", split[0].n_states,
+                 "over the limit" if one is None else f"{one[0].n_states} states")
+        return (g,) + split
+    return (merged,) + one
+
+
 def _build_tables(grammar, ambiguous: bool, check, band: int) -> GrammarTables:
     g = coerce_grammar(grammar)
     check()
@@ -67,17 +131,12 @@ def _build_tables(grammar, ambiguous: bool, check, band: int) -> GrammarTables:
     if any(n == 0 for n in lr.rule_len):
         raise GrammarError("internal error: normal form still has an empty rule")
     lexed = g.lexed_terminals
-    pos = {t.name: i for i, t in enumerate(lexed)}
+    read, dfa, starts = _lexer(g, lexed, band)      # the modes read: optional ones merged or not
     switch: dict = {}
-    if g.modes:
-        mode_index = {m.name: k for k, m in enumerate(g.modes)}
-        modes = [[pos[n] for n in dict.fromkeys(m.terminals) if n in pos] for m in g.modes]
-        for k, m in enumerate(g.modes):
-            for n, target in m.switch:
-                switch[(k, n)] = mode_index[target]
-    else:
-        modes = [list(range(len(lexed)))]
-    dfa, starts = compile_modal_lexer(lexed, modes, band)
+    mode_index = {m.name: k for k, m in enumerate(read.modes)}
+    for k, m in enumerate(read.modes):
+        for n, target in m.switch:
+            switch[(k, n)] = mode_index[target]
     ids = dict(lr.terminal_index)
     extra = len(lr.terminals)
     for t in g.terminals:

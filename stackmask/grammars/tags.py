@@ -69,7 +69,7 @@ def _body_grammar(body, schema_options: Mapping) -> Grammar:
 
 def _prefixed(g: Grammar, tp: str, rp: str, used: set) -> tuple:
     """Rename every symbol of ``g`` (terminals ``tp``+name, rules ``rp``+name); its lexer
-    modes become ``(name, terminals, switch)`` triples over the new names, modes named
+    modes become ``(name, terminals, switch, merge_into)`` over the new names, modes named
     ``rp``+name."""
     tmap = {t.name: tp + t.name for t in g.terminals}
     nmap = {n: rp + n for n in g.nonterminals}
@@ -83,7 +83,8 @@ def _prefixed(g: Grammar, tp: str, rp: str, used: set) -> tuple:
     rules = [Rule(nmap[r.origin], tuple(ren[s] for s in r.expansion), source=rp + (r.source or r.origin),
                   priority=r.priority) for r in g.rules]
     modes = [(rp + m.name, tuple(tmap[n] for n in m.terminals),
-              tuple((tmap[n], rp + target) for n, target in m.switch)) for m in g.modes]
+              tuple((tmap[n], rp + target) for n, target in m.switch),
+              rp + m.merge_into if m.merge_into else "") for m in g.modes]
     return terms, rules, nmap[g.start], frozenset(tmap[n] for n in g.ignore), modes
 
 
@@ -157,12 +158,13 @@ def tag_dispatch(tags: Mapping, stop: Iterable = (), *, whitespace: str | None =
         # the body's own modes (a schema's value modes): the tag's whitespace and closing
         # tags are read in each (the parser tells where they fit), and the opening tag
         # switches to the first
-        inner = bmodes or [(mode, tuple(t.name for t in bt), ())]
-        inner = [(mode if k == 0 else name, terms_, switch) for k, (name, terms_, switch)
-                 in enumerate(inner)]
-        first_name = bmodes[0][0] if bmodes else None
-        inner = [(n, ts, tuple((a, mode if b == first_name else b) for a, b in sw))
-                 for n, ts, sw in inner]
+        inner = bmodes or [(mode, tuple(t.name for t in bt), (), "")]
+        first_name = inner[0][0]
+
+        def rename(x):
+            return mode if x == first_name else x
+        inner = [(rename(n), ts, tuple((a, rename(b)) for a, b in sw), rename(into) if into else "")
+                 for n, ts, sw, into in inner]
         extra = list(close_names)
         close_sym = f"tag{i}_close"
         used.add(close_sym)
@@ -176,8 +178,9 @@ def tag_dispatch(tags: Mapping, stop: Iterable = (), *, whitespace: str | None =
                     rules.append(Rule(body_sym, pre + (bstart,) + post + (close_sym,), source=body_sym))
         else:
             rules.append(Rule(body_sym, (bstart, close_sym), source=body_sym))
-        for n, ts, sw in inner:
-            modes.append(LexerMode(n, ts + tuple(extra), sw + tuple((c, "text") for c in close_names)))
+        for n, ts, sw, into in inner:
+            modes.append(LexerMode(n, ts + tuple(extra), sw + tuple((c, "text") for c in close_names),
+                                   merge_into=into))
     rules.append(Rule("start", ("segments", "tail"), source="start"))
     rules.append(Rule("segments", (), source="segments"))
     rules.append(Rule("segments", ("segments", "segment"), source="segments"))

@@ -138,16 +138,20 @@ def _largest(dfas, owners, terminals, top_n: int = 3) -> str:
 
 
 def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]],
-                        band: int = DEFAULT_BAND) -> tuple[DFA, tuple[int, ...]]:
+                        band: int = DEFAULT_BAND,
+                        max_states: int = MAX_DFA_STATES) -> tuple[DFA, tuple[int, ...]]:
     """Lexer automaton with modes: ``modes[m]`` lists the positions in
     ``terminals`` lexed in mode ``m``. The result is the disjoint union of
     each mode's combined DFA (``accepts`` holds positions in ``terminals``)
-    and the start state of every mode (mode 0 starts at state 0)."""
+    and the start state of every mode (mode 0 starts at state 0). ``max_states``: the
+    limit on all modes' states together (a GrammarError past it)."""
     if not modes:
-        return compile_lexer(terminals, band), (0,)
+        return compile_lexer(terminals, band, max_states), (0,)
     parts = []
+    used = 0
     for idx in modes:
-        sub = compile_lexer([terminals[i] for i in idx], band)
+        sub = compile_lexer([terminals[i] for i in idx], band, max(1, max_states - used))
+        used += sub.n_states
         parts.append((sub, list(idx)))
     if len(parts) == 1 and parts[0][1] == list(range(len(terminals))):
         return parts[0][0], (0,)
@@ -161,9 +165,9 @@ def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]],
         rows.append(np.where(t >= 0, t + off, -1))
         accepts.extend(frozenset(idx[i] for i in a) for a in sub.accepts)
         off += sub.n_states
-    if off > MAX_DFA_STATES:
-        raise GrammarError(f"the combined lexer automaton needs more than {MAX_DFA_STATES} "
-                           f"states (MAX_DFA_STATES)")
+    if off > max_states:
+        raise GrammarError(f"the combined lexer automaton needs more than {max_states} "
+                           f"states (MAX_DFA_STATES), in {len(parts)} lexer modes")
     trans = np.concatenate(rows).astype(np.int32)
     counters = ()
     n_stalls = sum(len(sub.counters[1]) for sub, _ in parts if sub.counters)

@@ -21,11 +21,16 @@ lexer is in that mode (computed from the grammar's FIRST and FOLLOW sets), and t
 left out could only be read there by a longer match of a terminal the parser rejects (no
 JSON text has a key's colon after a value). ``tests/test_json_schema_modes.py`` checks the
 modes and compares languages with and without them.
+
+Each mode repeats the terminals it shares with others (the plain string, numbers), so the
+value modes are *optional* (``LexerMode.merge_into``): the compiler, at the vocabulary's
+band, keeps them only where their automata are smaller together than the one product
+(:func:`stackmask.compile.tables.merge_optional_modes`). They are not offered at all where
+the values' own terminals are small.
 """
 
 from __future__ import annotations
 
-from ...errors import GrammarError
 from ...grammar import LexerMode, Rule
 from ...lexer.combined import compile_lexer, terminal_dfas
 from ...lexer.counted import MIN_BAND
@@ -179,36 +184,19 @@ def value_modes(terms: list, rules: list, start: str, key_names: set,
         default_switch.extend((k, mode) for k in sorted(ks))
         members = tuple(n for n in order if n in v)
         out_modes.append(LexerMode(mode, members, tuple((n, "json") for n in members
-                                                        if n not in ws_names)))
+                                                        if n not in ws_names), merge_into="json"))
     # terminals that follow nothing reachable (rules the start never reaches) stay readable
     default |= names - set().union(*modes_of)
     dmembers = tuple(n for n in order if n in default)
     modes = (LexerMode("json", dmembers, tuple(default_switch)),) + tuple(out_modes)
     own = set().union(*modes_of) - default - ws_names
-    return modes if _pays(terms, modes, own) else ()
-
-
-#: value terminals of fewer states than this, together, never make modes pay
-MIN_OWN_STATES = 64
-
-
-def _pays(terms: list, modes: tuple, own: set, band: int = MIN_BAND) -> bool:
-    """Whether the modes' automata are smaller, together, than the one product of every
-    terminal (each mode repeats the value terminals it shares with others, such as the
-    plain string; what it saves is pairing the terminals of different keys' values).
-    Measured at the least band (the automata are cached there)."""
     by_name = {t.name: t for t in terms}
-    if sum(d.n_states for d in terminal_dfas([by_name[n] for n in sorted(own)], band)) \
+    if sum(d.n_states for d in terminal_dfas([by_name[n] for n in sorted(own)], MIN_BAND)) \
             < MIN_OWN_STATES:
-        return False
-    try:
-        split = sum(compile_lexer([by_name[n] for n in m.terminals], band).n_states
-                    for m in modes)
-    except GrammarError:
-        return True      # a mode over the limit alone: one product of all is larger still
-    try:
-        # the search meets at least as many states as the minimized product keeps
-        whole = compile_lexer(terms, band, max_states=split)
-    except GrammarError:
-        return True
-    return whole.n_states > split
+        return ()
+    return modes
+
+
+#: value terminals of fewer states than this, together, never make modes pay (the modes
+#: are then not even offered to the compiler)
+MIN_OWN_STATES = 64
