@@ -38,6 +38,7 @@ Engines at their default settings, except where noted: ``stackmask``:
 ``Constraint(Grammar.from_json_schema(schema), vocab)`` with the artifact cache disabled (each
 construction is a real one, never a load) and no progress output; a grammar that is not LALR(1)
 falls back to ``schema_constraint`` (which picks ``ambiguous``), recorded as ``glr_fallback``.
+``stackmask-nomodes``: the same with ``lexer_modes=False`` (an A/B of the value modes).
 Peers through :mod:`stackmask.report.engines` (xgrammar: ``any_whitespace=True,
 strict_mode=False``, as in MaskBench, so undeclared properties stay allowed; compile cache off).
 
@@ -71,6 +72,9 @@ from benchmarks.maskbench import DEFAULT_DATA, reorder_keys  # noqa: E402
 log = logging.getLogger("stackmask.bench.schema_sweep")
 
 ENGINES = ("stackmask", "llguidance", "xgrammar", "glrmask")
+#: stackmask with options other than the defaults (A/B of one checkout): name -> options of
+#: ``Grammar.from_json_schema``
+VARIANTS = {"stackmask-nomodes": {"lexer_modes": False}}
 #: seconds a new worker may take to load the vocabulary and prepare its engine
 WORKER_START_TIMEOUT = 600.0
 PCTS = (50, 90, 99, 99.9)
@@ -221,21 +225,23 @@ class _Schema:
 def make_sweep_engine(name: str, vocab, encode):
     """The engine ``name`` at its default settings (see the module docstring)."""
     from stackmask.report import engines
-    if name != "stackmask":
+    if name != "stackmask" and name not in VARIANTS:
         return engines.make_engine(name, vocab, encode)
+    options = VARIANTS.get(name, {})
 
     class StackmaskDefault(engines.Stackmask):
         def compile(self, w):
             import stackmask
             from stackmask.grammars.json_schema import schema_constraint
-            g = stackmask.Grammar.from_json_schema(w.schema)
+            g = stackmask.Grammar.from_json_schema(w.schema, **options)
             try:
                 return stackmask.Constraint(g, self.vocab, cache_dir=False, progress=False)
             except stackmask.GrammarError as e:
                 if "LALR" not in str(e):
                     raise
             self.notes.append("glr_fallback")
-            return schema_constraint(w.schema, self.vocab, cache_dir=False, progress=False)
+            return schema_constraint(w.schema, self.vocab, cache_dir=False, progress=False,
+                                     **options)
 
         def describe(self, h) -> dict:
             st = h.compile_stats()
@@ -588,7 +594,7 @@ def main(argv=None) -> None:
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
-    unknown = [e for e in engines if e not in ENGINES]
+    unknown = [e for e in engines if e not in ENGINES and e not in VARIANTS]
     if unknown:
         ap.error(f"unknown engine(s) {', '.join(unknown)}; known: {', '.join(ENGINES)}")
     rows = select(load_rows(args.data), args.limit, args.seed)

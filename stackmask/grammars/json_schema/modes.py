@@ -31,6 +31,7 @@ the values' own terminals are small.
 
 from __future__ import annotations
 
+from ...errors import GrammarError
 from ...grammar import LexerMode, Rule
 from ...lexer.combined import compile_lexer, terminal_dfas
 from ...lexer.counted import MIN_BAND
@@ -106,7 +107,10 @@ def _key_classes(keys: list, term_defs: dict) -> list:
             parent[i] = parent[parent[i]]
             i = parent[i]
         return i
-    dfa = compile_lexer(defs)
+    try:
+        dfa = compile_lexer(defs, MIN_BAND)
+    except GrammarError:
+        return [list(keys)]          # too large to tell apart: one class (one value mode)
     for acc in dfa.accepts:
         if len(acc) < 2:
             continue
