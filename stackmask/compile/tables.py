@@ -100,16 +100,17 @@ def _lexer(g: Grammar, lexed, band: int) -> tuple:
         return (g,) + compile_modal_lexer(lexed, _mode_lists(g, lexed), band)
     try:
         one = compile_modal_lexer(lexed, _mode_lists(merged, lexed), band)
-    except GrammarError:
-        one = None
+    except GrammarError as e:
+        one, merged_error = None, e
     if one is not None and one[0].n_states <= MERGED_SMALL:
         return (merged,) + one
     cap = MAX_DFA_STATES if one is None else one[0].n_states
     try:
         split = compile_modal_lexer(lexed, _mode_lists(g, lexed), band, max_states=cap)
-    except GrammarError:
-        if one is None:
-            raise
+    except GrammarError as e:
+        if one is None:      # neither fits: the error of the one automaton, modes noted
+            raise GrammarError(f"{merged_error}; with its optional lexer modes kept apart: "
+                               f"{e}") from None
         return (merged,) + one
     if one is None or split[0].n_states < one[0].n_states:
         log.info("lexer modes kept: %d states, merged %s", split[0].n_states,

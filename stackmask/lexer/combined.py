@@ -149,8 +149,15 @@ def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]],
         return compile_lexer(terminals, band, max_states), (0,)
     parts = []
     used = 0
-    for idx in modes:
-        sub = compile_lexer([terminals[i] for i in idx], band, max(1, max_states - used))
+    for k, idx in enumerate(modes):
+        try:
+            sub = compile_lexer([terminals[i] for i in idx], band, max(1, max_states - used))
+        except GrammarError as e:
+            if not used:
+                raise
+            raise GrammarError(f"the lexer modes need more than {max_states} states together "
+                               f"(MAX_DFA_STATES): {used} for the first {k} of {len(modes)}, "
+                               f"then mode {k}: {e}") from None
         used += sub.n_states
         parts.append((sub, list(idx)))
     if len(parts) == 1 and parts[0][1] == list(range(len(terminals))):
