@@ -32,6 +32,7 @@ the values' own terminals are small.
 from __future__ import annotations
 
 from ...errors import GrammarError
+from ...glr.normal_form import nullable_symbols
 from ...grammar import LexerMode, Rule
 from ...lexer.combined import compile_lexer, terminal_dfas
 from ...lexer.counted import MIN_BAND
@@ -43,14 +44,7 @@ def _first_follow(terms: set, rules: list, start: str):
     """``(nullable, first, follow)`` of a grammar: ``first[X]`` for every symbol,
     ``follow[A]`` for nonterminals (the terminals that can come right after ``A``)."""
     nts = {r.origin for r in rules}
-    nullable: set = set()
-    changed = True
-    while changed:
-        changed = False
-        for r in rules:
-            if r.origin not in nullable and all(s in nullable for s in r.expansion):
-                nullable.add(r.origin)
-                changed = True
+    nullable = nullable_symbols(rules)
     first: dict = {t: {t} for t in terms}
     for a in nts:
         first[a] = set()
