@@ -153,7 +153,7 @@ def _byte_classes(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
-            raw: bool = False, max_states: int = MAX_DFA_STATES) -> DFA:
+            raw: bool = False, max_states: int = MAX_DFA_STATES, minimized: bool = True) -> DFA:
     """Product automaton of trimmed DFAs (BFS over tuples of live component
     states): ``accepts[s]`` = the indices ``i`` such that ``dfas[i]`` is in an
     accepting state after the bytes read; minimized with respect to the
@@ -162,7 +162,9 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
     of counted repetitions (``counters``) carry over: a rewind moves its own
     component and leaves the others where they are. ``raw``: raise
     :class:`~.fsa.TooManyStates` past the size limit (else a GrammarError about the
-    combined lexer); ``max_states``: that limit, on the states the search meets."""
+    combined lexer); ``max_states``: that limit, on the states the search meets.
+    ``minimized=False``: the reachable tuples as they are (a caller that changes the
+    accepts and minimizes then, :func:`intersection`, saves a minimization)."""
     k = len(dfas)
     if k == 0:
         return DFA(trans=np.full((1, 256), -1, dtype=np.int32), accepts=(frozenset(),), n_states=1)
@@ -215,8 +217,11 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
     else:
         labels = np.array([label_ids.setdefault(a, len(label_ids)) for a in acc_sets],
                           dtype=np.int64)
-    t, old = minimize(trans, labels)
-    full = expand_classes(t[:, :n_classes], b2c)
+    if minimized:
+        t, old = minimize(trans, labels)
+    else:
+        t, old = trans, np.arange(len(states))
+    full = expand_classes(np.ascontiguousarray(t[:, :n_classes]), b2c)
     accepts = tuple(acc_sets[o] for o in old.tolist())
     counters = ()
     if n_stalls:
@@ -232,7 +237,7 @@ def intersection(a: DFA, b: DFA) -> DFA | None:
     it accepts), trimmed and minimized; None when there are none. Stalls of counted
     repetitions in either carry over (a rewind moves its own side). Raises
     :class:`~.fsa.TooManyStates` past :data:`MAX_DFA_STATES`."""
-    p = product([a, b], raw=True)
+    p = product([a, b], raw=True, minimized=False)
     both = frozenset((0, 1))
     return restrict_accepts(p, [frozenset((0,)) if x == both else frozenset() for x in p.accepts])
 
