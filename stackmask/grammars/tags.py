@@ -163,7 +163,7 @@ def tag_dispatch(tags: Mapping, stop: Iterable = (), *, whitespace: str | None =
 
         def rename(x):
             return mode if x == first_name else x
-        inner = [(rename(n), ts, tuple((a, rename(b)) for a, b in sw), rename(into) if into else "")
+        inner = [(rename(n), ts, tuple((a, rename(b)) for a, b in sw), rename(into))
                  for n, ts, sw, into in inner]
         extra = list(close_names)
         close_sym = f"tag{i}_close"

@@ -60,6 +60,9 @@ def compile_lexer(terminals: Sequence, band: int = DEFAULT_BAND,
         if len(_LEXER_CACHE) > 64:
             _LEXER_CACHE.clear()
         _LEXER_CACHE[key] = d
+    elif d.n_states > max_states:      # built before under a larger limit
+        raise GrammarError(f"the combined lexer automaton needs more than {max_states} "
+                           f"states (MAX_DFA_STATES)")
     return d
 
 

@@ -209,15 +209,12 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
         raise GrammarError(f"the combined lexer automaton needs more than "
                            f"{max_states} states (MAX_DFA_STATES)") from None
     acc_sets = [frozenset().union(*[acc_l[x] for x in st]) for st in states]
-    label_ids: dict = {}
     if n_stalls:
         tag_rows = [tuple(np.bitwise_or.reduce(tags[list(st)], axis=0).tolist()) for st in states]
-        labels = np.array([label_ids.setdefault((a, tr), len(label_ids))
-                           for a, tr in zip(acc_sets, tag_rows)], dtype=np.int64)
-    else:
-        labels = np.array([label_ids.setdefault(a, len(label_ids)) for a in acc_sets],
-                          dtype=np.int64)
     if minimized:
+        label_ids: dict = {}
+        keys = zip(acc_sets, tag_rows) if n_stalls else acc_sets
+        labels = np.array([label_ids.setdefault(x, len(label_ids)) for x in keys], dtype=np.int64)
         t, old = minimize(trans, labels)
     else:
         t, old = trans, np.arange(len(states))

@@ -39,6 +39,10 @@ from ...lexer.counted import MIN_BAND
 
 __all__ = ["value_modes"]
 
+#: value terminals of fewer states than this, together, never make modes pay (the modes
+#: are then not even offered to the compiler)
+MIN_OWN_STATES = 64
+
 
 def _first_follow(terms: set, rules: list, start: str):
     """``(nullable, first, follow)`` of a grammar: ``first[X]`` for every symbol,
@@ -139,10 +143,11 @@ def value_modes(terms: list, rules: list, start: str, key_names: set,
             if s not in after_key:
                 continue
             if i + 1 < len(exp) and exp[i + 1] in ws_names:
+                nxt = _after(r, i + 1, nullable, first, follow)
                 after_key[s].add(exp[i + 1])
-                after_key[s] |= _after(r, i + 1, nullable, first, follow)
+                after_key[s] |= nxt
                 ws_after_key.add((id(r), i + 1))
-                if exp[i + 1] in _after(r, i + 1, nullable, first, follow):
+                if exp[i + 1] in nxt:
                     ambiguous.add(s)
             else:
                 nxt = _after(r, i, nullable, first, follow)
@@ -170,6 +175,11 @@ def value_modes(terms: list, rules: list, start: str, key_names: set,
         switching -= dropped
     if not switching:
         return ()
+    value_sets = [set().union(*(after_key[k] for k in c)) for c in switching]
+    own = set().union(*value_sets) - default - ws_names
+    if sum(d.n_states for d in terminal_dfas([term_defs[n] for n in sorted(own)], MIN_BAND)) \
+            < MIN_OWN_STATES:
+        return ()
     order = [t.name for t in terms]
     modes_of: dict = {}                # value terminals -> keys switching to that mode
     for c in sorted(switching):
@@ -186,15 +196,4 @@ def value_modes(terms: list, rules: list, start: str, key_names: set,
     # terminals that follow nothing reachable (rules the start never reaches) stay readable
     default |= names - set().union(*modes_of)
     dmembers = tuple(n for n in order if n in default)
-    modes = (LexerMode("json", dmembers, tuple(default_switch)),) + tuple(out_modes)
-    own = set().union(*modes_of) - default - ws_names
-    by_name = {t.name: t for t in terms}
-    if sum(d.n_states for d in terminal_dfas([by_name[n] for n in sorted(own)], MIN_BAND)) \
-            < MIN_OWN_STATES:
-        return ()
-    return modes
-
-
-#: value terminals of fewer states than this, together, never make modes pay (the modes
-#: are then not even offered to the compiler)
-MIN_OWN_STATES = 64
+    return (LexerMode("json", dmembers, tuple(default_switch)),) + tuple(out_modes)
