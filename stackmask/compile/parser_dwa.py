@@ -163,27 +163,50 @@ class ParserDWA:
                 return None
             return self._start(cfg, pairs, acc, self._templates)
 
-    def _on_base_restricted(self, cfg: int, pairs: dict, acc: int, whole: dict) -> bool:
-        """For ``cfg`` started on a base (``init_base``) whose own start (``pairs``,
-        ``acc``: its differing tokens) is the base's whole start (``whole``: config ->
-        ``(pairs, acc)``) restricted to its tokens ``W``: the base's mask on a stack,
-        within ``W``, is then this start's, so the configuration's mask is its base's
-        without the differing tokens that are not in ``W`` (those that die in it); no
-        start of its own (the tokens of a blank run or a string near its bound that still
-        fit behave as in the base, only their end configurations differ). Returns
-        whether it was so."""
+    def _trim_on_base(self, cfg: int, pairs: dict, acc: int, whole: dict):
+        """For ``cfg`` started on a base (``init_base``): its own start (``pairs``, ``acc``,
+        over the tokens that differ from the base, ``D``) without the tokens whose start
+        items are the base's (``whole``: config -> the base's whole ``(pairs, acc)``).
+        Walks from a start only unite, intersect and subtract its weights, so a token's
+        fate on a stack depends only on the items (and the decided-at-once set) it is in:
+        such a token's mask bit is the base's, and it leaves ``D`` (``init_base`` is
+        updated). The diff of a configuration on a base is found byte by byte (the tokens
+        whose walks meet different lexer states), which is wider: the tokens of a blank
+        run or a string near its bound that still fit end in other configurations but
+        mostly with the same items; only those that die or end right at the bound remain
+        (and those ending at the bound have the base's items once the checks their other
+        items imply are dropped, :meth:`_implied_checks`).
+        Returns the start to make, or None when nothing is left (the configuration's mask
+        is its base's without ``D``)."""
+        if not pairs and acc == EMPTY_ID:
+            self.init[cfg] = (-1, EMPTY_ID)
+            return None
         base, diff = self.init_base[cfg]
         b = whole.get(base)
-        if b is None or not pairs:
-            return False
-        r = self._restricted(pairs, acc, [(frozenset(b[0]), b[0], b[1], None)])
-        if r is None:
-            return False
+        if b is None:
+            return pairs, acc
+        b_pairs, b_acc = b
         wt = self.weights
-        live = wt.difference(UNIVERSE_ID, r[1])
-        self.init_base[cfg] = (base, wt.difference(diff, live))
-        self.init[cfg] = (-1, EMPTY_ID)
-        return True
+        get = wt.get
+        d = get(diff)
+        differ = get(acc) ^ (get(b_acc) & d)
+        for it in pairs.keys() | b_pairs.keys():
+            mine = get(pairs.get(it, EMPTY_ID))
+            theirs = b_pairs.get(it)
+            differ |= mine if theirs is None else mine ^ (get(theirs) & d)
+        live = BitMap.union(get(acc), *[get(w) for w in pairs.values()])
+        same = live - differ
+        if not same:
+            return pairs, acc
+        same_id = wt.intern(same)
+        self.init_base[cfg] = (base, wt.intern(d - same))
+        acc = wt.difference(acc, same_id)
+        pairs = {it: w2 for it, w in pairs.items()
+                 if (w2 := wt.difference(w, same_id)) != EMPTY_ID}
+        if not pairs and acc == EMPTY_ID:
+            self.init[cfg] = (-1, EMPTY_ID)
+            return None
+        return pairs, acc
 
     def _start(self, cfg: int, pairs: dict, acc: int, candidates) -> tuple:
         r = self._restricted(pairs, acc, candidates)
@@ -216,8 +239,15 @@ class ParserDWA:
             wt = self.weights
             whole = {cfg: (pairs, acc) for cfg, pairs, acc in pending
                      if cfg not in self.init_base}
-            pending = [x for x in pending
-                       if x[0] not in self.init_base or not self._on_base_restricted(*x, whole)]
+            trimmed = []
+            for cfg, pairs, acc in pending:
+                if cfg in self.init_base:
+                    r = self._trim_on_base(cfg, pairs, acc, whole)
+                    if r is None:
+                        continue
+                    pairs, acc = r
+                trimmed.append((cfg, pairs, acc))
+            pending = trimmed
             shapes: dict = {}                 # key set -> its starts, in arrival order
             for n, (cfg, pairs, acc) in enumerate(pending):
                 # widest first (the sizes of its token sets: a token in two items counts
@@ -294,6 +324,7 @@ class ParserDWA:
         tpl = self.templates
         n_terms = tpl.n_terminals
         check_memo: dict = {}
+        follow_mask = tpl.follow_masks
         for (ems, req), val in outcomes:
             extra = ()
             if req == TRUE:
@@ -314,8 +345,15 @@ class ParserDWA:
                 if not terms and F is None:
                     by_item.setdefault(ACC, []).append(val)
                     continue
-                if F is None or F:
-                    by_item.setdefault((0, NO_LHS, terms, F), []).append(val)
+                G = F
+                if F and terms:
+                    # only a terminal that can come right after the last one can be shifted
+                    # next (and END only where the text can end after it): a check outside
+                    # that set fails on every stack, so it is dropped from the item (items
+                    # that differ only there are one; those left with nothing die here)
+                    G = F & follow_mask[terms[-1]]
+                if F is None or G:
+                    by_item.setdefault((0, NO_LHS, terms, G), []).append(val)
                 for alt in extra:
                     by_item.setdefault((0, NO_LHS, terms + alt, self.special_check), []).append(val)
         pairs: dict = {}
@@ -332,7 +370,59 @@ class ParserDWA:
         acc = pairs.pop(ACC, EMPTY_ID)
         if acc != EMPTY_ID:
             pairs = {it: wt.difference(w, acc) for it, w in pairs.items()}
-        return pairs, acc
+        return self._implied_checks(pairs), acc
+
+    def _implied_checks(self, pairs: dict) -> dict:
+        """Start items with the checks other items of the same token imply dropped.
+
+        An item ``(S, F)`` holds on a stack when it shifts ``S`` and then some terminal of
+        ``F``; its part for one terminal ``t`` of ``F`` is "the stack shifts ``S t``". A
+        token that is also in ``(S t, F')`` with ``F'`` holding every terminal that can
+        follow ``t`` (``F'`` None: no check) is allowed whenever that part holds: a stack
+        that shifts ``S t`` has shifted only a viable prefix (an LR parser never shifts an
+        error), so some terminal of ``follows(t)`` (or the end) comes next. For that token
+        ``t`` leaves ``F``. A lexeme that may end now or grow (a run of blanks emitted here,
+        or continued) is such a pair; the token that ends a counted run at its bound has
+        only the emitted half, and with the check dropped it is the same in every
+        configuration of the run (:meth:`_trim_on_base` then finds it the base's)."""
+        fm = self.templates.follow_masks
+        implied: dict = {}             # S -> t -> tokens whose (S t, F') imply "S, then t"
+        for it, w in pairs.items():
+            terms, F = it[2], it[3]
+            if terms and w != EMPTY_ID:
+                t = terms[-1]
+                if t != END and (F is None or not fm[t] & ~F):
+                    by_t = implied.setdefault(terms[:-1], {})
+                    by_t[t] = self.weights.union(by_t.get(t, EMPTY_ID), w)
+        if not implied:
+            return pairs
+        wt = self.weights
+        out: dict = {}
+        for it, w in pairs.items():
+            terms, F = it[2], it[3]
+            by_t = implied.get(terms)
+            if not F or by_t is None or w == EMPTY_ID:
+                out[it] = wt.union(out.get(it, EMPTY_ID), w)
+                continue
+            parts = {F: w}               # check set -> the tokens with it
+            for t, wt_t in by_t.items():
+                if not F >> t & 1:
+                    continue
+                nxt: dict = {}
+                for G, g in parts.items():
+                    inside = wt.intersect(g, wt_t)
+                    if inside != EMPTY_ID:
+                        H = G & ~(1 << t)
+                        nxt[H] = wt.union(nxt.get(H, EMPTY_ID), inside)
+                        g = wt.difference(g, inside)
+                    if g != EMPTY_ID:
+                        nxt[G] = wt.union(nxt.get(G, EMPTY_ID), g)
+                parts = nxt
+            for G, g in parts.items():
+                if G:                     # nothing left to check: the other item decides
+                    k = (it[0], it[1], terms, G)
+                    out[k] = wt.union(out.get(k, EMPTY_ID), g)
+        return out
 
     def add_config_on_base(self, cfg: int, base: int, diff_wid: int, outcomes,
                            bitmap_of=None) -> tuple:

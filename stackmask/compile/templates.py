@@ -98,6 +98,8 @@ class Templates:
             for q in range(n))
         self.n_terminals = len(lr.terminals)
         self.follows = terminal_follows(lr.shift, lr.reduce, self.n_terminals)
+        #: the same as bitmasks (END is bit 0), as check sets are
+        self.follow_masks = tuple(sum(1 << t for t in f) for f in self.follows)
         self.step_memo: dict = Memo()    # (item, state) -> step result (read by hot loops)
         self._run_memo: dict = Memo()
         self._closure_memo: dict = Memo()
