@@ -197,3 +197,40 @@ def test_a_blank_run_has_one_start(qwen_vocab):
             own.append(-(k + 1))          # a whole start: the run's base
     assert len(own) <= 1, f"blank counts with a start of their own: {own}"
 
+
+def test_literal_key_prefixes_share_one_item_start(qwen_vocab, tmp_path):
+    """Inside a property name that is also a free key string, each prefix of the name
+    (``"t``, ``"ta``, ``"tag``) differs from the free string in the few tokens that may
+    still end as that key: a start of one item, the same item for every prefix. They walk
+    one automaton (``ParserDWA._universal``), restricted to each prefix's tokens; masks
+    after each prefix equal the oracle's, fresh and loaded from the cache."""
+    schema = {"type": "object", "properties": {"tags": {"type": "string"},
+                                               "title": {"type": "string"}},
+              "additionalProperties": {"type": "integer"}}
+    g = Grammar.from_json_schema(schema)
+    for attempt in range(2):
+        c = Constraint(g, qwen_vocab, cache_dir=tmp_path, progress=False)
+        assert c.loaded_from_cache == bool(attempt)
+        dwa = c.compiled.dwa
+        byte_token = {}
+        for i in range(c.vocab.size):
+            b = c.vocab.token_bytes(i)
+            if b is not None and len(b) == 1:
+                byte_token.setdefault(b[0], i)
+        starts = set()
+        s = c.commit(c.start(), byte_token[ord("{")])
+        for text in ('"tag', '"titl'):
+            t = s
+            for k, byte in enumerate(text.encode()):
+                t = c.commit(t, byte_token[byte])
+                assert np.array_equal(c.get_mask(t), c.reference_mask(t)), (text, k)
+                if k >= 2:
+                    (_, cfg), = t.heads
+                    cfg = dwa.alias.get(cfg, cfg)
+                    if dwa.init.get(cfg, (-1, EMPTY_ID)) != (-1, EMPTY_ID):
+                        assert cfg in dwa.init_restrict, (text, k)
+                        starts.add((text, dwa.init[cfg]))
+        # both names' prefixes met restricted starts, and they share (at most one per
+        # name: its item; here the names' checks are alike, so one)
+        assert {n for n, _ in starts} == {'"tag', '"titl'}
+        assert len({e for _, e in starts}) == 1

@@ -79,6 +79,7 @@ class ParserDWA:
         # while compiling: starts that may serve as restricted ones' (:meth:`_restricted`),
         # and the starts of a batch not made yet (:meth:`begin_batch`)
         self._templates: list | None = []
+        self._universals: dict = {}      # item -> its start for every token (_universal)
         self._pending: list | None = None
         #: lexer config -> the config it is an alias of: no token tells them apart
         #: (:mod:`stackmask.compile.config_classes`); masks walk the other's start
@@ -257,6 +258,8 @@ class ParserDWA:
             by_shape: dict = {}
             for keys, members in shapes.items():
                 own = by_shape.setdefault(keys, [])
+                if len(keys) == 1:
+                    own.append(self._universal(next(iter(keys))))
                 # the widest starts of this shape first, then those of wider shapes (the
                 # widest of each, made before this shape: the same for all its members)
                 wider = [ts[0] for k, ts in by_shape.items() if keys < k and ts]
@@ -268,6 +271,24 @@ class ParserDWA:
                     self._start(cfg, pairs, acc, cands)
                     if len(self._templates) > before:
                         own.append(self._templates[-1])
+
+    def _universal(self, item) -> tuple:
+        """The start holding ``item`` alone for every token, as a candidate for
+        :meth:`_restricted` (memoized per item while starts are restricted).
+
+        A start of one item ``I`` with the tokens ``W`` (none decided at once) is this
+        one restricted to ``W``: each token's fate on a stack is ``I``'s, the same for all.
+        The configurations that differ from their base only in a few tokens continuing a
+        literal name (``"gr`` of ``"groups"`` inside the free key string: the tokens
+        ``o``, ``ou``, ``oup`` may still end as that key) have such starts, each with other
+        tokens, and each used to get its own states; they now walk one automaton per item,
+        and a configuration's mask is that automaton's without the tokens outside ``W``."""
+        t = self._universals.get(item)
+        if t is None:
+            pairs = {item: UNIVERSE_ID}
+            t = self._universals[item] = (frozenset(pairs), pairs, EMPTY_ID,
+                                          (self._state(pairs), EMPTY_ID))
+        return t
 
     #: starts a new start is compared with (:meth:`_restricted`): the last ones compiled
     #: (one at a time), or the widest of its shape (:meth:`end_batch`)
@@ -313,6 +334,7 @@ class ParserDWA:
         about to change (minimization, compaction), which the kept starts would not
         follow; starts compiled later are compiled whole."""
         self._templates = None
+        self._universals.clear()
 
     def start_items(self, outcomes, bitmap_of=None) -> tuple:
         """``(start items: item -> weight id, weight decided at once)`` of ``outcomes`` (as
