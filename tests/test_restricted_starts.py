@@ -234,3 +234,35 @@ def test_literal_key_prefixes_share_one_item_start(qwen_vocab, tmp_path):
         # name: its item; here the names' checks are alike, so one)
         assert {n for n, _ in starts} == {'"tag', '"titl'}
         assert len({e for _, e in starts}) == 1
+
+
+def test_configurations_with_a_shadow_start_on_their_plain_one(qwen_vocab):
+    """After a blank run ended (emitted) the lexer is at a boundary with the run's longer
+    match as a shadow: ``(d, S)``. Only the tokens on which the shadow's run does not die
+    at once (blank runs: they kill the emission) can differ from ``(d, ∅)``, so such a
+    configuration starts on ``(d, ∅)`` with those tokens as its diff
+    (``add_config_on_shadow_base``), mostly with no start of its own. Masks with such
+    heads equal the oracle's for every count of blanks."""
+    c = Constraint(Grammar.from_json_schema(SCHEMAS[0]), qwen_vocab, cache_dir=False,
+                   progress=False)
+    dwa = c.compiled.dwa
+    sc = c.scanner
+    byte_token = {}
+    for i in range(c.vocab.size):
+        b = c.vocab.token_bytes(i)
+        if b is not None and len(b) == 1:
+            byte_token.setdefault(b[0], i)
+    s = c.commit(c.start(), byte_token[ord("{")])
+    shadowed = set()
+    for k in range(20):                 # the run's bound: 20 blanks
+        s = c.commit(s, byte_token[ord(" " if k % 3 else "\t")])
+        for _, cfg in s.heads:
+            d, shadows = sc.config(cfg)
+            if shadows:
+                base, _ = dwa.init_base[cfg]
+                assert sc.config(base) == (d, frozenset())
+                shadowed.add(cfg)
+        if k % 4 == 0 or k == 19:
+            assert np.array_equal(c.get_mask(s), c.reference_mask(s)), k
+    assert len(shadowed) >= 10
+    assert sum(dwa.init[cfg] == (-1, EMPTY_ID) for cfg in shadowed) >= len(shadowed) - 2

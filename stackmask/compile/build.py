@@ -109,9 +109,12 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
                 if b is not None:
                     r = add_config_on_class_base(dwa, terms, cfg, b, classes.depth(cfg, b),
                                                  eos_w, long_diff)
-                elif not classes.is_root(cfg) and cfg not in bases:
+                elif cfg not in bases:
                     # a base never has a base of its own: a configuration some other
                     # one started on is compiled whole
+                    r = add_config_on_shadow_base(dwa, terms, cfg, eos_w, classes,
+                                                  dwa.init_base)
+                if r is None and b is None and not classes.is_root(cfg) and cfg not in bases:
                     w = classes.weak_base(cfg)
                     if w is not None:
                         r = add_config_on_base(dwa, terms, cfg, eos_w, base=w,
@@ -119,8 +122,8 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
                     if r is None:
                         r = add_config_on_base(dwa, terms, cfg, eos_w, classes.root_of,
                                                avoid=dwa.init_base)
-                    if r is not None:
-                        bases.add(dwa.init_base[cfg][0])
+                if r is not None:
+                    bases.add(dwa.init_base[cfg][0])
             if r is None:
                 _, ends = add_config(dwa, terms, cfg, eos_w)
             else:
@@ -363,6 +366,33 @@ def add_config_on_base(dwa: ParserDWA, terms, cfg: int, eos_w: int, root_of=None
         return None
     diff, groups, ends = r
     outcomes = start_outcomes(dwa, terms.scanner, cfg, groups, ends, eos_w)
+    entry = dwa.add_config_on_base(cfg, base, _diff_weight(dwa, index.bitmap_of(diff), eos_w),
+                                   outcomes, index.bitmap_of)
+    ends.add(base)
+    return entry, ends
+
+
+def add_config_on_shadow_base(dwa: ParserDWA, terms, cfg: int, eos_w: int, classes,
+                              avoid=()):
+    """Add a configuration with shadows, ``(d, S)``, on ``(d, ∅)``: only the tokens some
+    shadow's run does not leave at once differ (:meth:`TerminalCompiler.shadow_outcomes`).
+    The base must be compiled whole: not when it is an alias, has a class base or is
+    already on a base (``avoid``). Returns as :func:`add_config_on_base`, or None."""
+    sc = terms.scanner
+    d, shadows = sc.config(cfg)
+    if not shadows:
+        return None
+    base = sc.intern(d, frozenset())
+    if base in avoid or classes.alias(base) is not None or classes.base(base) is not None:
+        return None
+    index = terms.index
+    # no share limit: finding the tokens is one array pass per shadow, not a walk, and
+    # most of them die (a blank after a blank run ended kills the run's emission)
+    r = terms.shadow_outcomes(cfg)
+    if r is None:
+        return None
+    diff, groups, ends = r
+    outcomes = start_outcomes(dwa, sc, cfg, groups, ends, eos_w)
     entry = dwa.add_config_on_base(cfg, base, _diff_weight(dwa, index.bitmap_of(diff), eos_w),
                                    outcomes, index.bitmap_of)
     ends.add(base)

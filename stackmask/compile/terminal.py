@@ -240,6 +240,34 @@ class TerminalCompiler:
         ends.update(more)
         return diff, groups, ends
 
+    def shadow_outcomes(self, cfg: int, max_tokens: int | None = None):
+        """For ``cfg = (d, S)`` with shadows: the tokens that may behave differently in
+        it than in ``(d, ∅)`` and their outcomes, as :meth:`diff_outcomes` gives them.
+
+        A shadow (a longer match still possible) only kills a token (the longer match
+        completes inside it) or follows it to its end (the end configuration carries it);
+        a token on which every shadow's run dies has the outcomes it has without them.
+        After a blank run ended by a value's first byte, the run's shadow dies on the
+        first byte of nearly every token: only runs of blanks differ. Returns None when
+        ``cfg`` has no shadows or more than ``max_tokens`` tokens differ."""
+        d, shadows = self.scanner.config(cfg)
+        if not shadows:
+            return None
+        live = None
+        for s in sorted(shadows):
+            r = self._dfa_run(s) != GONE
+            live = r if live is None else live | r
+        diff = np.flatnonzero(live).astype(np.int64)
+        if max_tokens is not None and len(diff) > max_tokens:
+            return None
+        base = {}
+        for k, pos in self._walk(d).items():
+            p = pos[live[pos]]
+            if len(p):
+                base[k] = p
+        groups, ends = self._group(cfg, base)
+        return diff, groups, ends
+
     def _outcome_key(self, branches: tuple) -> tuple:
         """``(outcome key set, end configurations)`` of a token's branches from a
         configuration without shadows: the mask automaton reads ``(emissions,
