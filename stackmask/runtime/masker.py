@@ -261,7 +261,7 @@ class Masker:
         seen: set = set()
         level = []
         if mask_of(empty, empty, EMPTY_ID) is None:
-            return 0
+            return added
         starts = [e for c, e in dwa.init.items() if c not in dwa.init_base]
         for q, w in starts + list(dwa.pair_init.values()):
             key = frozenset((w,)) if w else empty
@@ -312,6 +312,22 @@ class Masker:
         def grow(k: frozenset, w: int) -> frozenset:
             return k | {w} if w and w not in k else k
 
+        def ensure(key: frozenset) -> bool:
+            # the mask of ``key``, after those of the walks its terms take a part of
+            # (a base's walk, a restricted start's template walk), each counted; False
+            # once out of masks or time
+            nonlocal added
+            if key in memo:
+                return True
+            for w in key:
+                if type(w) is tuple and not ensure(w[1]):
+                    return False
+            if added >= cap or time.perf_counter() > deadline:
+                return False
+            self._union(key, computed=False)
+            added += 1
+            return True
+
         # breadth first over all of them at once: every configuration's shallow walks
         # (the most frequent stacks) before any one's deep ones
         level = []
@@ -328,11 +344,8 @@ class Masker:
                 # the key mask() makes (a restricted start, own or the base's: its
                 # template's walk without the tokens left out)
                 key = _restricted(r[0], k_own) | {(wid, _restricted(r[1], k_base))}
-                if key not in memo:
-                    if added >= cap or time.perf_counter() > deadline:
-                        return added
-                    self._union(key, computed=False)
-                    added += 1
+                if not ensure(key):
+                    return added
                 syms = {None}
                 for q in (q_own, q_base):
                     if q >= 0 and complete[q]:
