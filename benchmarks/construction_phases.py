@@ -84,7 +84,7 @@ def main(argv=None) -> int:
         rows = [json.loads(line) for line in open(args.data)]
         for i in args.schemas.split(","):
             r = rows[int(i)]
-            jobs.append((r.get("name", i), lambda r=r: (Grammar.from_json_schema(r["schema"]), False)))
+            jobs.append((r.get("name", i), lambda r=r: (Grammar.from_json_schema(r["schema"]), None)))
     for name in filter(None, args.grammars.split(",")):
         w = load_workload(name)          # bundled, or ../shared/bench/grammars/<name>.lark
         jobs.append((name, lambda w=w: (w.text, w.ambiguous)))
