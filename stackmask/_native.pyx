@@ -877,3 +877,158 @@ def walk_positions(object steps, object step, object advance, const unsigned cha
         plen = tlen
         j += 1
     return groups
+
+
+from libc.stdlib cimport malloc, realloc, free
+
+
+def hopcroft_refine(long long n, long long C, const long long[::1] state_off,
+                    const long long[::1] ucls, const long long[::1] ustart,
+                    const long long[::1] uend, const long long[::1] src,
+                    long long[::1] blk):
+    """``stackmask.lexer.fsa._hopcroft``'s refinement over arrays, in place on ``blk``
+    (state -> block, blocks numbered from 0 without gaps): the coarsest refinement
+    compatible with the transitions. The transitions come as their preimages: for state
+    ``t``, entries ``state_off[t]..state_off[t+1]`` of ``ucls``/``ustart``/``uend`` give,
+    per input class (ascending), the range of ``src`` holding the states that read that
+    class into ``t``. Blocks are contiguous runs of one array of states (split in place:
+    the states a splitter reaches are swapped to the front of their block); a block is
+    split into the part reached and the rest, the smaller becoming the new block and
+    a splitter for every class leading into it (Hopcroft's "smaller half"). Block ids
+    differ from the Python refinement's; the partition is the same (the coarsest
+    one)."""
+    cdef long long nb0 = 0, nb, i, j, s, t, b, y, m, size, p, q, e, w_len = 0, w_cap
+    cdef long long bs, be, d, k, c
+    cdef long long *elems = <long long *>malloc(max(n, 1) * sizeof(long long))
+    cdef long long *pos = <long long *>malloc(max(n, 1) * sizeof(long long))
+    cdef long long *bstart = <long long *>malloc((max(n, 1) + 1) * sizeof(long long))
+    cdef long long *bend = <long long *>malloc((max(n, 1) + 1) * sizeof(long long))
+    cdef long long *marked = <long long *>malloc((max(n, 1) + 1) * sizeof(long long))
+    cdef long long *touched = <long long *>malloc((max(n, 1) + 1) * sizeof(long long))
+    cdef long long *tmp = <long long *>malloc(max(n, 1) * sizeof(long long))
+    cdef long long *stamp = <long long *>malloc(max(C, 1) * sizeof(long long))
+    cdef unsigned char *in_work = <unsigned char *>malloc((n * C + 8) // 8 + 1)
+    cdef long long *work
+    cdef long long *grown
+    cdef long long n_touched, n_tmp
+    w_cap = 1024
+    work = <long long *>malloc(w_cap * sizeof(long long))
+    if (elems == NULL or pos == NULL or bstart == NULL or bend == NULL or marked == NULL
+            or touched == NULL or tmp == NULL or stamp == NULL or in_work == NULL
+            or work == NULL):
+        free(elems); free(pos); free(bstart); free(bend); free(marked); free(touched)
+        free(tmp); free(stamp); free(in_work); free(work)
+        raise MemoryError()
+    try:
+        memset(in_work, 0, (n * C + 8) // 8 + 1)
+        for s in range(n):
+            if blk[s] + 1 > nb0:
+                nb0 = blk[s] + 1
+        # blocks as contiguous runs (counting sort by block)
+        for b in range(nb0 + 1):
+            bstart[b] = 0
+            marked[b] = 0
+        for s in range(n):
+            bstart[blk[s] + 1] += 1
+        for b in range(nb0):
+            bstart[b + 1] += bstart[b]
+        for b in range(nb0):
+            bend[b] = bstart[b]
+        for s in range(n):
+            b = blk[s]
+            elems[bend[b]] = s
+            pos[s] = bend[b]
+            bend[b] += 1
+        nb = nb0
+        for c in range(C):
+            stamp[c] = -1
+        # every initial block is a splitter, for each class leading into it
+        for b in range(nb0):
+            for i in range(bstart[b], bend[b]):
+                t = elems[i]
+                for e in range(state_off[t], state_off[t + 1]):
+                    d = ucls[e]
+                    if stamp[d] != b:
+                        stamp[d] = b
+                        if w_len == w_cap:
+                            grown = <long long *>realloc(work, 2 * w_cap * sizeof(long long))
+                            if grown == NULL:
+                                raise MemoryError()
+                            work = grown
+                            w_cap *= 2
+                        work[w_len] = b * C + d
+                        w_len += 1
+                        in_work[(b * C + d) >> 3] |= 1 << ((b * C + d) & 7)
+        while w_len:
+            w_len -= 1
+            k = work[w_len]
+            in_work[k >> 3] &= ~(1 << (k & 7))
+            b = k // C
+            c = k % C
+            # the splitter's states, copied (marking permutes blocks, this one too)
+            n_tmp = 0
+            for i in range(bstart[b], bend[b]):
+                tmp[n_tmp] = elems[i]
+                n_tmp += 1
+            n_touched = 0
+            for j in range(n_tmp):
+                t = tmp[j]
+                for e in range(state_off[t], state_off[t + 1]):
+                    if ucls[e] < c:
+                        continue
+                    if ucls[e] == c:
+                        for p in range(ustart[e], uend[e]):
+                            s = src[p]
+                            y = blk[s]
+                            if marked[y] == 0:
+                                touched[n_touched] = y
+                                n_touched += 1
+                            q = bstart[y] + marked[y]
+                            i = pos[s]
+                            if i >= q:          # not marked yet: to the marked front
+                                elems[i] = elems[q]
+                                pos[elems[q]] = i
+                                elems[q] = s
+                                pos[s] = q
+                                marked[y] += 1
+                    break
+            for j in range(n_touched):
+                y = touched[j]
+                m = marked[y]
+                marked[y] = 0
+                size = bend[y] - bstart[y]
+                if m == size:
+                    continue
+                if 2 * m <= size:               # the marked part leaves
+                    bs = bstart[y]
+                    be = bs + m
+                    bstart[y] = be
+                else:                           # the rest leaves
+                    bs = bstart[y] + m
+                    be = bend[y]
+                    bend[y] = bs
+                bstart[nb] = bs
+                bend[nb] = be
+                marked[nb] = 0
+                for i in range(bs, be):
+                    blk[elems[i]] = nb
+                for i in range(bs, be):
+                    t = elems[i]
+                    for e in range(state_off[t], state_off[t + 1]):
+                        d = ucls[e]
+                        k = nb * C + d
+                        if not (in_work[k >> 3] >> (k & 7)) & 1:
+                            if w_len == w_cap:
+                                grown = <long long *>realloc(work, 2 * w_cap * sizeof(long long))
+                                if grown == NULL:
+                                    raise MemoryError()
+                                work = grown
+                                w_cap *= 2
+                            work[w_len] = k
+                            w_len += 1
+                            in_work[k >> 3] |= 1 << (k & 7)
+                nb += 1
+    finally:
+        free(elems); free(pos); free(bstart); free(bend); free(marked); free(touched)
+        free(tmp); free(stamp); free(in_work); free(work)
+    return nb

@@ -452,3 +452,40 @@ def test_compiled_trie_walk_gives_the_pure_outcomes(name, qwen_vocab):
                 seen.add(c)
                 todo.append(c)
     assert walked == 25
+
+
+def _hopcroft_both(trans, block, monkeypatch):
+    from stackmask.lexer import fsa
+    fast = fsa._hopcroft(trans, block)
+    monkeypatch.setenv(native.ENV, "1")
+    pure = fsa._hopcroft(trans, block)
+    monkeypatch.delenv(native.ENV)
+    return fast, pure
+
+
+def test_compiled_hopcroft_equals_the_pure_one(monkeypatch):
+    """The compiled refinement gives the pure one's partition, numbered alike, on random
+    partial DFAs (dead transitions, several initial blocks, states with no preimage) and
+    on a long chain (the shape Moore's rounds leave to Hopcroft)."""
+    rng = np.random.default_rng(7)
+    for _ in range(400):
+        n, C = int(rng.integers(1, 80)), int(rng.integers(1, 6))
+        trans = rng.integers(-1, n, size=(n, C))
+        trans[rng.random((n, C)) < 0.3] = -1
+        block = rng.integers(0, int(rng.integers(1, 5)), size=n)
+        fast, pure = _hopcroft_both(trans, block, monkeypatch)
+        assert np.array_equal(fast, pure)
+        # the result is a partition compatible with the transitions and the blocks
+        ext = np.append(fast, -1)
+        for a in range(n):
+            for b in range(a + 1, n):
+                if fast[a] == fast[b]:
+                    assert block[a] == block[b] and (ext[trans[a]] == ext[trans[b]]).all()
+    n = 5000
+    trans = np.full((n, 2), -1)
+    trans[np.arange(n - 1), 0] = np.arange(1, n)
+    trans[np.arange(0, n - 1, 7), 1] = 0
+    block = np.zeros(n, dtype=np.int64)
+    block[-1] = 1
+    fast, pure = _hopcroft_both(trans, block, monkeypatch)
+    assert np.array_equal(fast, pure) and fast.max() + 1 == n

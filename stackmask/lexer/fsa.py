@@ -16,6 +16,8 @@ from collections import deque
 
 import numpy as np
 
+from .. import native
+
 __all__ = ["Nfa", "TooManyStates", "determinize", "trim", "refine", "minimize",
            "group_rows", "row_labels", "column_classes", "product_bfs"]
 
@@ -390,16 +392,31 @@ def _hopcroft(trans: np.ndarray, block: np.ndarray) -> np.ndarray:
     """Coarsest refinement of the partition ``block`` that is compatible with
     the (partial) transition table ``trans``: Hopcroft's algorithm with
     splitters (block, class). Dead transitions (-1) form an implicit block that
-    is never used as a splitter, so every initial block is a splitter."""
+    is never used as a splitter, so every initial block is a splitter.
+
+    With the compiled extension the refinement runs there
+    (``_native.hopcroft_refine``, over the same preimage arrays; blocks renumbered
+    alike at the end, so both return the same array); this is the reference."""
     n, C = trans.shape
     src, cls = np.nonzero(trans >= 0)
     dst = trans[src, cls].astype(np.int64)
     key = dst * C + cls
     order = np.argsort(key, kind="stable")
     key_s = key[order]
-    src_list = src[order].tolist()
     ukeys, starts = np.unique(key_s, return_index=True)
     ends = np.append(starts[1:], len(key_s))
+    mod = native.module()
+    if mod is not None and hasattr(mod, "hopcroft_refine"):
+        owner = ukeys // C
+        state_off = np.searchsorted(owner, np.arange(n + 1)).astype(np.int64)
+        blk = np.unique(np.asarray(block, dtype=np.int64), return_inverse=True)[1]
+        blk = np.ascontiguousarray(blk.reshape(-1), dtype=np.int64)
+        mod.hopcroft_refine(n, C, state_off, np.ascontiguousarray(ukeys % C),
+                            np.ascontiguousarray(starts, dtype=np.int64),
+                            np.ascontiguousarray(ends, dtype=np.int64),
+                            np.ascontiguousarray(src[order], dtype=np.int64), blk)
+        return _first_seen_numbering(blk)
+    src_list = src[order].tolist()
     inv = dict(zip(ukeys.tolist(), zip(starts.tolist(), ends.tolist())))
     in_classes: list[list[int]] = [[] for _ in range(n)]
     for kk in ukeys.tolist():
@@ -461,9 +478,16 @@ def _hopcroft(trans: np.ndarray, block: np.ndarray) -> np.ndarray:
                 if xx not in in_work:
                     work.append(xx)
                     in_work.add(xx)
-    # renumber blocks densely
-    _, dense = np.unique(np.array(block_of, dtype=np.int64), return_inverse=True)
-    return dense.reshape(-1).astype(np.int64)
+    return _first_seen_numbering(np.array(block_of, dtype=np.int64))
+
+
+def _first_seen_numbering(block: np.ndarray) -> np.ndarray:
+    """``block`` renumbered densely in the order of each block's first state (a
+    canonical name for the partition, whatever order the blocks were made in)."""
+    _, first, inv = np.unique(block, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inv.reshape(-1)]
 
 
 def minimize(trans: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
