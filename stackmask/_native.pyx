@@ -882,6 +882,29 @@ def walk_positions(object steps, object step, object advance, const unsigned cha
 from libc.stdlib cimport malloc, realloc, free
 
 
+cdef struct _Work:
+    long long *a            # the stack of splitters (block * C + class)
+    long long n, cap
+    unsigned char *bits     # splitter -> on the stack
+
+
+cdef int _work_push(_Work *w, long long k) except -1:
+    """Push splitter ``k`` unless it is on the stack already."""
+    cdef long long *grown
+    if (w.bits[k >> 3] >> (k & 7)) & 1:
+        return 0
+    if w.n == w.cap:
+        grown = <long long *>realloc(w.a, 2 * w.cap * sizeof(long long))
+        if grown == NULL:
+            raise MemoryError()
+        w.a = grown
+        w.cap *= 2
+    w.a[w.n] = k
+    w.n += 1
+    w.bits[k >> 3] |= 1 << (k & 7)
+    return 0
+
+
 def hopcroft_refine(long long n, long long C, const long long[::1] state_off,
                     const long long[::1] ucls, const long long[::1] ustart,
                     const long long[::1] uend, const long long[::1] src,
@@ -897,7 +920,7 @@ def hopcroft_refine(long long n, long long C, const long long[::1] state_off,
     a splitter for every class leading into it (Hopcroft's "smaller half"). Block ids
     differ from the Python refinement's; the partition is the same (the coarsest
     one)."""
-    cdef long long nb0 = 0, nb, i, j, s, t, b, y, m, size, p, q, e, w_len = 0, w_cap
+    cdef long long nb0 = 0, nb, i, j, s, t, b, y, m, size, p, q, e
     cdef long long bs, be, d, k, c
     cdef long long *elems = <long long *>malloc(max(n, 1) * sizeof(long long))
     cdef long long *pos = <long long *>malloc(max(n, 1) * sizeof(long long))
@@ -907,20 +930,20 @@ def hopcroft_refine(long long n, long long C, const long long[::1] state_off,
     cdef long long *touched = <long long *>malloc((max(n, 1) + 1) * sizeof(long long))
     cdef long long *tmp = <long long *>malloc(max(n, 1) * sizeof(long long))
     cdef long long *stamp = <long long *>malloc(max(C, 1) * sizeof(long long))
-    cdef unsigned char *in_work = <unsigned char *>malloc((n * C + 8) // 8 + 1)
-    cdef long long *work
-    cdef long long *grown
+    cdef _Work work
     cdef long long n_touched, n_tmp
-    w_cap = 1024
-    work = <long long *>malloc(w_cap * sizeof(long long))
+    work.n = 0
+    work.cap = 1024
+    work.a = <long long *>malloc(work.cap * sizeof(long long))
+    work.bits = <unsigned char *>malloc((n * C + 8) // 8 + 1)
     if (elems == NULL or pos == NULL or bstart == NULL or bend == NULL or marked == NULL
-            or touched == NULL or tmp == NULL or stamp == NULL or in_work == NULL
-            or work == NULL):
+            or touched == NULL or tmp == NULL or stamp == NULL or work.bits == NULL
+            or work.a == NULL):
         free(elems); free(pos); free(bstart); free(bend); free(marked); free(touched)
-        free(tmp); free(stamp); free(in_work); free(work)
+        free(tmp); free(stamp); free(work.bits); free(work.a)
         raise MemoryError()
     try:
-        memset(in_work, 0, (n * C + 8) // 8 + 1)
+        memset(work.bits, 0, (n * C + 8) // 8 + 1)
         for s in range(n):
             if blk[s] + 1 > nb0:
                 nb0 = blk[s] + 1
@@ -950,19 +973,11 @@ def hopcroft_refine(long long n, long long C, const long long[::1] state_off,
                     d = ucls[e]
                     if stamp[d] != b:
                         stamp[d] = b
-                        if w_len == w_cap:
-                            grown = <long long *>realloc(work, 2 * w_cap * sizeof(long long))
-                            if grown == NULL:
-                                raise MemoryError()
-                            work = grown
-                            w_cap *= 2
-                        work[w_len] = b * C + d
-                        w_len += 1
-                        in_work[(b * C + d) >> 3] |= 1 << ((b * C + d) & 7)
-        while w_len:
-            w_len -= 1
-            k = work[w_len]
-            in_work[k >> 3] &= ~(1 << (k & 7))
+                        _work_push(&work, b * C + d)
+        while work.n:
+            work.n -= 1
+            k = work.a[work.n]
+            work.bits[k >> 3] &= ~(1 << (k & 7))
             b = k // C
             c = k % C
             # the splitter's states, copied (marking permutes blocks, this one too)
@@ -1015,20 +1030,9 @@ def hopcroft_refine(long long n, long long C, const long long[::1] state_off,
                 for i in range(bs, be):
                     t = elems[i]
                     for e in range(state_off[t], state_off[t + 1]):
-                        d = ucls[e]
-                        k = nb * C + d
-                        if not (in_work[k >> 3] >> (k & 7)) & 1:
-                            if w_len == w_cap:
-                                grown = <long long *>realloc(work, 2 * w_cap * sizeof(long long))
-                                if grown == NULL:
-                                    raise MemoryError()
-                                work = grown
-                                w_cap *= 2
-                            work[w_len] = k
-                            w_len += 1
-                            in_work[k >> 3] |= 1 << (k & 7)
+                        _work_push(&work, nb * C + ucls[e])
                 nb += 1
     finally:
         free(elems); free(pos); free(bstart); free(bend); free(marked); free(touched)
-        free(tmp); free(stamp); free(in_work); free(work)
+        free(tmp); free(stamp); free(work.bits); free(work.a)
     return nb
