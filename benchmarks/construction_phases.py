@@ -8,7 +8,7 @@ construction (the vocabulary index is built first and not counted). Each phase
 is the CPU time (``time.process_time``) inside the function that does it
 (outermost only): state expansion (``ParserDWA.expand_all``; the expansions of
 head pairs count as *head pairs*), whole starts (``add_config``), starts on a base
-(``add_config_on_base`` and ``add_config_on_class_base``), head pairs
+(``add_config_on_base``, ``add_config_on_class_base``, ``add_config_on_shadow_base``), head pairs
 (``add_pairs``), minimization, releasing the build's items, the masker's
 prefill (``Masker.__init__``) and the grammar tables. The rest of *total* is
 glue (the scanner, the configuration classes, the stats, the artifact key).
@@ -30,6 +30,7 @@ PHASES = (
     ("stackmask.compile.build:add_config", "whole starts"),
     ("stackmask.compile.build:add_config_on_base", "starts on a base"),
     ("stackmask.compile.build:add_config_on_class_base", "starts on a base"),
+    ("stackmask.compile.build:add_config_on_shadow_base", "starts on a base"),
     ("stackmask.compile.build:add_pairs", "head pairs"),
     ("stackmask.compile.parser_dwa:ParserDWA.expand_all", "state expansion"),
     ("stackmask.compile.parser_dwa:ParserDWA.minimize", "minimize"),
