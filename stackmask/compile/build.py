@@ -362,9 +362,15 @@ def add_config_on_base(dwa: ParserDWA, terms, cfg: int, eos_w: int, root_of=None
     index = terms.index
     share = BASE_MAX_SHARE if max_share is None else max_share
     r = terms.diff_outcomes(cfg, base, max_tokens=int(len(index.toks) * share))
-    if r is None:
-        return None
-    diff, groups, ends = r
+    return None if r is None else _start_on_base(dwa, terms, cfg, base, r, eos_w)
+
+
+def _start_on_base(dwa: ParserDWA, terms, cfg: int, base: int, diff_outcomes, eos_w: int):
+    """Start ``cfg`` on ``base`` from ``(diff, groups, ends)`` (the differing tokens'
+    positions, their outcomes in ``cfg`` and where they end); returns ``(start entry,
+    configurations to compile: the base and those ends)``."""
+    diff, groups, ends = diff_outcomes
+    index = terms.index
     outcomes = start_outcomes(dwa, terms.scanner, cfg, groups, ends, eos_w)
     entry = dwa.add_config_on_base(cfg, base, _diff_weight(dwa, index.bitmap_of(diff), eos_w),
                                    outcomes, index.bitmap_of)
@@ -385,18 +391,9 @@ def add_config_on_shadow_base(dwa: ParserDWA, terms, cfg: int, eos_w: int, class
     base = sc.intern(d, frozenset())
     if base in avoid or classes.alias(base) is not None or classes.base(base) is not None:
         return None
-    index = terms.index
     # no share limit: finding the tokens is one array pass per shadow, not a walk, and
     # most of them die (a blank after a blank run ended kills the run's emission)
-    r = terms.shadow_outcomes(cfg)
-    if r is None:
-        return None
-    diff, groups, ends = r
-    outcomes = start_outcomes(dwa, sc, cfg, groups, ends, eos_w)
-    entry = dwa.add_config_on_base(cfg, base, _diff_weight(dwa, index.bitmap_of(diff), eos_w),
-                                   outcomes, index.bitmap_of)
-    ends.add(base)
-    return entry, ends
+    return _start_on_base(dwa, terms, cfg, base, terms.shadow_outcomes(cfg), eos_w)
 
 
 def special_outcomes(scanner, cfg: int, specials) -> list:

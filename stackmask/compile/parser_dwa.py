@@ -408,6 +408,7 @@ class ParserDWA:
         only the emitted half, and with the check dropped it is the same in every
         configuration of the run (:meth:`_trim_on_base` then finds it the base's)."""
         fm = self.templates.follow_masks
+        wt = self.weights
         implied: dict = {}             # S -> t -> tokens whose (S t, F') imply "S, then t"
         for it, w in pairs.items():
             terms, F = it[2], it[3]
@@ -415,10 +416,9 @@ class ParserDWA:
                 t = terms[-1]
                 if t != END and (F is None or not fm[t] & ~F):
                     by_t = implied.setdefault(terms[:-1], {})
-                    by_t[t] = self.weights.union(by_t.get(t, EMPTY_ID), w)
+                    by_t[t] = wt.union(by_t.get(t, EMPTY_ID), w)
         if not implied:
             return pairs
-        wt = self.weights
         out: dict = {}
         for it, w in pairs.items():
             terms, F = it[2], it[3]

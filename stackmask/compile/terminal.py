@@ -240,7 +240,7 @@ class TerminalCompiler:
         ends.update(more)
         return diff, groups, ends
 
-    def shadow_outcomes(self, cfg: int, max_tokens: int | None = None):
+    def shadow_outcomes(self, cfg: int):
         """For ``cfg = (d, S)`` with shadows: the tokens that may behave differently in
         it than in ``(d, ∅)`` and their outcomes, as :meth:`diff_outcomes` gives them.
 
@@ -249,7 +249,7 @@ class TerminalCompiler:
         a token on which every shadow's run dies has the outcomes it has without them.
         After a blank run ended by a value's first byte, the run's shadow dies on the
         first byte of nearly every token: only runs of blanks differ. Returns None when
-        ``cfg`` has no shadows or more than ``max_tokens`` tokens differ."""
+        ``cfg`` has no shadows."""
         d, shadows = self.scanner.config(cfg)
         if not shadows:
             return None
@@ -258,8 +258,6 @@ class TerminalCompiler:
             r = self._dfa_run(s) != GONE
             live = r if live is None else live | r
         diff = np.flatnonzero(live).astype(np.int64)
-        if max_tokens is not None and len(diff) > max_tokens:
-            return None
         base = {}
         for k, pos in self._walk(d).items():
             p = pos[live[pos]]
