@@ -258,7 +258,10 @@ def test_oracle_equals_literal_definition_on_random_walks(name):
         s = c.start()
         for _step in range(25):
             fast = c.allowed_tokens(s).tolist()
-            assert fast == literal_allowed(c, s)
+            literal = literal_allowed(c, s)
+            assert fast == literal
+            # the oracle's shared-prefix trie walk is the literal definition too
+            assert mask_to_ids(c.reference_mask(s), v.size).tolist() == literal
             text_ids = [i for i in fast if i not in v.eos_token_ids]
             if not text_ids:
                 break
@@ -278,7 +281,9 @@ def test_oracle_property_random_vocab_and_walks(data):
     s = c.start()
     for _ in range(data.draw(st.integers(1, 12))):
         fast = c.allowed_tokens(s).tolist()
-        assert fast == literal_allowed(c, s)
+        literal = literal_allowed(c, s)
+        assert fast == literal
+        assert mask_to_ids(c.reference_mask(s), v.size).tolist() == literal
         text_ids = [i for i in fast if i not in v.eos_token_ids]
         if not text_ids:
             break

@@ -81,3 +81,15 @@ def test_another_vocabulary_gets_another_file(tmp_path):
     vocab_index(b, tmp_path)
     assert index_location(tmp_path, a)[0] != index_location(tmp_path, b)[0]
     assert len(list(tmp_path.glob("vocab-*.smv"))) == 2
+
+
+def test_common_prefixes_of_neighbours_in_byte_order():
+    import os
+    idx = VocabIndex(dup_vocab())
+    assert idx.toks == (b"a", b"ab", b"abc", b"b", b"zz", b"\xc3")
+    assert idx.common_prefixes() == [0, 1, 2, 0, 0, 0]
+    rng = np.random.default_rng(3)
+    toks = sorted({bytes(rng.integers(97, 100, size=int(rng.integers(1, 6))).tolist()) for _ in range(300)})
+    idx = VocabIndex(Vocab(toks + [b"<e>"], eos_token_ids=[len(toks)], special_token_ids=[len(toks)]))
+    want = [0] + [len(os.path.commonprefix([a, b])) for a, b in zip(idx.toks, idx.toks[1:])]
+    assert idx.common_prefixes() == want

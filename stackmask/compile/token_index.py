@@ -67,6 +67,24 @@ class VocabIndex:
             b = self._first_bounds = [bisect_left(self.toks, bytes([x])) for x in range(256)] + [len(self.toks)]
         return b
 
+    def common_prefixes(self) -> list[int]:
+        """``lcp[p]``: the length of the common prefix of the tokens at byte-order positions
+        ``p - 1`` and ``p`` (``lcp[0] == 0``): a walk of the tokens in byte order keeps
+        that many bytes of its path from one token to the next."""
+        lcp = getattr(self, "_lcp", None)
+        if lcp is None:
+            toks = self.toks
+            lcp = [0] * len(toks)
+            for p in range(1, len(toks)):
+                a, b = toks[p - 1], toks[p]
+                m = min(len(a), len(b))
+                k = 0
+                while k < m and a[k] == b[k]:
+                    k += 1
+                lcp[p] = k
+            self._lcp = lcp
+        return lcp
+
     def flat_bytes(self) -> tuple[np.ndarray, np.ndarray]:
         """``(blob, offsets)``: every token's bytes in byte order, concatenated (uint8), and
         ``offsets[p]:offsets[p + 1]`` the bytes of position ``p`` (for runs over a few

@@ -33,42 +33,59 @@ class ReferenceOracle:
         c = self.c
         advance, viable = c.advance, c.viable
         step = c.scanner.step
+        memo = c.scanner.step_memo      # step's own memo, read first (as step does)
         toks = self.toks
+        lcp = self.index.common_prefixes()
         n = len(toks)
         allowed: list[int] = []    # byte-order positions
         verdicts: dict = {}        # (node id, config) -> (node, viable), single-head states
-        stack = [state.heads]      # stack[k]: heads after the first k bytes of ``prev``
-        prev = b""
+        stack = [state.heads]      # stack[k]: heads after the first k bytes of the path
+        push = stack.append
         i = 0
+        k = 0                      # bytes of toks[i] already on the stack
         while i < n:
             tb = toks[i]
-            k = 0
-            lim = min(len(prev), len(tb), len(stack) - 1)
-            while k < lim and prev[k] == tb[k]:
-                k += 1
             del stack[k + 1:]
-            dead = -1
             heads = stack[k]
-            for j in range(k, len(tb)):
+            size = len(tb)
+            j = k
+            dead = -1
+            while j < size:
                 if len(heads) == 1:
-                    # the common case, inlined: one head, no terminal emitted
+                    # the common case, inlined: one head, bytes that emit no terminal
+                    # (exactly the outcomes ``advance`` computes from ``step``)
                     node, cfg = heads[0]
-                    outs = step(cfg, tb[j])
-                    if len(outs) == 1 and outs[0][0] is None:
-                        heads = ((node, outs[0][1]),)
+                    cur = memo.cur
+                    while j < size:
+                        outs = cur.get((cfg << 8) | tb[j])
+                        if outs is None:
+                            outs = step(cfg, tb[j])
+                            cur = memo.cur
+                        if len(outs) != 1 or outs[0][0] is not None:
+                            break
+                        cfg = outs[0][1]
+                        heads = ((node, cfg),)
+                        push(heads)
+                        j += 1
                     else:
-                        heads = advance(heads, tb[j])
-                else:
-                    heads = advance(heads, tb[j])
+                        break
+                heads = advance(heads, tb[j])
                 if not heads:
                     dead = j
                     break
-                stack.append(heads)
+                push(heads)
+                j += 1
             if dead >= 0:
                 # every token starting with tb[:dead+1] dies the same way
                 succ = _successor(tb[:dead + 1])
                 i = n if succ is None else bisect_left(toks, succ, i + 1)
-                prev = tb[:dead]
+                if i < n:
+                    # the next token shares at most ``dead`` bytes with this path
+                    nb = toks[i]
+                    m = min(dead, len(nb))
+                    k = 0
+                    while k < m and nb[k] == tb[k]:
+                        k += 1
                 continue
             if len(heads) == 1:
                 # keyed by node identity; the entry holds the node so the id
@@ -82,8 +99,9 @@ class ReferenceOracle:
                 ok = any(viable(h) for h in heads)
             if ok:
                 allowed.append(i)
-            prev = tb
             i += 1
+            if i < n:
+                k = lcp[i]
         out = self.index.ids_of(allowed).tolist()
         # special tokens bound to terminals: committed like any token (no bytes)
         for tid, ids in c.special_terms_by_terminal().items():
