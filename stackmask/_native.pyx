@@ -613,7 +613,7 @@ cdef class CommitPath:
         """The common half of ``Constraint.viable((node, cfg))``: True where the
         configuration's requirement is "always", or where one of the terminals it may
         become is shifted by ``node``'s state as it is or after deterministic reductions
-        (:meth:`_can_shift`, kept in ``node._shiftable`` as ``GLR.can_shift`` keeps
+        (:meth:`_can_shift`, kept in ``node.shift_memo`` as ``GLR.can_shift`` keeps
         it); False means "ask ``viable``" (which also knows the end of the text and
         special tokens)."""
         cdef PyObject *p = PyDict_GetItem(self.requirements, cfg)
@@ -629,7 +629,7 @@ cdef class CommitPath:
         for t in terms:
             if PyDict_GetItem(sh, t) is not NULL:
                 return True
-        cdef object memo = node._shiftable
+        cdef object memo = node.shift_memo
         cdef int c
         for t in terms:
             if memo is not None:
@@ -642,7 +642,7 @@ cdef class CommitPath:
             if c < 0:
                 return False
             if memo is None:
-                memo = node._shiftable = {}
+                memo = node.shift_memo = {}
             memo[t] = c == 1
             if c:
                 return True

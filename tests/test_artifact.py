@@ -432,6 +432,36 @@ def test_compiled_automaton_keeps_only_the_token_sets_it_refers_to(tmp_path):
             assert np.array_equal(reloaded.get_mask(s), reloaded.reference_mask(s))
 
 
+def test_saving_an_artifact_says_so(tmp_path, caplog, monkeypatch):
+    """A write of the cache logs what it writes and how long it took: on request
+    (``save_cache`` of a constraint with progress on) and after a construction that took
+    more than a second; a quick construction writes silently."""
+    import logging
+    v = small_vocab()
+    with caplog.at_level(logging.INFO, logger="stackmask"):
+        c = Constraint(JSON, v, cache_dir=tmp_path / "a", compile="lazy")
+        assert not any("writing the artifact" in r.getMessage() for r in caplog.records)
+        caplog.clear()
+        assert c.save_cache() is not None
+        msgs = [r.getMessage() for r in caplog.records if r.name == "stackmask"]
+        assert any(m.startswith("stackmask: writing the artifact (") for m in msgs)
+        assert any(m.startswith("stackmask: artifact written in") for m in msgs)
+        caplog.clear()
+        quiet = Constraint(JSON, v, cache_dir=tmp_path / "b", compile="lazy", progress=False)
+        quiet.save_cache()
+        assert not caplog.records
+        # a construction over a second (the clock made to say so) logs its write
+        import stackmask.compile as comp
+        import types
+        clock = iter(range(0, 10 ** 6, 2))
+        monkeypatch.setattr(comp, "time", types.SimpleNamespace(perf_counter=lambda: float(next(clock))))
+        Constraint(JSON, v, cache_dir=tmp_path / "c")
+        assert any("writing the artifact" in r.getMessage() for r in caplog.records)
+        caplog.clear()
+        Constraint(JSON, v, cache_dir=tmp_path / "d", progress=False)
+        assert not caplog.records
+
+
 def test_save_cache_keeps_what_was_compiled_on_first_use(tmp_path):
     """A partial automaton saved after use gives the next construction the states and
     lexer configurations its first masks compiled: replaying the same text compiles

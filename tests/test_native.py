@@ -113,9 +113,9 @@ def assert_same_new_state(nf, np_, old_f: set, old_p: set, where: str) -> None:
         assert (id(a) in old_f) == (id(b) in old_p), where
         if id(a) in old_f:
             continue
-        # _shiftable: can_shift's memo, filled by viability checks (the compiled commit
+        # shift_memo: can_shift's memo, filled by viability checks (the compiled commit
         # answers more of them without it)
-        assert_same_slots(a, b, ("state", "links", "below"), where, memos=("_shiftable",))
+        assert_same_slots(a, b, ("state", "links", "below"), where, memos=("shift_memo",))
         assert (a.below is None) == (b.below is None) and len(a.links) == len(b.links), where
 
 

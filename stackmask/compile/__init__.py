@@ -9,6 +9,7 @@ Parser DWA) and stores it.
 from __future__ import annotations
 
 import gc
+import logging
 import time
 from dataclasses import dataclass, field
 
@@ -28,6 +29,8 @@ from .special import resolve_grammar, special_bindings, with_trigger
 from .tables import GrammarTables, build_tables, coerce_grammar
 from .terminal import TRUE, TerminalCompiler, requirement, successor
 from .token_index import vocab_index
+
+log = logging.getLogger("stackmask")
 
 
 @dataclass(eq=False)
@@ -201,9 +204,23 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     comp = Compiled(tables=tables, configs=configs, dwa=dwa, stats=stats,
                     requirements=requirements_of(scanner, len(configs)))
     if path is not None and (save_partial or not dwa.budget_exhausted) \
-            and artifact.try_save(path, key, encode_artifact(comp)):
+            and _save(path, key, comp, progress and t2 - t0 > 1.0):
         stats["artifact"] = str(path)
     return comp, scanner, False
+
+
+def _save(path, key: bytes, comp: Compiled, progress: bool) -> bool:
+    """Encode and write ``comp`` to the cache (:func:`artifact.try_save`); with ``progress``
+    (a construction long enough to have reported progress: its artifact is large too),
+    the write is logged before and after."""
+    t = time.perf_counter()
+    if progress:
+        log.info("stackmask: writing the artifact (%d automaton states) to %s",
+                 comp.stats.get("states", 0), path)
+    ok = artifact.try_save(path, key, encode_artifact(comp))
+    if progress:
+        log.info("stackmask: artifact written in %.1f s", time.perf_counter() - t)
+    return ok
 
 
 def artifact_location(grammar, vocab, ambiguous: bool, cache_dir) -> tuple:
@@ -214,14 +231,15 @@ def artifact_location(grammar, vocab, ambiguous: bool, cache_dir) -> tuple:
 
 
 def save_progress(comp: Compiled, scanner: Scanner, path, key: bytes,
-                  after_use: bool = True, hot_weights=()) -> bool:
+                  after_use: bool = True, hot_weights=(), progress: bool = False) -> bool:
     """Write ``comp`` as it is now (states and lexer configurations compiled on first use
     included) as the artifact ``path``: a snapshot is taken under the automaton's lock,
     its token sets compacted (:meth:`ParserDWA.compact_weights`; the live automaton keeps
     its numbering, which its mask memos use) and saved. Returns whether it was written
     (an unwritable cache warns). ``after_use=False``: the construction's own exploration
     (not a user's masks) compiled the additions. ``hot_weights``: ids of the token sets
-    whose dense masks a loading runtime should make first (those used so far)."""
+    whose dense masks a loading runtime should make first (those used so far).
+    ``progress``: log the write (:func:`_save`)."""
     dwa = comp.dwa
     configs = scanner.export_configs()
     reqs = requirements_of(scanner, len(configs), comp.requirements)
@@ -248,7 +266,7 @@ def save_progress(comp: Compiled, scanner: Scanner, path, key: bytes,
     snap.stats["saved_after_use"] = after_use
     for k in ("load_s", "artifact"):
         snap.stats.pop(k, None)
-    return artifact.try_save(path, key, encode_artifact(snap))
+    return _save(path, key, snap, progress)
 
 
 class LazyConfigs:

@@ -23,21 +23,23 @@ _NO_MASK = (None, None)
 class Node:
     """One GSS node: an LR state with links to the nodes below it."""
 
+    #: ``shift_memo`` belongs to :meth:`GLR.can_shift` (and its compiled twin in
+    #: ``stackmask._native``): terminal -> whether it can be shifted after reductions.
     #: ``mask_memo``, ``walk_memo``, ``link_groups`` and ``base_memo`` belong to the masker
     #: (:mod:`stackmask.runtime.masker`), which keeps its memos on the nodes it walks.
-    __slots__ = ("state", "links", "below", "_shiftable", "mask_memo", "walk_memo",
+    __slots__ = ("state", "links", "below", "shift_memo", "mask_memo", "walk_memo",
                  "link_groups", "base_memo", "__weakref__")
 
     #: the slots ``__init__`` sets to fixed values: the compiled twin of ``GLR.shift1``
     #: (``stackmask._native``) builds nodes without calling ``__init__`` and sets these
     #: (a test checks that both give equal nodes)
-    FIXED_SLOTS = (("_shiftable", None), ("mask_memo", _NO_MASK), ("walk_memo", None))
+    FIXED_SLOTS = (("shift_memo", None), ("mask_memo", _NO_MASK), ("walk_memo", None))
 
     def __init__(self, state: int, links: list):
         self.state = state
         self.links = links            # list[Node]; never changed after its step
         self.below = links[0] if len(links) == 1 else None   # the only link, if one
-        self._shiftable = None        # memo: terminal -> bool
+        self.shift_memo = None        # memo: terminal -> bool
         self.mask_memo = _NO_MASK    # memo of the masker: (lexer config, weights met)
         self.walk_memo = None        # memo of the masker: automaton state -> weights met
                                       # walking this node's links (several links only)
@@ -178,9 +180,9 @@ class GLR:
         shift = self._shift
         if term in shift[node.state]:
             return True
-        memo = node._shiftable
+        memo = node.shift_memo
         if memo is None:
-            memo = node._shiftable = {}
+            memo = node.shift_memo = {}
         v = memo.get(term)
         if v is None:
             v = any(term in shift[n.state] for n in self.reduce_all((node,), term))

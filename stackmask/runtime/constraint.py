@@ -65,13 +65,14 @@ class Constraint:
     Construction compiles the mask automaton (or loads it from the artifact
     cache: ``cache_dir``, default ``$STACKMASK_CACHE_DIR`` or the user cache
     directory; ``False`` disables it; see :mod:`stackmask.compile.artifact`).
-    Compiles longer than a few seconds report progress on stderr unless
-    ``progress=False``. ``compile="lazy"`` skips the up-front compilation: parts
+    Compiles longer than a second log progress as INFO records of the ``stackmask``
+    logger (configure :mod:`logging` to see them; ``progress=False`` silences them).
+    ``compile="lazy"`` skips the up-front compilation: parts
     of the automaton are compiled the first time a mask needs them (same masks;
     the first mask in each new situation is slow; nothing is written to the
     cache). ``compile_budget_s`` (default 120) bounds the up-front compile:
     what is not compiled by then is compiled when a mask first needs it (same
-    masks; a message on stderr says so); with a budget the up-front compile also
+    masks; a ``stackmask`` WARNING says so); with a budget the up-front compile also
     stops when its memory growth passes half of ``limits.max_compile_memory_bytes``;
     ``None`` compiles everything.
     When the budget stops the compile, construction then explores: it asks the mask at
@@ -169,6 +170,7 @@ class Constraint:
             self._masker.pin(self._start)
         self._eos = vocab.eos_token_ids
         self._oracle = None
+        self._progress = progress
         self.mask_words = (vocab.size + 31) // 32
         if explore_budget_s is None:
             explore_budget_s = 0.75 * (compile_budget_s or 0.0)
@@ -203,7 +205,7 @@ class Constraint:
         if path is not None:
             t = time.perf_counter()
             if save_progress(self.compiled, self.scanner, path, key, after_use=False,
-                             hot_weights=hot):
+                             hot_weights=hot, progress=progress):
                 stats["artifact"] = str(path)
             stats["explore_save_s"] = time.perf_counter() - t
 
@@ -375,7 +377,8 @@ class Constraint:
         if path is None:
             return None
         return path if save_progress(self.compiled, self.scanner, path, key,
-                                     hot_weights=self._masker.hot_weights()) else None
+                                     hot_weights=self._masker.hot_weights(),
+                                     progress=self._progress) else None
 
     def compile_stats(self) -> dict:
         """Sizes of the compiled mask automaton (states, edges, weights, acyclic,
