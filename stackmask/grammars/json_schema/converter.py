@@ -11,10 +11,12 @@ from .. import ecma_regex as R
 from ..ecma_regex import ANYSTAR, PatternError, alt, lit
 from .arrays import ArraysMixin
 from .combinators import CombinatorsMixin
+from .complements import ComplementsMixin
 from .common import (
     KNOWN_KEYWORDS, Lang, _ALL_TYPES, _Problem, _esc_ptr, _is_int_value, _json_eq, _num, _uniq,
     log)
 from .emit import EmitMixin
+from .merge import MergeMixin
 from .numbers import NUMBER, NumbersMixin, _number_literal
 from .objects import ObjectsMixin
 from .refs import RefsMixin
@@ -22,8 +24,8 @@ from .strings import StringsMixin
 from .unevaluated import UnevaluatedMixin
 
 
-class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMixin, StringsMixin,
-                 NumbersMixin, UnevaluatedMixin):
+class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ComplementsMixin, MergeMixin, ObjectsMixin,
+                 ArraysMixin, StringsMixin, NumbersMixin, UnevaluatedMixin):
     """Schema -> grammar, one document: the languages of subschemas, keyword checks,
     enum filtering; the concerns live in the mixins."""
 

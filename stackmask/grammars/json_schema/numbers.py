@@ -197,6 +197,10 @@ def _lcm_multiple(x, y):
 #: plain decimal numbers (no exponent) and every plain spelling of an integer value
 PLAIN = seq(rep(MINUS, 0, 1), DEC)
 INT_SPELLINGS = seq(rep(MINUS, 0, 1), UINT, rep(seq(lit("."), rep(lit("0"), 1, None)), 0, 1))
+#: every integer literal (the "integer" type's spellings), and the zero fraction that
+#: spells the same value (1 -> 1.0, 1.00)
+INT_LITERALS = int_range(None, None)
+INT_ZEROS = rep(seq(lit("."), rep(lit("0"), 1, None)), 0, 1)
 
 
 def _value_spellings(v):
