@@ -10,7 +10,7 @@ from .numbers import INT_LITERALS, INT_ZEROS, PLAIN
 
 
 class CombinatorsMixin:
-    """Methods of the converter (:class:`..converter._Converter`) for ``anyOf``/``oneOf``."""
+    """Methods of the converter (:class:`..converter.Converter`) for ``anyOf``/``oneOf``."""
 
 
     def _local(self, d) -> dict:
@@ -101,7 +101,7 @@ class CombinatorsMixin:
         :data:`MAX_EXCLUSIVE_ALTERNATIVES` alternatives per branch. Alternatives of a
         complement that provably hold no value of branch ``i`` (in ``context``, the
         keywords next to the ``oneOf``) are left out of branch ``i``'s product
-        (:meth:`_excludes`)."""
+        (:meth:`excludes`)."""
         comps = []
         for b in branches:
             c = self.complement(b, self.base(b, base))
@@ -118,7 +118,7 @@ class CombinatorsMixin:
                 if j == i or (info[0] is not None and info[0] <= {"object"} and
                               self.objects_disjoint(b, branches[j], base)):
                     continue            # i holds objects only, none of them in j
-                keep = [a for a in alts[j] if a is not False and not self._excludes(a, info)]
+                keep = [a for a in alts[j] if a is not False and not self.excludes(a, info)]
                 size *= len(keep)
                 others.append({"anyOf": keep} if len(keep) > 1 else (keep[0] if keep else False))
             if size > self.MAX_EXCLUSIVE_ALTERNATIVES:
@@ -131,7 +131,7 @@ class CombinatorsMixin:
         next to the ``oneOf``: its explicit types (None: any), its required keys, and
         its declared keys when it allows no others (None: it allows others)."""
         node = {"allOf": [context, b]} if context and self._has_constraints(context) else b
-        flat = self._flat(node, base) if node is not True else {}
+        flat = self.flat(node, base) if node is not True else {}
         if flat is None:
             return None, set(), None
         types = None
@@ -147,7 +147,7 @@ class CombinatorsMixin:
         return types, req, closed
 
     @staticmethod
-    def _surface_facts(s):
+    def surface_facts(s):
         """:meth:`_branch_facts` of ``s`` from its own ``type`` and ``required`` only (no
         reference followed, nothing merged): safe where no base is at hand."""
         if not isinstance(s, dict) or any(k in s for k in ("$ref", "$recursiveRef", "$dynamicRef", "allOf")):
@@ -158,7 +158,7 @@ class CombinatorsMixin:
         req = {r for r in s["required"] if isinstance(r, str)} if isinstance(s.get("required"), list) else set()
         return types, req, None
 
-    def _excludes(self, alt, info) -> bool:
+    def excludes(self, alt, info) -> bool:
         """Does ``alt``, an alternative of a complement (as :meth:`complement` writes
         them), provably hold no value of a branch with these facts
         (:meth:`_branch_facts`)? Only the cheap cases: ``not: {type}`` of all the
@@ -248,7 +248,7 @@ class CombinatorsMixin:
         return out
 
     def objects_disjoint(self, a, b, base) -> bool:
-        a, b = self._flat(a, base), self._flat(b, base)
+        a, b = self.flat(a, base), self.flat(b, base)
         if a is None or b is None:
             return False
         if "anyOf" in a or "anyOf" in b or "oneOf" in a or "oneOf" in b:
@@ -279,14 +279,14 @@ class CombinatorsMixin:
 
     def _constants(self, s, base):
         """The values valid under ``s`` when it has ``enum``/``const`` (None otherwise)."""
-        flat = self._flat(s, base) if isinstance(s, dict) else None
+        flat = self.flat(s, base) if isinstance(s, dict) else None
         if flat is None or not ("enum" in flat or "const" in flat):
             return None
         vals = flat["enum"] if isinstance(flat.get("enum"), list) else [flat.get("const")]
         return [v for v in vals if self.value_valid(v, flat, base, 0)]
 
     def arrays_disjoint(self, a, b, base) -> bool:
-        a, b = self._flat(a, base), self._flat(b, base)
+        a, b = self.flat(a, base), self.flat(b, base)
         if a is None or b is None:
             return False
         lo_a, hi_a = a.get("minItems", 0), a.get("maxItems")

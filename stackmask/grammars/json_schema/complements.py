@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from .. import ecma_regex as R
 from ..ecma_regex import NONE, TooComplex, alt, lit, seq
-from .common import ANNOTATIONS, KNOWN_KEYWORDS, Lang, _Problem, _json_eq, _num, _uniq
-from .numbers import INT_LITERALS, INT_ZEROS, PLAIN, _value_spellings
+from .common import ANNOTATIONS, KNOWN_KEYWORDS, Lang, Problem, json_eq, num, uniq
+from .numbers import INT_LITERALS, INT_ZEROS, PLAIN, value_spellings
 
 
 #: keywords of strings and of numbers: ``not`` of them is applied exactly (:meth:`apply_not`)
@@ -26,7 +26,7 @@ def _count(n) -> bool:
 
 
 class ComplementsMixin:
-    """Methods of the converter (:class:`..converter._Converter`) for complements,
+    """Methods of the converter (:class:`..converter.Converter`) for complements,
     ``not`` and ``if``/``then``/``else``."""
 
     # -- if / then / else ------------------------------------------------------------
@@ -62,10 +62,10 @@ class ComplementsMixin:
             return True
         if depth > 8:
             return None
-        s = self._flat(s, base)
+        s = self.flat(s, base)
         if s is not None and "if" in s:
             x = self.expand_if(s, base, depth + 1)
-            s = None if x is None else self._flat(x, base)
+            s = None if x is None else self.flat(x, base)
         if s is None or "if" in s:
             return None
         keys = self._effective_keys(s)
@@ -139,7 +139,7 @@ class ComplementsMixin:
         if not isinstance(vals, list):
             return None
         if "enum" in s and "const" in s:
-            vals = [v for v in vals if _json_eq(v, s["const"])]
+            vals = [v for v in vals if json_eq(v, s["const"])]
         scalars = [v for v in vals if not isinstance(v, (dict, list))]
         schemas = [{"not": {"enum": scalars}}] if scalars else []
         for v in vals:
@@ -280,7 +280,7 @@ class ComplementsMixin:
         ``required``)? Other ``not`` schemas are written as their complement."""
         if isinstance(n, bool):
             return True
-        flat = self._flat(n, base)
+        flat = self.flat(n, base)
         if flat is None:
             return True             # reported by apply_not
         keys = self._effective_keys(flat)
@@ -294,7 +294,7 @@ class ComplementsMixin:
             return lang
         try:
             n, nbase, _ = self.deref(n, base, ptr)
-        except _Problem as e:
+        except Problem as e:
             self.problem("not", ptr, str(e))
             return lang
         if isinstance(n, dict) and "allOf" in n:
@@ -310,19 +310,19 @@ class ComplementsMixin:
         if keys <= {"enum", "const", "type"}:
             vals = list(n.get("enum", [])) if isinstance(n.get("enum"), list) else []
             if "const" in n:
-                vals = [v for v in vals if _json_eq(v, n["const"])] if "enum" in n else [n["const"]]
+                vals = [v for v in vals if json_eq(v, n["const"])] if "enum" in n else [n["const"]]
             if "type" in n:
                 t = self.types_of(n, ptr)
-                vals = [v for v in vals if self._value_type_ok(v, t)]
+                vals = [v for v in vals if self.value_type_ok(v, t)]
             out = Lang(**lang.__dict__)
             strs = [v for v in vals if isinstance(v, str)]
-            nums = [v for v in vals if _num(v) is not None]
+            nums = [v for v in vals if num(v) is not None]
             try:
                 if strs and out.string != NONE:
                     out.string = R.difference(out.string, alt(*[lit(s) for s in strs]))
                 if nums and out.number != NONE:     # every spelling of the values (plain decimals left)
                     out.number = R.difference(R.intersect(out.number, PLAIN),
-                                              alt(*[_value_spellings(v) for v in nums]))
+                                              alt(*[value_spellings(v) for v in nums]))
             except TooComplex:
                 self.problem("not", ptr, "too complex")
             if any(v is None for v in vals):
@@ -354,7 +354,7 @@ class ComplementsMixin:
                     s = self.object_symbol(nd, obase, optr)
                     if s:
                         objs.append(s)
-            out.objects = _uniq(tuple(objs))
+            out.objects = uniq(tuple(objs))
             return out
         self.problem("not", ptr, "its complement cannot be written (see the Complements section of "
                      "docs/json-schema.md)")

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from .. import ecma_regex as R
 from ..ecma_regex import PatternError
-from .common import ANNOTATIONS, _ARRAY_KEYS, _Problem, _canon, _conj, _json_eq, _num
-from .numbers import _lcm_multiple
+from .common import ANNOTATIONS, ITEM_KEYS, Problem, canon, conj, json_eq, num
+from .numbers import lcm_multiple
 
 
 class MergeMixin:
-    """Methods of the converter (:class:`..converter._Converter`) for ``allOf``."""
+    """Methods of the converter (:class:`..converter.Converter`) for ``allOf``."""
 
 
     def merge_all(self, d, base, ptr, report: bool = True):
@@ -45,7 +45,7 @@ class MergeMixin:
                 self.check_keywords(node, nptr)
             try:
                 node2, nbase2, nptr2 = self.deref(node, nbase, nptr)
-            except _Problem as e:
+            except Problem as e:
                 if report:
                     self.problem("$ref", ptr, str(e))
                 continue
@@ -80,9 +80,9 @@ class MergeMixin:
         return out
 
     def merge2(self, a: dict, b: dict, ptr, report=True):
-        out = {k: v for k, v in a.items() if k not in _ARRAY_KEYS}
+        out = {k: v for k, v in a.items() if k not in ITEM_KEYS}
         for k, v in b.items():
-            if k in _ARRAY_KEYS:
+            if k in ITEM_KEYS:
                 continue            # merged below, as (prefix, rest) of each side
             if k in ANNOTATIONS or k.startswith("x-"):
                 out.setdefault(k, v)
@@ -96,7 +96,7 @@ class MergeMixin:
             if k.endswith("__"):
                 out[k] = list(w) + list(v)
                 continue
-            if _canon(w) == _canon(v):
+            if canon(w) == canon(v):
                 continue
             if k == "type":
                 ta = set(w) if isinstance(w, list) else {w}
@@ -115,15 +115,15 @@ class MergeMixin:
                     m[pk] = {"allOf": [m[pk], pv]} if pk in m else pv
                 out[k] = m
             elif k in ("enum",):
-                out[k] = [x for x in w if any(_json_eq(x, y) for y in v)]
+                out[k] = [x for x in w if any(json_eq(x, y) for y in v)]
             elif k == "const":
-                if not _json_eq(w, v):
+                if not json_eq(w, v):
                     return None
             elif k in ("minimum", "minLength", "minItems", "minProperties"):
-                out[k] = max(w, v) if _num(w) is not None and _num(v) is not None else w
+                out[k] = max(w, v) if num(w) is not None and num(v) is not None else w
             elif k in ("maximum", "maxLength", "maxItems", "maxProperties"):
-                out[k] = min(w, v) if _num(w) is not None and _num(v) is not None else w
-            elif k in ("exclusiveMinimum", "exclusiveMaximum") and _num(w) is not None and _num(v) is not None:
+                out[k] = min(w, v) if num(w) is not None and num(v) is not None else w
+            elif k in ("exclusiveMinimum", "exclusiveMaximum") and num(w) is not None and num(v) is not None:
                 out[k] = max(w, v) if k == "exclusiveMinimum" else min(w, v)
             elif k in ("pattern", "format"):
                 lst = k + "s__"
@@ -141,13 +141,13 @@ class MergeMixin:
             elif k == "anyOf":
                 # pairs that provably hold no value (complements' alternatives) are left out
                 prod = [{"allOf": [x, y]} for x in w for y in v
-                        if not (self._excludes(x, self._surface_facts(y)) or
-                                self._excludes(y, self._surface_facts(x)))]
+                        if not (self.excludes(x, self.surface_facts(y)) or
+                                self.excludes(y, self.surface_facts(x)))]
                 if len(prod) > 256:
                     if report:
                         self.problem("anyOf", ptr, "too many combinations inside allOf")
                     prod = prod[:256]
-                    out["truncated__"] = ["anyOf"]     # not exact: _flat's users must not read it
+                    out["truncated__"] = ["anyOf"]     # not exact: flat's users must not read it
                 out[k] = prod
             elif k == "oneOf":
                 out["__oneOf"] = list(out.get("__oneOf", [])) + [v]
@@ -169,18 +169,18 @@ class MergeMixin:
                     else:      # schemas, or an array (= required) and a schema: both apply
                         m[dk] = {"allOf": [{"required": x} if isinstance(x, list) else x for x in (m[dk], dv)]}
                 out[k] = m
-            elif k == "multipleOf" and _lcm_multiple(w, v) is not None:
-                out[k] = _lcm_multiple(w, v)
+            elif k == "multipleOf" and lcm_multiple(w, v) is not None:
+                out[k] = lcm_multiple(w, v)
             else:
                 out.setdefault("allOf_conflicts__", []).append(k)
-        if any(k in a for k in _ARRAY_KEYS) or any(k in b for k in _ARRAY_KEYS):
+        if any(k in a for k in ITEM_KEYS) or any(k in b for k in ITEM_KEYS):
             # ``items`` applies beyond the ``prefixItems`` of its own schema object only: item
             # i must satisfy each side's schema for position i
             pa, ra = self.array_parts(a)
             pb, rb = self.array_parts(b)
-            prefix = [_conj(pa[i] if i < len(pa) else ra, pb[i] if i < len(pb) else rb)
+            prefix = [conj(pa[i] if i < len(pa) else ra, pb[i] if i < len(pb) else rb)
                       for i in range(max(len(pa), len(pb)))]
-            rest = _conj(ra, rb)
+            rest = conj(ra, rb)
             if prefix:
                 out["prefix__"] = prefix
             if rest is not True:
@@ -226,11 +226,11 @@ class MergeMixin:
         ap = d.get("additionalProperties", True)
         return ap
 
-    def _flat(self, node, base):
+    def flat(self, node, base):
         """Branch schema with refs followed and allOf merged (for disjointness tests)."""
         try:
             node, base, _ = self.deref(node, base, "#")
-        except _Problem:
+        except Problem:
             return None
         if isinstance(node, dict) and "allOf" in node:
             node = self.merge_all(node, base, "#", report=False)
