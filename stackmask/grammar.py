@@ -206,9 +206,6 @@ class Grammar:
             seen.setdefault(r.origin, None)
         return tuple(seen)
 
-    def rules_for(self, nonterminal: str) -> list[Rule]:
-        return [r for r in self.rules if r.origin == nonterminal]
-
     @property
     def lexed_terminals(self) -> tuple[TerminalDef, ...]:
         """The terminals read from bytes (all but special-token terminals), in order."""

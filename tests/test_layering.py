@@ -15,7 +15,10 @@ and the module graph has no cycle (within a layer neither).
 
 A second check: a module reads no private attribute (``obj._name``,
 ``getattr(obj, "_name")``) that it does not define itself (as ``self._name``, in
-``__slots__``, as a function, class or variable): ``_name`` means "this file only".
+``__slots__``, as a function, class or variable), and imports no private name from
+another module of the package (``from .x import _name``, ``from stackmask.x import
+_name``; a private module, ``from . import _native``, is not a name):
+``_name`` means "this file only".
 ``PRIVATE_READS_ALLOWED`` lists the exceptions left, each with its reason.
 
 Run against another checkout: ``python tests/test_layering.py /path/to/stackmask``.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 import pytest
@@ -267,14 +271,56 @@ def _private_defs_and_reads(tree: ast.AST):
     return defined, reads
 
 
+#: files that make ``name`` a module (``from . import _native``: a module, not a name)
+MODULE_SUFFIXES = (".py", ".pyx", ".pyi", *EXTENSION_SUFFIXES)
+
+
+def _is_module(dotted: str, files: dict[str, Path], root: Path) -> bool:
+    """Does ``dotted`` name a module of the package (source, stub or compiled extension)?"""
+    if dotted in files:
+        return True
+    *pkg, name = dotted.split(".")
+    where = root.parent.joinpath(*pkg)
+    return (where / name / "__init__.py").is_file() or \
+        any((where / (name + suffix)).is_file() for suffix in MODULE_SUFFIXES)
+
+
+def _private_imports(module: str, path: Path, tree: ast.AST, files: dict[str, Path],
+                     root: Path) -> list[tuple[int, str, str]]:
+    """[(line, source, name)] of the private names ``module`` imports from other modules
+    of the package (relative or absolute ``from ... import _name``)."""
+    is_pkg = path.name == "__init__.py"
+    out = []
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.ImportFrom):
+            continue
+        if n.level:
+            base = _resolve_relative(module, is_pkg, n.level, n.module)
+        elif n.module and (n.module == PACKAGE or n.module.startswith(PACKAGE + ".")):
+            base = n.module
+        else:
+            continue
+        for a in n.names:
+            if a.name.startswith("_") and not a.name.startswith("__") \
+                    and not _is_module(f"{base}.{a.name}", files, root):
+                out.append((n.lineno, f"from {'.' * n.level}{n.module or ''} import {a.name}", a.name))
+    return out
+
+
 def private_reads(root: Path) -> list[str]:
     """``module:line: source`` of every private read of a name the module does not define
-    (less ``PRIVATE_READS_ALLOWED``)."""
+    and of every private name imported from another module (less
+    ``PRIVATE_READS_ALLOWED``)."""
     out = []
-    for m, path in module_files(root).items():
-        defined, reads = _private_defs_and_reads(ast.parse(path.read_text(encoding="utf-8")))
+    files = module_files(root)
+    for m, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        defined, reads = _private_defs_and_reads(tree)
         for line, src, name in reads:
             if name not in defined and (m, name) not in PRIVATE_READS_ALLOWED:
+                out.append(f"{m}:{line}: {src}")
+        for line, src, name in _private_imports(m, path, tree, files, root):
+            if (m, name) not in PRIVATE_READS_ALLOWED:
                 out.append(f"{m}:{line}: {src}")
     return out
 
@@ -374,6 +420,22 @@ def test_private_read_checker(tmp_path):
     })
     assert sorted(private_reads(root)) == [
         "stackmask.b:4: a._x", "stackmask.b:4: getattr(a, '_s', 0)"]
+
+
+def test_private_import_checker(tmp_path):
+    root = _tree(tmp_path, {
+        "__init__.py": "",
+        "_native.pyx": "",
+        "native.py": "from . import _native\n",
+        "p/__init__.py": "_HIDDEN = 1\n",
+        "p/_impl.py": "def _h():\n    pass\nPUBLIC = 1\n",
+        "p/a.py": ("from ._impl import PUBLIC, _h\nfrom . import _impl, _HIDDEN\n"
+                   "from stackmask.p._impl import _h as h2\nfrom os import _exit\n"
+                   "def f():\n    from .. import native, _native\n"),
+    })
+    assert sorted(private_reads(root)) == [
+        "stackmask.p.a:1: from ._impl import _h", "stackmask.p.a:2: from . import _HIDDEN",
+        "stackmask.p.a:3: from stackmask.p._impl import _h"]
 
 
 if __name__ == "__main__":

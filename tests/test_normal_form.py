@@ -584,7 +584,7 @@ def test_component_entries_are_kept_up_to_date(data):
     """The right-recursion pass counts each component's entries once and updates the
     counts as components are rewritten; they equal a fresh scan of the grammar at
     every component (new nonterminals included)."""
-    from stackmask.glr.normal_form import _Uses
+    from stackmask.glr.recursion import _Uses
     names = ["S", "A", "B", "C", "D", "E"]
     syms = st.sampled_from(names + ["x", "y"])
     work = {n: [(tuple(e), None) for e in data.draw(st.lists(st.lists(syms, min_size=1, max_size=3),

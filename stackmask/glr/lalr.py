@@ -57,22 +57,6 @@ class LRTables:
     kernels: tuple[tuple[tuple[int, int], ...], ...] = ()   # state -> kernel items (rule, dot);
     #                                                         rule -1 is the augmented start rule
 
-    def item_str(self, rule: int, dot: int) -> str:
-        """Readable item; rule -1 is the augmented start rule."""
-        if rule < 0:
-            lhs, rhs = ACCEPT, [self._start_name()]
-        else:
-            r = self.rules[rule]
-            lhs, rhs = r.origin, list(r.expansion)
-        rhs.insert(dot, ".")
-        return f"{lhs} -> {' '.join(rhs)}"
-
-    def _start_name(self) -> str:
-        for nt, s in self.goto[self.start_state].items():
-            if s == self.accept_state:
-                return self.nonterminals[nt]
-        return "?"
-
 
 def _iter_bits(x: int):
     while x:

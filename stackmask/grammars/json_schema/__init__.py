@@ -134,7 +134,7 @@ from ...errors import GrammarError
 from ...grammar import Grammar
 from ...limits import deep_recursion
 from .common import SchemaWarning
-from .converter import _Converter
+from .converter import Converter
 
 # the former module's other public names, re-exported
 from .common import log, ANNOTATIONS, KNOWN_KEYWORDS, SUPPORTED_KEYWORDS, Lang  # noqa: F401
@@ -229,7 +229,7 @@ def _convert_schema(schema, *, strict, whitespace, max_whitespace, max_string_le
                 additional_properties=additional_properties, draft=draft,
                 unknown_keywords=unknown_keywords, unknown_formats=unknown_formats,
                 unique_items=unique_items, lexer_modes=lexer_modes)
-    conv = _Converter(schema, opts)
+    conv = Converter(schema, opts)
     g = conv.run()
     problems = conv.problems
     if problems:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .common import StateSymbols, _canon, _conj, _json_eq, _num
+from .common import StateSymbols, canon, conj, json_eq, num
 
 #: item counts further apart than this (past the prefix items) are counted in binary
 #: (:meth:`ArraysMixin._counted_items`) instead of a chain of one rule per count
@@ -13,7 +13,7 @@ LINEAR_ITEMS = 16
 
 
 class ArraysMixin:
-    """Methods of the converter (:class:`..converter._Converter`) for arrays."""
+    """Methods of the converter (:class:`..converter.Converter`) for arrays."""
 
     def array_parts(self, d) -> tuple:
         """``(prefix, rest)`` of one schema object's array keywords: the schemas of the
@@ -37,7 +37,7 @@ class ArraysMixin:
             ad["prefix__"] = prefix
         if rest is not True:
             ad["rest__"] = rest
-        key = (_canon(ad), base)
+        key = (canon(ad), base)
         s = self.arr_cache.get(key)
         if s is None:
             s = self.name("arr")
@@ -50,7 +50,7 @@ class ArraysMixin:
         (``enum``/``const``, ``boolean``/``null`` types, small integer ranges), else None."""
         if s is False:
             return []
-        flat = self._flat(s, base) if s is not True else None
+        flat = self.flat(s, base) if s is not True else None
         if flat is None or "anyOf" in flat or "oneOf" in flat or "__oneOf" in flat:
             return None
         types = self.types_of(flat, "#")
@@ -73,7 +73,7 @@ class ArraysMixin:
         for v in cands:
             if isinstance(v, (dict, list)):
                 return None
-            if self.value_valid(v, flat, base, 0) and not any(_json_eq(v, w) for w in vals):
+            if self.value_valid(v, flat, base, 0) and not any(json_eq(v, w) for w in vals):
                 vals.append(v)
             if len(vals) > size:
                 return None
@@ -86,12 +86,12 @@ class ArraysMixin:
         values = []
         for dom in domains:
             for v in dom:
-                if not any(_json_eq(v, w) for w in values):
+                if not any(json_eq(v, w) for w in values):
                     values.append(v)
         if len(values) > 8:
             return False
-        index = [[next(j for j, w in enumerate(values) if _json_eq(v, w)) for v in dom] for dom in domains]
-        syms = [self._literal_value_symbol(v) for v in values]
+        index = [[next(j for j, w in enumerate(values) if json_eq(v, w)) for v in dom] for dom in domains]
+        syms = [self.literal_value_symbol(v) for v in values]
         LB, RB, CM = self.punct("["), self.punct("]"), self.punct(",")
         # U(i, used): after i items (i counted up to k), the values in the bit set used
         U = StateSymbols(lambda i, used: f"{nt}_u{i}s{used}")
@@ -121,8 +121,8 @@ class ArraysMixin:
         cont = d["contains"]
         lo_c = d.get("minContains", 1) if self.draft >= 2019 else 1
         hi_c = d.get("maxContains") if self.draft >= 2019 else None
-        lo_c = math.ceil(lo_c) if _num(lo_c) is not None else 1
-        hi_c = math.floor(hi_c) if _num(hi_c) is not None else None
+        lo_c = math.ceil(lo_c) if num(lo_c) is not None else 1
+        hi_c = math.floor(hi_c) if num(hi_c) is not None else None
         neg = self.complement(cont, self.base(cont, base))
         if neg is None:
             self.problem("contains", ptr + "/contains", "its complement cannot be written (see the "
@@ -157,9 +157,9 @@ class ArraysMixin:
             where = f"{ptr}/prefixItems/{i}" if i < k else f"{ptr}/items"
             out = []
             for bits in range(full + 1):
-                sub = _conj(s, cont if m else neg)
+                sub = conj(s, cont if m else neg)
                 for j, (x, nx) in enumerate(more):
-                    sub = _conj(sub, x if bits >> j & 1 else nx)
+                    sub = conj(sub, x if bits >> j & 1 else nx)
                 if sub is not False:
                     out.append((self.symbol(sub, self.base(s, base), where), bits))
             return out
@@ -197,9 +197,9 @@ class ArraysMixin:
         lo = d.get("minItems", 0) or 0
         hi = d.get("maxItems")
         if not isinstance(lo, int) or isinstance(lo, bool):
-            lo = int(math.ceil(lo)) if _num(lo) is not None else 0
+            lo = int(math.ceil(lo)) if num(lo) is not None else 0
         if hi is not None and (not isinstance(hi, int) or isinstance(hi, bool)):
-            hi = int(math.floor(hi)) if _num(hi) is not None else None
+            hi = int(math.floor(hi)) if num(hi) is not None else None
         k = len(prefix)
         if rest is False:
             hi = k if hi is None else min(hi, k)

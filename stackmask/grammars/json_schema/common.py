@@ -59,7 +59,7 @@ SUPPORTED_KEYWORDS = (
 )
 
 
-_ALL_TYPES = ("null", "boolean", "object", "array", "string", "number")
+ALL_TYPES = ("null", "boolean", "object", "array", "string", "number")
 
 
 class StateSymbols:
@@ -105,8 +105,8 @@ class Lang:
     def union(self, o: "Lang") -> "Lang":
         return Lang(self.null or o.null, self.true or o.true, self.false or o.false,
                     alt(self.string, o.string), alt(self.number, o.number),
-                    _uniq(self.objects + o.objects), _uniq(self.arrays + o.arrays),
-                    _uniq(self.others + o.others))
+                    uniq(self.objects + o.objects), uniq(self.arrays + o.arrays),
+                    uniq(self.others + o.others))
 
     def is_empty(self) -> bool:
         return not (self.null or self.true or self.false or self.objects or self.arrays or self.others
@@ -131,47 +131,47 @@ class Lang:
         return k
 
 
-#: array keywords merged together by ``allOf`` (see :meth:`_Converter.array_parts`)
-_ARRAY_KEYS = frozenset({"items", "prefixItems", "additionalItems", "prefix__", "rest__"})
+#: array keywords merged together by ``allOf`` (see :meth:`Converter.array_parts`)
+ITEM_KEYS = frozenset({"items", "prefixItems", "additionalItems", "prefix__", "rest__"})
 
 
-def _conj(x, y):
+def conj(x, y):
     """Schema of the values valid under both ``x`` and ``y``."""
     if x is True or x == {}:
         return y
-    if y is True or y == {} or _canon(x) == _canon(y):
+    if y is True or y == {} or canon(x) == canon(y):
         return x
     if x is False or y is False:
         return False
     return {"allOf": [x, y]}
 
 
-def _uniq(t: tuple) -> tuple:
+def uniq(t: tuple) -> tuple:
     return tuple(dict.fromkeys(t))
 
 
-def _esc_ptr(s: str) -> str:
+def esc_ptr(s: str) -> str:
     return s.replace("~", "~0").replace("/", "~1")
 
 
-def _canon(node) -> str:
+def canon(node) -> str:
     return json.dumps(node, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def _json_eq(a, b) -> bool:
+def json_eq(a, b) -> bool:
     """JSON Schema equality (1 == 1.0, true != 1, objects unordered)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return a == b
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_eq(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_eq(x, y) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_json_eq(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(json_eq(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
 
 
-def _num(v):
+def num(v):
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
     if isinstance(v, float) and not math.isfinite(v):
@@ -182,9 +182,9 @@ def _num(v):
         return None
 
 
-def _is_int_value(v) -> bool:
+def is_int_value(v) -> bool:
     return not isinstance(v, bool) and (isinstance(v, int) or (isinstance(v, float) and v.is_integer()))
 
 
-class _Problem(Exception):
+class Problem(Exception):
     pass

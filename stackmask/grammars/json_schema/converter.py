@@ -11,19 +11,21 @@ from .. import ecma_regex as R
 from ..ecma_regex import ANYSTAR, PatternError, alt, lit
 from .arrays import ArraysMixin
 from .combinators import CombinatorsMixin
+from .complements import ComplementsMixin
 from .common import (
-    KNOWN_KEYWORDS, Lang, _ALL_TYPES, _Problem, _esc_ptr, _is_int_value, _json_eq, _num, _uniq,
+    ALL_TYPES, KNOWN_KEYWORDS, Lang, Problem, esc_ptr, is_int_value, json_eq, num, uniq,
     log)
 from .emit import EmitMixin
-from .numbers import NUMBER, NumbersMixin, _number_literal
+from .merge import MergeMixin
+from .numbers import NUMBER, NumbersMixin, number_literal
 from .objects import ObjectsMixin
 from .refs import RefsMixin
 from .strings import StringsMixin
 from .unevaluated import UnevaluatedMixin
 
 
-class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMixin, StringsMixin,
-                 NumbersMixin, UnevaluatedMixin):
+class Converter(EmitMixin, RefsMixin, CombinatorsMixin, ComplementsMixin, MergeMixin, ObjectsMixin,
+                 ArraysMixin, StringsMixin, NumbersMixin, UnevaluatedMixin):
     """Schema -> grammar, one document: the languages of subschemas, keyword checks,
     enum filtering; the concerns live in the mixins."""
 
@@ -55,9 +57,9 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
         self.key_names: set[str] = set()          # every key terminal (lexer modes)
         self.ws_names: set[str] = set()           # whitespace terminals after { [ , and keys
         self.pending_extras: list = []
-        self.draft = opts["draft"] or self._detect_draft(root)
+        self.draft = opts["draft"] or self.detect_draft(root)
         self.root_base = ""
-        self._index(root, "", True)
+        self.index(root, "", True)
         ws = opts["whitespace"]
         n = opts["max_whitespace"]
         self.ws = {"compact": "", "bounded": r"(?:\r?\n)?[ \t]{0,%d}" % n,
@@ -87,7 +89,7 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
                 continue
             close = difflib.get_close_matches(k, KNOWN_KEYWORDS, n=1, cutoff=0.75)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            where = (ptr or "#") + "/" + _esc_ptr(k)
+            where = (ptr or "#") + "/" + esc_ptr(k)
             if mode == "error":
                 err = GrammarError(f"unknown JSON Schema keyword {k!r} at {where}{hint}; pass "
                                    "unknown_keywords='warn' or 'ignore' to ignore it", name=k)
@@ -143,7 +145,7 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
     def _lang(self, node, base, ptr) -> Lang:
         try:
             node2, base2, ptr2 = self.deref(node, base, ptr)
-        except _Problem as e:
+        except Problem as e:
             self.problem("$ref", ptr, str(e))
             return self.any_lang()
         if node2 is not node:
@@ -176,15 +178,15 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
     def types_of(self, d, ptr) -> set:
         t = d.get("type")
         if t is None:
-            types = set(_ALL_TYPES) | {"integer"}
+            types = set(ALL_TYPES) | {"integer"}
         else:
             lst = t if isinstance(t, list) else [t]
             types = set()
             for x in lst:
-                if x in _ALL_TYPES or x == "integer":
+                if x in ALL_TYPES or x == "integer":
                     types.add(x)
                 elif x == "any":
-                    types |= set(_ALL_TYPES)
+                    types |= set(ALL_TYPES)
                 else:
                     self.problem("type", ptr + "/type", f"unknown type {x!r}")
             if d.get("nullable") is True:
@@ -239,13 +241,13 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
                     continue
                 self.problem(k, f"{ptr}/{k}", "not supported by the grammar converter")
 
-    def _value_type_ok(self, v, types) -> bool:
+    def value_type_ok(self, v, types) -> bool:
         if v is None:
             return "null" in types
         if isinstance(v, bool):
             return "boolean" in types
         if isinstance(v, (int, float)):
-            return "number" in types or ("integer" in types and _is_int_value(v))
+            return "number" in types or ("integer" in types and is_int_value(v))
         if isinstance(v, str):
             return "string" in types
         if isinstance(v, list):
@@ -262,12 +264,12 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
         else:
             vals = [d["const"]]
         if "enum" in d and "const" in d:
-            vals = [v for v in vals if _json_eq(v, d["const"])]
+            vals = [v for v in vals if json_eq(v, d["const"])]
         lang = Lang()
         strs, nums = [], []
         rest = {k: v for k, v in d.items() if k not in ("enum", "const")}
         for v in vals:
-            if not self._value_type_ok(v, types):
+            if not self.value_type_ok(v, types):
                 continue
             if not self.instance_ok(v, rest, base, ptr):
                 continue
@@ -280,15 +282,15 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
             elif isinstance(v, str):
                 strs.append(lit(v))
             elif isinstance(v, (int, float)):
-                nums.append(_number_literal(v))
+                nums.append(number_literal(v))
             elif isinstance(v, list):
                 lang.arrays += (self.literal_symbol(v),)
             elif isinstance(v, dict):
                 lang.objects += (self.literal_symbol(v),)
         lang.string = alt(*strs)
         lang.number = alt(*nums)
-        lang.objects = _uniq(lang.objects)
-        lang.arrays = _uniq(lang.arrays)
+        lang.objects = uniq(lang.objects)
+        lang.arrays = uniq(lang.arrays)
         return lang
 
     def instance_ok(self, v, d, base, ptr) -> bool:
@@ -306,7 +308,7 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
             return True
         try:
             node2, base2, _ = self.deref(node, base, "#")
-        except _Problem:
+        except Problem:
             return True
         if node2 is not node:
             return self.value_valid(v, node2, base2, depth + 1)
@@ -333,24 +335,24 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
             return False
         if "if" in d and not sub(d.get("then", True) if sub(d["if"]) else d.get("else", True)):
             return False
-        if "type" in d and not self._value_type_ok(v, self.types_of(d, "#")):
+        if "type" in d and not self.value_type_ok(v, self.types_of(d, "#")):
             return False
-        if "enum" in d and isinstance(d["enum"], list) and not any(_json_eq(v, x) for x in d["enum"]):
+        if "enum" in d and isinstance(d["enum"], list) and not any(json_eq(v, x) for x in d["enum"]):
             return False
-        if "const" in d and not _json_eq(v, d["const"]):
+        if "const" in d and not json_eq(v, d["const"]):
             return False
         if isinstance(v, str):
             if any(k in d for k in ("minLength", "maxLength", "pattern", "format", "patterns__", "formats__")):
                 return R.fullmatch(self.string_lang(d, "#", quiet=True), v)
             return True
         if isinstance(v, (int, float)) and not isinstance(v, bool):
-            x = _num(v)
+            x = num(v)
             lo, lo_x, hi, hi_x = self.bounds(d)
             if lo is not None and (x < lo or (lo_x and x == lo)):
                 return False
             if hi is not None and (x > hi or (hi_x and x == hi)):
                 return False
-            m = _num(d.get("multipleOf"))
+            m = num(d.get("multipleOf"))
             if m is not None and m > 0 and (x % m) != 0:
                 return False
             return True
@@ -367,9 +369,9 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
                     if key in v and (any(x not in v for x in dep) if isinstance(dep, list) else not sub(dep)):
                         return False
             n = len(v)
-            if _num(d.get("minProperties")) is not None and n < d["minProperties"]:
+            if num(d.get("minProperties")) is not None and n < d["minProperties"]:
                 return False
-            if _num(d.get("maxProperties")) is not None and n > d["maxProperties"]:
+            if num(d.get("maxProperties")) is not None and n > d["maxProperties"]:
                 return False
             props = d.get("properties") if isinstance(d.get("properties"), dict) else {}
             pats = d.get("patternProperties") if isinstance(d.get("patternProperties"), dict) else {}
@@ -398,9 +400,9 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
                     return False
             return True
         if isinstance(v, list):
-            if _num(d.get("minItems")) is not None and len(v) < d["minItems"]:
+            if num(d.get("minItems")) is not None and len(v) < d["minItems"]:
                 return False
-            if _num(d.get("maxItems")) is not None and len(v) > d["maxItems"]:
+            if num(d.get("maxItems")) is not None and len(v) > d["maxItems"]:
                 return False
             prefix, rest = self.array_parts(d)
             for i, x in enumerate(v):
@@ -410,11 +412,11 @@ class _Converter(EmitMixin, RefsMixin, CombinatorsMixin, ObjectsMixin, ArraysMix
                 n = sum(1 for x in v if sub((x, d["contains"])))
                 lo_c = d.get("minContains", 1) if self.draft >= 2019 else 1
                 hi_c = d.get("maxContains") if self.draft >= 2019 else None
-                if (_num(lo_c) is not None and n < lo_c) or (_num(hi_c) is not None and n > hi_c):
+                if (num(lo_c) is not None and n < lo_c) or (num(hi_c) is not None and n > hi_c):
                     return False
             if any(not any(sub((x, c)) for x in v) for c in d.get("contains__", ())):
                 return False
-            if d.get("uniqueItems") is True and any(_json_eq(v[i], v[j]) for i in range(len(v))
+            if d.get("uniqueItems") is True and any(json_eq(v[i], v[j]) for i in range(len(v))
                                                    for j in range(i)):
                 return False
             return True

@@ -7,13 +7,13 @@ from ...errors import GrammarError
 from ...grammar import Grammar, Rule, TerminalDef
 from .. import ecma_regex as R
 from ..ecma_regex import NONE, lit
-from .common import Lang, _canon, _uniq
+from .common import Lang, canon, uniq
 from .modes import value_modes
-from .numbers import _number_literal
+from .numbers import number_literal
 
 
 class EmitMixin:
-    """Methods of the converter (:class:`..converter._Converter`) for emit."""
+    """Methods of the converter (:class:`..converter.Converter`) for emit."""
 
     def name(self, base: str) -> str:
         i = self.counter.get(base, 0)
@@ -53,7 +53,7 @@ class EmitMixin:
             if now == state:
                 break
             state = now
-            extra_rules = self._finish_extras()     # regenerated until the name list is complete
+            extra_rules = self.finish_extras()     # regenerated until the name list is complete
         self.rules.extend(extra_rules)
         productive = self._productive()
         if start not in productive:
@@ -122,7 +122,7 @@ class EmitMixin:
         alts.extend(lang.objects)
         alts.extend(lang.arrays)
         alts.extend(lang.others)
-        return _uniq(tuple(alts))
+        return uniq(tuple(alts))
 
     def spelled_string(self, ast, ptr):
         """A string language the lexer can read: a length beside a pattern
@@ -147,11 +147,11 @@ class EmitMixin:
 
     def key_term(self, ast) -> str:
         """Key symbol of a key language: the key, the colon and the whitespace after it."""
-        t = self.term('"(?:' + R.to_json_string(ast) + ')"' + self._colon(), "KEY")
+        t = self.term('"(?:' + R.to_json_string(ast) + ')"' + self.colon(), "KEY")
         self.key_names.add(t)
         return self.space_after(t)
 
-    def _colon(self) -> str:
+    def colon(self) -> str:
         return self.ws_pre_colon + ":" + ("" if self.ws_after else self.ws)
 
     def punct(self, which: str) -> str:
@@ -194,7 +194,7 @@ class EmitMixin:
         return nt
 
     def literal_symbol(self, v) -> str:
-        key = _canon(v)
+        key = canon(v)
         s = self.lit_cache.get(key)
         if s is not None:
             return s
@@ -203,7 +203,7 @@ class EmitMixin:
         self.queue.append((self._build_literal, s, v))
         return s
 
-    def _literal_value_symbol(self, v) -> str:
+    def literal_value_symbol(self, v) -> str:
         if v is None:
             return self.term("null", "NULL")
         if v is True:
@@ -213,7 +213,7 @@ class EmitMixin:
         if isinstance(v, str):
             return self.string_term(lit(v))
         if isinstance(v, (int, float)):
-            return self.number_term(_number_literal(v))
+            return self.number_term(number_literal(v))
         return self.literal_symbol(v)
 
     def _build_literal(self, nt, v):
@@ -225,7 +225,7 @@ class EmitMixin:
             for i, x in enumerate(v):
                 if i:
                     exp.append(self.punct(","))
-                exp.append(self._literal_value_symbol(x))
+                exp.append(self.literal_value_symbol(x))
             exp.append(self.punct("]"))
         else:
             exp = [self.punct("{")]
@@ -233,7 +233,7 @@ class EmitMixin:
                 if i:
                     exp.append(self.punct(","))
                 exp.append(self.declared_key(k))     # the same terminal as the key declared elsewhere
-                exp.append(self._literal_value_symbol(x))
+                exp.append(self.literal_value_symbol(x))
             exp.append(self.punct("}"))
         self.rule(nt, exp, "const")
 

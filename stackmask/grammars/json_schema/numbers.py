@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from .. import ecma_regex as R
 from ..ecma_regex import EPS, NONE, TooComplex, alt, ch, lit, rep, seq
-from .common import _num
+from .common import num
 
 
 D = ch([(0x30, 0x39)])
@@ -181,10 +181,10 @@ def _decimal_parts(m: Decimal) -> tuple[int, int]:
     return int(m.scaleb(k)), k
 
 
-def _lcm_multiple(x, y):
+def lcm_multiple(x, y):
     """The least common multiple of two positive multipleOf values (a number is a
     multiple of both iff it is a multiple of it), or None if either is not positive."""
-    a, b = _num(x), _num(y)
+    a, b = num(x), num(y)
     if a is None or b is None or a <= 0 or b <= 0:
         return None
     (p, k1), (q, k2) = _decimal_parts(a), _decimal_parts(b)
@@ -197,12 +197,16 @@ def _lcm_multiple(x, y):
 #: plain decimal numbers (no exponent) and every plain spelling of an integer value
 PLAIN = seq(rep(MINUS, 0, 1), DEC)
 INT_SPELLINGS = seq(rep(MINUS, 0, 1), UINT, rep(seq(lit("."), rep(lit("0"), 1, None)), 0, 1))
+#: every integer literal (the "integer" type's spellings), and the zero fraction that
+#: spells the same value (1 -> 1.0, 1.00)
+INT_LITERALS = int_range(None, None)
+INT_ZEROS = rep(seq(lit("."), rep(lit("0"), 1, None)), 0, 1)
 
 
-def _value_spellings(v):
+def value_spellings(v):
     """Every plain decimal spelling of the number ``v`` (``1``, ``1.0``, ``1.00``; ``0``,
     ``-0``, ``-0.0``...), to remove a value from a number language exactly."""
-    x = _num(v)
+    x = num(v)
     zeros = rep(seq(lit("."), rep(lit("0"), 1, None)), 0, 1)
     if x == 0:
         return seq(rep(MINUS, 0, 1), lit("0"), zeros)
@@ -213,7 +217,7 @@ def _value_spellings(v):
     return seq(sign, lit(text), zeros)
 
 
-def _number_literal(v):
+def number_literal(v):
     """Spellings accepted for an enum/const number."""
     if isinstance(v, int):
         return lit(str(v))
@@ -224,7 +228,7 @@ def _number_literal(v):
 
 
 class NumbersMixin:
-    """Methods of the converter (:class:`..converter._Converter`) for numbers."""
+    """Methods of the converter (:class:`..converter.Converter`) for numbers."""
 
     def number_cap(self, ast):
         """``max_number_digits``: at most N digits in the integer part, the
@@ -245,18 +249,18 @@ class NumbersMixin:
     def bounds(self, d):
         lo = hi = None
         lo_x = hi_x = False
-        if _num(d.get("minimum")) is not None:
-            lo = _num(d["minimum"])
+        if num(d.get("minimum")) is not None:
+            lo = num(d["minimum"])
             if d.get("exclusiveMinimum") is True:
                 lo_x = True
-        if _num(d.get("maximum")) is not None:
-            hi = _num(d["maximum"])
+        if num(d.get("maximum")) is not None:
+            hi = num(d["maximum"])
             if d.get("exclusiveMaximum") is True:
                 hi_x = True
-        em = _num(d.get("exclusiveMinimum"))
+        em = num(d.get("exclusiveMinimum"))
         if em is not None and (lo is None or em >= lo):
             lo, lo_x = em, True
-        eM = _num(d.get("exclusiveMaximum"))
+        eM = num(d.get("exclusiveMaximum"))
         if eM is not None and (hi is None or eM <= hi):
             hi, hi_x = eM, True
         return lo, lo_x, hi, hi_x
@@ -264,7 +268,7 @@ class NumbersMixin:
     def number_lang(self, d, ptr, integer: bool):
         lo, lo_x, hi, hi_x = self.bounds(d)
         mult = d.get("multipleOf")
-        m = _num(mult)
+        m = num(mult)
         if mult is not None and (m is None or m <= 0):
             self.problem("multipleOf", ptr + "/multipleOf", "must be a positive number")
             m = None

@@ -8,11 +8,11 @@ import math
 from ...grammar import TerminalDef
 from .. import ecma_regex as R
 from ..ecma_regex import ANYSTAR, NONE, PatternError, TooComplex, alt, lit
-from .common import StateSymbols, _canon, _conj, _esc_ptr, _num, _uniq
+from .common import StateSymbols, canon, conj, esc_ptr, num, uniq
 
 
 class ObjectsMixin:
-    """Methods of the converter (:class:`..converter._Converter`) for objects."""
+    """Methods of the converter (:class:`..converter.Converter`) for objects."""
 
     #: at most this many ``extra__`` requirements in one object (a bit of state each)
     MAX_EXTRA_REQUIREMENTS = 4
@@ -37,7 +37,7 @@ class ObjectsMixin:
                 elif isinstance(dep, (dict, bool)) and kw != "dependentRequired":
                     schemas.setdefault(key, []).append(dep)
                 else:
-                    self.problem(kw, f"{ptr}/{kw}/{_esc_ptr(key)}", "malformed dependency")
+                    self.problem(kw, f"{ptr}/{kw}/{esc_ptr(key)}", "malformed dependency")
         return req, schemas
 
     def object_alternatives(self, d, base, ptr) -> tuple:
@@ -78,7 +78,7 @@ class ObjectsMixin:
             m = self.merge_all({"allOf": [dd, {"type": "object"}] + extra}, base, ptr)
             if m is not None:
                 out.extend(self.lang(m, base, ptr).objects)
-        return _uniq(tuple(out))
+        return uniq(tuple(out))
 
     # -- objects ----------------------------------------------------------------------------
     def object_symbol(self, d, base, ptr):
@@ -87,7 +87,7 @@ class ObjectsMixin:
         od = {k: d[k] for k in keys if k in d}
         if self.opts["additional_properties"] is False and "additionalProperties" not in od:
             od["additionalProperties"] = False
-        key = (_canon(od), base)
+        key = (canon(od), base)
         s = self.obj_cache.get(key)
         if s is None:
             s = self.name("obj")
@@ -122,7 +122,7 @@ class ObjectsMixin:
             try:
                 pat_asts.append((R.parse_pattern(p), s, p))
             except PatternError as e:
-                self.problem("patternProperties", f"{ptr}/patternProperties/{_esc_ptr(p)}",
+                self.problem("patternProperties", f"{ptr}/patternProperties/{esc_ptr(p)}",
                              f"unsupported regex: {e}")
                 wild = True
         self._disjoint_pats = False
@@ -186,9 +186,9 @@ class ObjectsMixin:
                         ([(b, xs + [W]) for b, xs in out] if W is not False else [])
             return out
 
-        def conj(s, xs):
+        def conj_all(s, xs):
             for x in xs:
-                s = _conj(s, x)
+                s = conj(s, x)
             return s
 
         named = sorted({x for K, _, _ in reqs for x in K})
@@ -197,7 +197,7 @@ class ObjectsMixin:
         for x in dict.fromkeys([n for n, _, _ in entries] + sorted(forbidden) + named):
             self.declared_key(x)
         # extra members: a nonterminal E (pattern atoms, additional keys; names
-        # declared elsewhere in the grammar are added by _finish_extras); with
+        # declared elsewhere in the grammar are added by finish_extras); with
         # ``extra__``, the names of its lists that are extra members here get
         # nonterminals of their own, by the requirements they meet
         has_extras = addl is not False or bool(pat_asts)
@@ -210,8 +210,8 @@ class ObjectsMixin:
             for m, xs in sorted(by_bits.items(), key=lambda kv: (kv[1] is not None, kv[0])):
                 for bits, sch in variants(m):
                     Ex = f"{nt}_e" if not reqs else f"{nt}_e{m}n{bits}" + ("x" if xs is None else "")
-                    pats = [(a, conj(s, sch), p) for a, s, p in pat_asts]
-                    ad = addl if addl is False else conj(addl, sch)
+                    pats = [(a, conj_all(s, sch), p) for a, s, p in pat_asts]
+                    ad = addl if addl is False else conj_all(addl, sch)
                     if xs is None:
                         if not self.extra_members(Ex, pats, ad, name_lang, base, ptr):
                             pats, ad, name_lang = [], True, None      # superset fallback (reported)
@@ -222,8 +222,8 @@ class ObjectsMixin:
         n = len(ok_entries)
         n_req = sum(1 for e in ok_entries if e[2])
         min_p, max_p = d.get("minProperties", 0), d.get("maxProperties")
-        lo_p = math.ceil(min_p) if _num(min_p) is not None else 0
-        hi_p = math.floor(max_p) if _num(max_p) is not None else None
+        lo_p = math.ceil(min_p) if num(min_p) is not None else 0
+        hi_p = math.floor(max_p) if num(max_p) is not None else None
         if hi_p is not None and hi_p < max(n_req, lo_p):
             return          # no object fits: no rules
         # count the members when the bounds are not implied by the declared/required ones
@@ -241,8 +241,8 @@ class ObjectsMixin:
         vals = []       # per entry: (value symbol, requirement bits it meets)
         for name, schemas, _ in ok_entries:
             sub = schemas[0] if len(schemas) == 1 else {"allOf": schemas}
-            where = f"{ptr}/properties/{_esc_ptr(name)}"
-            vals.append([(self.symbol(conj(sub, sch), self.base(schemas[0], base), where), bits)
+            where = f"{ptr}/properties/{esc_ptr(name)}"
+            vals.append([(self.symbol(conj_all(sub, sch), self.base(schemas[0], base), where), bits)
                          for bits, sch in variants(outside(name))])
         opt_from = [True] * (n + 1)
         for j in range(n - 1, -1, -1):
@@ -286,7 +286,7 @@ class ObjectsMixin:
         have priority 0, on the same lexeme)."""
         t = self.key_terms.get(name)
         if t is None:
-            regex = '"' + R.to_json_string(lit(name)) + '"' + self._colon()
+            regex = '"' + R.to_json_string(lit(name)) + '"' + self.colon()
             t = self.name("KEY")
             self.terms[regex + "\x00prio1"] = t
             self.term_defs.append(TerminalDef(name=t, regex=regex, priority=1))
@@ -297,7 +297,7 @@ class ObjectsMixin:
     def extra_members(self, E, pat_asts, addl, name_lang, base, ptr):
         """E -> KEY value for the object's own pattern atoms and the
         additional-property keys (names declared anywhere are lexed as their
-        own terminals and handled in :meth:`_finish_extras`)."""
+        own terminals and handled in :meth:`finish_extras`)."""
         try:
             universe = self.string_cap(ANYSTAR) if name_lang is None else name_lang
             n = len(pat_asts)
@@ -336,7 +336,7 @@ class ObjectsMixin:
             return False
         return True
 
-    def _finish_extras(self):
+    def finish_extras(self):
         """Names declared anywhere in the grammar are lexed as their own key
         terminals, so every object that accepts extra members gets them
         explicitly: individually where the object's patternProperties decide

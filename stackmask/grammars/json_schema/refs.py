@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import urldefrag, urljoin
 
-from .common import ANNOTATIONS, _Problem, _canon
+from .common import ANNOTATIONS, Problem, canon
 
 #: the URI the document is registered under when it has no ``$id`` of its own
 _ROOT_URI = "urn:stackmask:schema-root"
@@ -20,9 +20,9 @@ def _join(base: str, ref: str) -> str:
 
 
 class RefsMixin:
-    """Methods of the converter (:class:`..converter._Converter`) for refs."""
+    """Methods of the converter (:class:`..converter.Converter`) for refs."""
 
-    def _detect_draft(self, root) -> int:
+    def detect_draft(self, root) -> int:
         s = root.get("$schema", "") if isinstance(root, dict) else ""
         if not isinstance(s, str):
             return 2020
@@ -32,7 +32,7 @@ class RefsMixin:
                 return d
         return 2020
 
-    def _index(self, node, base: str, is_schema: bool):
+    def index(self, node, base: str, is_schema: bool):
         stack = [(node, base)]
         first = True
         while stack:
@@ -64,7 +64,7 @@ class RefsMixin:
     def canon(self, node) -> str:
         c = self.canon_memo.get(id(node))
         if c is None:
-            c = _canon(node)
+            c = canon(node)
             if id(node) in self.base_of:
                 self.canon_memo[id(node)] = c
         return c
@@ -91,22 +91,22 @@ class RefsMixin:
         return reg
 
     def resolve(self, ref, base: str, ptr: str):
-        """(target node, its base, its pointer) or raise _Problem. Resolved by the
+        """(target node, its base, its pointer) or raise Problem. Resolved by the
         ``referencing`` library within this document (any URI scheme: ``https:``,
         ``urn:``, ``tag:``...); a reference to another document is refused."""
         if not isinstance(ref, str):
-            raise _Problem("$ref must be a string")
+            raise Problem("$ref must be a string")
         from referencing.exceptions import Unresolvable
         try:
             found = self._registry().resolver(base_uri=base or self.root_base or _ROOT_URI).lookup(ref)
         except Unresolvable:
-            raise _Problem(f"cannot resolve reference {ref!r} (references to other documents "
+            raise Problem(f"cannot resolve reference {ref!r} (references to other documents "
                            f"are not fetched)") from None
         node = found.contents
         frag = urldefrag(ref)[1]
         return node, self.base(node, base), "#" + frag
 
-    def _ref_of(self, d):
+    def ref_of(self, d):
         for k in ("$ref", "$recursiveRef", "$dynamicRef"):
             if k in d:
                 return k, d[k]
@@ -116,14 +116,14 @@ class RefsMixin:
         """Follow a top-level $ref (drafts <= 7: siblings ignored; later: merged)."""
         if not isinstance(node, dict):
             return node, base, ptr
-        k, ref = self._ref_of(node)
+        k, ref = self.ref_of(node)
         if k is None:
             return node, base, ptr
         if depth > 64:
-            raise _Problem("reference chain too long")
+            raise Problem("reference chain too long")
         if k == "$recursiveRef" or k == "$dynamicRef":
             if ref not in ("#",) and not (isinstance(ref, str) and ref.startswith("#")):
-                raise _Problem(f"{k} {ref!r} is not supported")
+                raise Problem(f"{k} {ref!r} is not supported")
             tgt, tbase, tptr = (self.root, self.root_base, "#") if ref == "#" else self.resolve(ref, base, ptr)
         else:
             tgt, tbase, tptr = self.resolve(ref, base, ptr)

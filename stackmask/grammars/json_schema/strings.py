@@ -8,12 +8,12 @@ import math
 from ...errors import GrammarError
 from .. import ecma_regex as R
 from ..ecma_regex import ANY, ANYSTAR, NONE, PatternError, TooComplex, rep
-from .common import _num, log
+from .common import log, num
 from .formats import FORMATS, UNSUPPORTED_FORMATS, format_ast
 
 
 class StringsMixin:
-    """Methods of the converter (:class:`..converter._Converter`) for strings."""
+    """Methods of the converter (:class:`..converter.Converter`) for strings."""
 
     def unchecked_format(self, f: str, ptr: str):
         """A format the converter cannot check: an annotation (logged), or an error
@@ -67,9 +67,9 @@ class StringsMixin:
         if cap is not None:
             hi = cap if hi is None else min(hi, cap)
         if not isinstance(lo, int) or isinstance(lo, bool):
-            lo = math.ceil(lo) if _num(lo) is not None else 0
+            lo = math.ceil(lo) if num(lo) is not None else 0
         if hi is not None and (not isinstance(hi, int) or isinstance(hi, bool)):
-            hi = math.floor(hi) if _num(hi) is not None else None
+            hi = math.floor(hi) if num(hi) is not None else None
         if not parts:
             ast = rep(ANY, lo, hi)
             return ast if quiet or (lo == 0 and hi is None) else self.lexable(ast, ANYSTAR, lo, hi, ptr)

@@ -22,7 +22,7 @@ groups, ``anyOf`` branches that may hold together) is refused by name.
 
 from __future__ import annotations
 
-from .common import _Problem
+from .common import Problem
 
 _KEYWORDS = ("unevaluatedProperties", "unevaluatedItems")
 
@@ -53,7 +53,7 @@ class _Evaluated:
 
 
 class UnevaluatedMixin:
-    """Methods of the converter (:class:`..converter._Converter`) for ``unevaluated*``."""
+    """Methods of the converter (:class:`..converter.Converter`) for ``unevaluated*``."""
 
     #: in-place subschemas followed this deep at most (references included)
     MAX_UNEVALUATED_DEPTH = 32
@@ -150,7 +150,7 @@ class UnevaluatedMixin:
         if not isinstance(node, dict):
             return _Evaluated()
         base = self.base(node, base)
-        k, ref = self._ref_of(node)
+        k, ref = self.ref_of(node)
         ev = _Evaluated()
         if k is not None:
             try:
@@ -158,7 +158,7 @@ class UnevaluatedMixin:
                     tgt, tbase = self.root, self.root_base
                 else:
                     tgt, tbase, _ = self.resolve(ref, base, "#")
-            except _Problem as e:
+            except Problem as e:
                 raise _Undecidable(str(e))
             ev = ev.join(self._evaluated(tgt, tbase, items, depth + 1, groups))
             if self.draft <= 7:
@@ -240,7 +240,7 @@ class UnevaluatedMixin:
         want = "array" if items else "object"
         live = []
         for b in branches:
-            flat = self._flat(b, base) if isinstance(b, dict) else ({} if b is True else None)
+            flat = self.flat(b, base) if isinstance(b, dict) else ({} if b is True else None)
             if b is False:
                 continue
             if flat is not None and "type" in flat:
