@@ -18,7 +18,8 @@ A second check: a module reads no private attribute (``obj._name``,
 ``__slots__``, as a function, class or variable), and imports no private name from
 another module of the package (``from .x import _name``, ``from stackmask.x import
 _name``; a private module, ``from . import _native``, is not a name):
-``_name`` means "this file only".
+``_name`` means "this file only". Cython modules (``.pyx``), which :mod:`ast` cannot
+parse, are held to the same rule by pattern (:func:`pyx_private_reads`).
 ``PRIVATE_READS_ALLOWED`` lists the exceptions left, each with its reason.
 
 Run against another checkout: ``python tests/test_layering.py /path/to/stackmask``.
@@ -27,6 +28,7 @@ Run against another checkout: ``python tests/test_layering.py /path/to/stackmask
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
@@ -325,6 +327,35 @@ def private_reads(root: Path) -> list[str]:
     return out
 
 
+_PYX_DOCS = re.compile(r'("""|\'\'\')(?:.|\n)*?\1|#[^\n]*')
+_PYX_STRINGS = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
+_PYX_READ = re.compile(r"(?<![\w.])([A-Za-z]\w*)\.(_[A-Za-z]\w*)")
+_PYX_GETATTR = re.compile(r"\b(?:getattr|hasattr|setattr)\(\s*([A-Za-z]\w*)\s*,\s*[\'\"](_[A-Za-z]\w*)[\'\"]")
+_PYX_DEF = re.compile(r"(?:\bc?p?def\b[^\n:=(]*?\b|\bclass\s+|^\s*|self\.)(_[A-Za-z]\w*)\s*(?=[(:=,\[]|$)", re.M)
+
+
+def pyx_private_reads(root: Path) -> list[str]:
+    """``file:line: source`` of private attributes a Cython module (``.pyx``, which
+    :mod:`ast` cannot parse) reads on objects other than ``self``/``cls`` without defining
+    them itself: the same rule as for Python modules, by pattern, outside strings and
+    comments (the compiled twins name their Python references in docstrings)."""
+    out = []
+    for path in sorted(root.rglob("*.pyx")):
+        text = path.read_text(encoding="utf-8")
+        blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731 (keeps lines)
+        with_strings = _PYX_DOCS.sub(blank, text)        # getattr's names are strings
+        code = _PYX_STRINGS.sub(blank, with_strings)
+        defined = set(_PYX_DEF.findall(code))
+        for rx, where in ((_PYX_READ, code), (_PYX_GETATTR, with_strings)):
+            for m in rx.finditer(where):
+                obj, name = m.group(1), m.group(2)
+                if obj in ("self", "cls") or name.startswith("__") or name in defined:
+                    continue
+                line = code.count("\n", 0, m.start()) + 1
+                out.append(f"{path.relative_to(root.parent)}:{line}: {m.group(0)}")
+    return out
+
+
 def _package_root() -> Path:
     import stackmask
     return Path(stackmask.__file__).parent
@@ -348,7 +379,7 @@ def test_no_upward_import():
 
 
 def test_no_private_access_across_modules():
-    found = private_reads(_package_root())
+    found = private_reads(_package_root()) + pyx_private_reads(_package_root())
     assert not found, ("private attributes of other modules read (give them a public name):\n"
                        + "\n".join(found))
 
@@ -436,6 +467,25 @@ def test_private_import_checker(tmp_path):
     assert sorted(private_reads(root)) == [
         "stackmask.p.a:1: from ._impl import _h", "stackmask.p.a:2: from . import _HIDDEN",
         "stackmask.p.a:3: from stackmask.p._impl import _h"]
+
+
+
+def test_pyx_private_read_checker(tmp_path):
+    root = _tree(tmp_path, {
+        "__init__.py": "",
+        "_fast.pyx": (
+            '"""The twin of ``Node._memo`` (named in a docstring: not a read)."""\n'
+            "cdef class Walk:\n    cdef object _own\n"
+            "    def run(self, node, other):\n"
+            "        # node._in_a_comment is not a read either\n"
+            "        x = node._memo\n"
+            "        y = getattr(other, '_hidden', None)\n"
+            "        s = 'a._quoted'\n"
+            "        return x, y, self._own, other._own, _helper(node), s\n"
+            "cdef _helper(n):\n    return n._own\n"),
+    })
+    assert pyx_private_reads(root) == [
+        "stackmask/_fast.pyx:6: node._memo", "stackmask/_fast.pyx:7: getattr(other, '_hidden'"]
 
 
 if __name__ == "__main__":
