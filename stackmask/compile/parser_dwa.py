@@ -31,14 +31,13 @@ import logging
 import threading
 import time
 
-import numpy as np
 from pyroaring import BitMap
 
 from ..errors import LimitExceeded
 from ..glr.lalr import LRTables
 from ..wfa.weights import EMPTY_ID, WeightTable
 from .templates import NO_LHS, SUCCESS, Templates
-from . import dwa_data, dwa_minimize, dwa_starts
+from . import dwa_compact, dwa_data, dwa_minimize, dwa_starts
 from .dwa_data import digest_index as _digest_index
 from .dwa_data import unpack_items
 from .dwa_data import state_digest as _state_digest
@@ -444,7 +443,7 @@ class ParserDWA:
         the artifact's load time).
         The state index of the states not compiled yet is rebuilt (its keys contain
         weight ids); ``hot_weights`` keeps the kept ones, renumbered. Returns the number
-        of sets dropped.
+        of sets dropped (:func:`.dwa_compact.compact_weights`).
 
         An automaton loaded from an artifact (:meth:`mark_loaded`) keeps the artifact's
         sets, all referenced when it was written, at their ids: the item sets of its
@@ -452,62 +451,10 @@ class ParserDWA:
         are), so saving after use costs what was added, not the whole automaton."""
         with self.lock:
             self.end_restricting()
-            kept_w, kept_q = self._loaded or (0, 0)
-            used = set(range(kept_w))
-            used.add(EMPTY_ID)
-            for t in self.trans:
-                if t:
-                    used.update(w for _, w in t.values())
-            used.update(d[1] for d in self.default if d is not None)
-            used.update(w for _, w in self.init.values())
-            used.update(w for _, w in self.pair_init.values())
-            used.update(w for _, w in self.init_base.values())
-            used.update(self.init_restrict.values())
-            if self.eos_weight is not None:
-                used.add(self.eos_weight)
-            used.update(w for _, w in self.special_weights or ())
-            items = self.items
-            for q in range(kept_q, len(items)):
-                its = items[q]
-                if its is None:
-                    continue
-                if isinstance(its, bytes):
-                    its = items[q] = unpack_items(its)
-                used.update(w for _, w in its)
-            before = len(self.weights)
-            self.weights, new = self.weights.subset(used)
-            if not np.array_equal(new[:kept_w], np.arange(kept_w)):
-                raise AssertionError("an artifact's token sets were renumbered")
-            m = new.tolist()
-
-            def entry(e):
-                return e if e is None else (e[0], m[e[1]])
-
-            self.trans = [t if not t else {s: (d, m[w]) for s, (d, w) in t.items()}
-                          for t in self.trans]
-            self.default = [entry(d) for d in self.default]
-            self.init = {c: entry(e) for c, e in self.init.items()}
-            self.pair_init = {k: entry(e) for k, e in self.pair_init.items()}
-            self.init_base = {c: entry(e) for c, e in self.init_base.items()}
-            self.init_restrict = {c: m[w] for c, w in self.init_restrict.items()}
-            if self.eos_weight is not None:
-                self.eos_weight = m[self.eos_weight]
-            if self.special_weights is not None:
-                self.special_weights = tuple((t, m[w]) for t, w in self.special_weights)
-            self.hot_weights = tuple(m[w] for w in self.hot_weights if m[w] >= 0)
-            ids = {}
-            if kept_q:          # the artifact's states: same items, same keys
-                for key, q in self._ids.items():
-                    if q < kept_q and items[q] is not None:
-                        ids[key] = q
-            for q in range(kept_q, len(items)):
-                its = items[q]
-                if its is not None:
-                    its = items[q] = tuple((it, m[w]) for it, w in its)
-                    ids[_state_digest(its) if self._digest_ids else frozenset(its)] = q
-            self._ids = ids
-            self._groups = [None] * len(items)     # hold weight ids
-            return before - len(self.weights)
+            dropped, self._ids = dwa_compact.compact_weights(
+                self, self._ids, self._digest_ids, self._loaded or (0, 0))
+            self._groups = [None] * len(self.items)     # hold weight ids
+            return dropped
 
     def mark_loaded(self, counts: tuple | None = None) -> None:
         """Note that this automaton was just loaded from an artifact (compacted when
