@@ -696,7 +696,7 @@ cdef class CommitPath:
 
 cdef inline object _adv(dict memo, object advance, object branches, long x):
     """``memo[(branches, x)]``, computed by ``advance(branches, x)`` on a miss (as
-    ``terminal.diff_walk``'s ``advance``)."""
+    ``trie_walks.diff_walk``'s ``advance``)."""
     cdef object key = (branches, x)
     cdef PyObject *p = PyDict_GetItem(memo, key)
     if p is not NULL:
@@ -709,7 +709,7 @@ cdef inline object _adv(dict memo, object advance, object branches, long x):
 def diff_walk(dict memo, object advance, const unsigned char[::1] blob,
               const long long[::1] offsets, object c, object b, object max_tokens,
               object outcome_key):
-    """``stackmask.compile.terminal.diff_walk`` over the vocabulary's flat bytes
+    """``stackmask.compile.trie_walks.diff_walk`` over the vocabulary's flat bytes
     (``VocabIndex.flat_bytes()``: the tokens in byte order, concatenated, and their
     offsets): the same depth-first walk of the token trie from configurations ``c``
     and ``b`` at once, the same results (``(diff, groups, ends)`` or None past
@@ -791,7 +791,7 @@ def diff_walk(dict memo, object advance, const unsigned char[::1] blob,
 
 def walk_positions(object steps, object step, object advance, const unsigned char[::1] blob,
                    const long long[::1] offsets, const long long[::1] positions, tuple first):
-    """``stackmask.compile.terminal._walk_positions`` over the vocabulary's flat bytes:
+    """``stackmask.compile.trie_walks._walk_positions`` over the vocabulary's flat bytes:
     branch set -> list of the ``positions`` (ascending, all starting with one byte) whose
     tokens have it, from the branches ``first`` after that byte. The same walk: tokens
     sharing a prefix with the previous one resume from its branches; one pending branch

@@ -313,11 +313,11 @@ def test_a_reloaded_partial_automaton_finds_its_pending_states_again(tmp_path):
     assert again._digest_ids and len(again._ids) == len(dwa._ids)
     for q in pending:
         items = dwa.items[q]
-        assert dwa._state(dict(items)) == q
-        assert again._state(dict(items)) == q
+        assert dwa.intern_state(dict(items)) == q
+        assert again.intern_state(dict(items)) == q
     n = len(again.items)
     (it, w), *rest = dwa.items[pending[0]]
-    other = again._state({it: w}) if rest else again._state({(it[0] + 7,) + it[1:]: w})
+    other = again.intern_state({it: w}) if rest else again.intern_state({(it[0] + 7,) + it[1:]: w})
     assert other == n and len(again.items) == n + 1
 
 
@@ -418,7 +418,7 @@ def test_compiled_automaton_keeps_only_the_token_sets_it_refers_to(tmp_path):
     assert dwa.compact_weights() == n - len(dwa.weights) > 0
     assert _weights_referenced(dwa) == set(range(len(dwa.weights)))
     for q in pending:
-        assert dwa._state(dict(dwa.items[q])) == q
+        assert dwa.intern_state(dict(dwa.items[q])) == q
     # compaction renumbers token sets: it runs in the compile, before any mask is
     # memoized; the compacted partial automaton goes through an artifact to a new one
     from stackmask.compile import Compiled, encode_artifact, grammar_text

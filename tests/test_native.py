@@ -390,10 +390,10 @@ def _walk_tables(name: str):
 
 @pytest.mark.parametrize("name", ["schema", "c"])
 def test_compiled_diff_walk_equals_the_pure_one(name, qwen_vocab):
-    """``terminal.diff_walk`` with the compiled twin gives the pure walk's diff, groups and
+    """``trie_walks.diff_walk`` with the compiled twin gives the pure walk's diff, groups and
     ends (or None at the same ``max_tokens``) for configurations and their bases, and for
     unrelated pairs, over the real Qwen2.5 vocabulary's byte-order trie."""
-    from stackmask.compile.terminal import diff_walk
+    from stackmask.compile.trie_walks import diff_walk
     from stackmask.compile.token_index import vocab_index
     twin = native.module().diff_walk
     tables = _walk_tables(name)

@@ -6,33 +6,31 @@ whose bounded whitespace and bounded strings make such configurations."""
 from __future__ import annotations
 
 import random
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from pyroaring import BitMap
 
 from stackmask import Constraint, Grammar
-from stackmask.compile.parser_dwa import ParserDWA
+from stackmask.compile.dwa_starts import implied_checks, restricted
 from stackmask.wfa.weights import EMPTY_ID, UNIVERSE_ID, WeightTable
 
 
 def _dwa(template):
-    """A bare automaton holding one start, ``template`` (item -> tokens, acc tokens),
-    as a candidate; its LR tables are never read by ``_restricted``."""
-    d = ParserDWA.__new__(ParserDWA)
-    d.weights = WeightTable(100)
-    d.init_restrict = {}
-    d.RESTRICT_CANDIDATES = 8
+    """Token sets holding one start, ``template`` (item -> tokens, acc tokens), as a
+    candidate for :func:`restricted`."""
+    d = SimpleNamespace(weights=WeightTable(100))
     pairs = {it: d.weights.intern(BitMap(ts)) for it, ts in template[0].items()}
     acc = d.weights.intern(BitMap(template[1]))
-    d._templates = [(frozenset(pairs), pairs, acc, (7, acc))]
+    d.candidates = [(frozenset(pairs), pairs, acc, (7, acc))]
     return d
 
 
 def _restricted(d, items: dict, acc):
     wt = d.weights
     pairs = {it: wt.intern(BitMap(ts)) for it, ts in items.items()}
-    r = d._restricted(pairs, wt.intern(BitMap(acc)), d._templates)
+    r = restricted(wt, pairs, wt.intern(BitMap(acc)), d.candidates)
     return None if r is None else sorted(BitMap(range(100)) - wt.get(r[1]))
 
 
@@ -132,20 +130,17 @@ def test_universe_and_empty_ids_are_what_restriction_assumes():
 
 
 def _implied(items: dict, follows: dict, n_terms: int = 6):
-    """``ParserDWA._implied_checks`` on ``items`` ((terms, check set or None) -> tokens),
+    """:func:`implied_checks` on ``items`` ((terms, check set or None) -> tokens),
     with ``follows`` (terminal -> the terminals that may come after it, END = 0)."""
-    from types import SimpleNamespace
     from stackmask.compile.templates import NO_LHS
-    d = ParserDWA.__new__(ParserDWA)
-    d.weights = WeightTable(100)
-    d.templates = SimpleNamespace(follow_masks=tuple(
-        sum(1 << u for u in follows.get(t, ())) for t in range(n_terms)))
+    wt = WeightTable(100)
+    follow_masks = tuple(sum(1 << u for u in follows.get(t, ())) for t in range(n_terms))
     bits = lambda F: None if F is None else sum(1 << u for u in F)
-    pairs = {(0, NO_LHS, terms, bits(F)): d.weights.intern(BitMap(ts))
+    pairs = {(0, NO_LHS, terms, bits(F)): wt.intern(BitMap(ts))
              for (terms, F), ts in items.items()}
-    out = d._implied_checks(pairs)
+    out = implied_checks(wt, follow_masks, pairs)
     sets = lambda G: None if G is None else frozenset(u for u in range(n_terms) if G >> u & 1)
-    return {(it[2], sets(it[3])): sorted(d.weights.get(w)) for it, w in out.items()}
+    return {(it[2], sets(it[3])): sorted(wt.get(w)) for it, w in out.items()}
 
 
 def test_a_check_implied_by_the_emitted_item_is_dropped():
@@ -180,7 +175,7 @@ def test_a_blank_run_has_one_start(qwen_vocab):
     """The configurations inside a bounded run of blanks (after ``{``: one per count) are
     all one start: each is on the run's base and has no start of its own, because the
     tokens that end the run right at its bound lose the check their emitted half implies
-    (``_implied_checks``) and the tokens that still fit are the base's (``_trim_on_base``).
+    (``implied_checks``) and the tokens that still fit are the base's (``trim_on_base``).
     Before both, each count had its own start of some 80 states."""
     from stackmask.lexer.scanner import BOUNDARY_CONFIG
     c = Constraint(Grammar.from_json_schema(SCHEMAS[0]), qwen_vocab, cache_dir=False,
@@ -202,7 +197,7 @@ def test_literal_key_prefixes_share_one_item_start(qwen_vocab, tmp_path):
     """Inside a property name that is also a free key string, each prefix of the name
     (``"t``, ``"ta``, ``"tag``) differs from the free string in the few tokens that may
     still end as that key: a start of one item, the same item for every prefix. They walk
-    one automaton (``ParserDWA._universal``), restricted to each prefix's tokens; masks
+    one automaton (``Starts._universal``), restricted to each prefix's tokens; masks
     after each prefix equal the oracle's, fresh and loaded from the cache."""
     schema = {"type": "object", "properties": {"tags": {"type": "string"},
                                                "title": {"type": "string"}},

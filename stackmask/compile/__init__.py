@@ -24,11 +24,13 @@ from ..plain import Codec
 from ..wfa.weights import WeightTable
 from . import artifact
 from .build import add_config, build_parser_dwa
-from .parser_dwa import ParserDWA, pair_key
+from .dwa_starts import pair_key
+from .parser_dwa import ParserDWA
 from .special import resolve_grammar, special_bindings, with_trigger
 from .tables import GrammarTables, build_tables, coerce_grammar
-from .terminal import TRUE, TerminalCompiler, requirement, successor
+from .terminal import TRUE, TerminalCompiler, requirement
 from .token_index import vocab_index
+from .trie_walks import successor
 
 log = logging.getLogger("stackmask")
 

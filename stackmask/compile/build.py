@@ -19,7 +19,8 @@ from ..glr.lalr import LRTables
 from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from ..wfa.weights import EMPTY_ID, WeightTable
 from .config_classes import ConfigClasses, base_horizon
-from .parser_dwa import ParserDWA, pair_key
+from .dwa_starts import pair_key
+from .parser_dwa import ParserDWA
 from .terminal import TRUE, TerminalCompiler, final_outcomes
 
 log = logging.getLogger("stackmask")

@@ -19,8 +19,10 @@ Symbols with no specific behaviour go through the ``DEFAULT`` edge (only
 items that discard the entry unread survive it). The normal form's bounded
 reduction chains make the automaton acyclic in practice; where it is not, the
 runtime walk still terminates because it reads a finite stack (cycles only
-mean the walk may read the whole stack). ``stats()`` reports both. Building
-it for a grammar and a vocabulary is :mod:`stackmask.compile.build`.
+mean the walk may read the whole stack). ``stats()`` reports both. The starts
+(per lexer configuration, per pair of heads) are made by
+:mod:`stackmask.compile.dwa_starts`; building the automaton for a grammar and a
+vocabulary is :mod:`stackmask.compile.build`.
 """
 
 from __future__ import annotations
@@ -29,19 +31,17 @@ import logging
 import threading
 import time
 
-import numpy as np
 from pyroaring import BitMap
 
 from ..errors import LimitExceeded
 from ..glr.lalr import LRTables
-from ..wfa.weights import EMPTY_ID, UNIVERSE_ID, WeightTable
-from .templates import END, NO_LHS, SUCCESS, Templates, expand_emissions
-from . import dwa_data, dwa_minimize
+from ..wfa.weights import EMPTY_ID, WeightTable
+from .templates import NO_LHS, SUCCESS, Templates
+from . import dwa_compact, dwa_data, dwa_minimize, dwa_starts
 from .dwa_data import digest_index as _digest_index
 from .dwa_data import unpack_items
 from .dwa_data import state_digest as _state_digest
 from .dwa_minimize import STOP
-from .terminal import TRUE
 
 log = logging.getLogger("stackmask")
 
@@ -76,11 +76,7 @@ class ParserDWA:
         #: another's restricted to the rest (``init`` holds that other start), so its mask
         #: on a stack is that start's mask without these tokens (:meth:`add_config`)
         self.init_restrict: dict = {}
-        # while compiling: starts that may serve as restricted ones' (:meth:`_restricted`),
-        # and the starts of a batch not made yet (:meth:`begin_batch`)
-        self._templates: list | None = []
-        self._universals: dict = {}      # item -> its start for every token (_universal)
-        self._pending: list | None = None
+        self.starts = dwa_starts.Starts(self)    # makes the starts (:mod:`.dwa_starts`)
         #: lexer config -> the config it is an alias of: no token tells them apart
         #: (:mod:`stackmask.compile.config_classes`); masks walk the other's start
         self.alias: dict = {}
@@ -111,7 +107,7 @@ class ParserDWA:
             self.weights.set_cache_bytes(int(memo_bytes))
             # the bounds apply now, not at the next miss: an eager compile leaves memos
             # sized for compiling, which the garbage collector's full passes would walk
-            self._bound_memos()
+            self.bound_memos()
             self.weights.bound_memos()
 
     def bind_specials(self, specials) -> None:
@@ -121,7 +117,7 @@ class ParserDWA:
         self.special_check = sum(1 << t for t, _ in self.special_weights)
 
     # -- automaton construction ----------------------------------------------------------
-    def _state(self, pairs: dict) -> int:
+    def intern_state(self, pairs: dict) -> int:
         """Intern a state from ``item -> weight id`` (empty weights dropped); -1 if empty."""
         if self._digest_ids:
             # the digest is order-independent: no set of the pairs is needed
@@ -151,300 +147,16 @@ class ParserDWA:
             self._groups.append(None)
         return q
 
+
     def add_config(self, cfg: int, outcomes, bitmap_of=None) -> tuple:
         """Start state of lexer configuration ``cfg`` from ``(outcome, tokens)`` pairs (an
         outcome may repeat): tokens as a weight id, or an int64 array of positions that
-        ``bitmap_of`` turns into a token-id bitmap. The tokens of
-        every start item are gathered first and made one token set (one bitmap per item, not
-        one per outcome and a union per pair)."""
+        ``bitmap_of`` turns into a token-id bitmap (:func:`.dwa_starts.start_items`). The
+        start may be another's restricted to its tokens (``init_restrict``); None while a
+        batch collects starts (:meth:`begin_batch`)."""
         pairs, acc = self.start_items(outcomes, bitmap_of)
         with self.lock:
-            if self._pending is not None:       # a batch: started at its end
-                self._pending.append((cfg, pairs, acc))
-                return None
-            return self._start(cfg, pairs, acc, self._templates)
-
-    def _trim_on_base(self, cfg: int, pairs: dict, acc: int, whole: dict):
-        """For ``cfg`` started on a base (``init_base``): its own start (``pairs``, ``acc``,
-        over the tokens that differ from the base, ``D``) without the tokens whose start
-        items are the base's (``whole``: config -> the base's whole ``(pairs, acc)``).
-        Walks from a start only unite, intersect and subtract its weights, so a token's
-        fate on a stack depends only on the items (and the decided-at-once set) it is in:
-        such a token's mask bit is the base's, and it leaves ``D`` (``init_base`` is
-        updated). The diff of a configuration on a base is found byte by byte (the tokens
-        whose walks meet different lexer states), which is wider: the tokens of a blank
-        run or a string near its bound that still fit end in other configurations but
-        mostly with the same items; only those that die or end right at the bound remain
-        (and those ending at the bound have the base's items once the checks their other
-        items imply are dropped, :meth:`_implied_checks`).
-        Returns the start to make, or None when nothing is left (the configuration's mask
-        is its base's without ``D``)."""
-        if not pairs and acc == EMPTY_ID:
-            self.init[cfg] = (-1, EMPTY_ID)
-            return None
-        base, diff = self.init_base[cfg]
-        b = whole.get(base)
-        if b is None:
-            return pairs, acc
-        b_pairs, b_acc = b
-        wt = self.weights
-        get = wt.get
-        d = get(diff)
-        differ = get(acc) ^ (get(b_acc) & d)
-        for it in pairs.keys() | b_pairs.keys():
-            mine = get(pairs.get(it, EMPTY_ID))
-            theirs = b_pairs.get(it)
-            differ |= mine if theirs is None else mine ^ (get(theirs) & d)
-        live = BitMap.union(get(acc), *[get(w) for w in pairs.values()])
-        same = live - differ
-        if not same:
-            return pairs, acc
-        same_id = wt.intern(same)
-        self.init_base[cfg] = (base, wt.intern(d - same))
-        acc = wt.difference(acc, same_id)
-        pairs = {it: w2 for it, w in pairs.items()
-                 if (w2 := wt.difference(w, same_id)) != EMPTY_ID}
-        if not pairs and acc == EMPTY_ID:
-            self.init[cfg] = (-1, EMPTY_ID)
-            return None
-        return pairs, acc
-
-    def _start(self, cfg: int, pairs: dict, acc: int, candidates) -> tuple:
-        r = self._restricted(pairs, acc, candidates)
-        if r is not None:
-            entry, self.init_restrict[cfg] = r
-            self.init[cfg] = entry
-            return entry
-        entry = (self._state(pairs), acc)
-        self.init[cfg] = entry
-        if self._templates is not None and pairs:
-            self._templates.append((frozenset(pairs), pairs, acc, entry))
-        self._bound_memos()
-        return entry
-
-    def begin_batch(self) -> None:
-        """Collect the starts :meth:`add_config` is given until :meth:`end_batch`, which
-        makes them all: a start that is another restricted (:meth:`_restricted`) is found
-        whatever the order the configurations came in (the widest start of each shape
-        first)."""
-        with self.lock:
-            self._pending = []
-
-    def end_batch(self) -> None:
-        with self.lock:
-            pending, self._pending = self._pending or [], None
-            if self._templates is None:
-                for cfg, pairs, acc in pending:
-                    self._start(cfg, pairs, acc, None)
-                return
-            wt = self.weights
-            whole = {cfg: (pairs, acc) for cfg, pairs, acc in pending
-                     if cfg not in self.init_base}
-            trimmed = []
-            for cfg, pairs, acc in pending:
-                if cfg in self.init_base:
-                    r = self._trim_on_base(cfg, pairs, acc, whole)
-                    if r is None:
-                        continue
-                    pairs, acc = r
-                trimmed.append((cfg, pairs, acc))
-            pending = trimmed
-            shapes: dict = {}                 # key set -> its starts, in arrival order
-            for n, (cfg, pairs, acc) in enumerate(pending):
-                # widest first (the sizes of its token sets: a token in two items counts
-                # twice, which only orders the comparisons)
-                size = len(wt.get(acc)) + sum(len(wt.get(w)) for w in pairs.values())
-                shapes.setdefault(frozenset(pairs), []).append((-size, n))
-            by_shape: dict = {}
-            for keys, members in shapes.items():
-                own = by_shape.setdefault(keys, [])
-                if len(keys) == 1:
-                    own.append(self._universal(next(iter(keys))))
-                # the widest starts of this shape first, then those of wider shapes (the
-                # widest of each, made before this shape: the same for all its members)
-                wider = [ts[0] for k, ts in by_shape.items() if keys < k and ts]
-                wider = wider[:self.RESTRICT_CANDIDATES]
-                for _, n in sorted(members):
-                    cfg, pairs, acc = pending[n]
-                    cands = own[:self.RESTRICT_CANDIDATES] + wider
-                    before = len(self._templates)
-                    self._start(cfg, pairs, acc, cands)
-                    if len(self._templates) > before:
-                        own.append(self._templates[-1])
-
-    def _universal(self, item) -> tuple:
-        """The start holding ``item`` alone for every token, as a candidate for
-        :meth:`_restricted` (memoized per item while starts are restricted).
-
-        A start of one item ``I`` with the tokens ``W`` (none decided at once) is this
-        one restricted to ``W``: each token's fate on a stack is ``I``'s, the same for all.
-        The configurations that differ from their base only in a few tokens continuing a
-        literal name (``"gr`` of ``"groups"`` inside the free key string: the tokens
-        ``o``, ``ou``, ``oup`` may still end as that key) have such starts, each with other
-        tokens, and each used to get its own states; they now walk one automaton per item,
-        and a configuration's mask is that automaton's without the tokens outside ``W``."""
-        t = self._universals.get(item)
-        if t is None:
-            pairs = {item: UNIVERSE_ID}
-            t = self._universals[item] = (frozenset(pairs), pairs, EMPTY_ID,
-                                          (self._state(pairs), EMPTY_ID))
-        return t
-
-    #: starts a new start is compared with (:meth:`_restricted`): the last ones compiled
-    #: (one at a time), or the widest of its shape (:meth:`end_batch`)
-    RESTRICT_CANDIDATES = 8
-
-    def _restricted(self, pairs: dict, acc: int, candidates):
-        """``(entry, weight id of the tokens left out)`` when the start ``(pairs, acc)``
-        is an earlier start restricted to its own tokens ``W``: every item's weight is the
-        earlier one's within ``W`` (an item missing here has none there), and so is the
-        weight decided at once. Walks from a start only unite, intersect and subtract its
-        weights, all of which commute with keeping ``W``: the earlier start's mask without
-        the other tokens is this one's, on every stack, so its states serve. A count of
-        blanks or of characters left in a bounded run (bounded JSON whitespace,
-        ``maxLength`` near its end) differs from another only in which long tokens fit."""
-        if not candidates or not pairs:
-            return None
-        if candidates is self._templates:
-            candidates = candidates[:-self.RESTRICT_CANDIDATES - 1:-1]
-        wt = self.weights
-        get = wt.get
-        keys = frozenset(pairs)
-        w_all = None
-
-        def within(tw: int, mine: int) -> bool:
-            # (tw within W) == mine, with mine a part of W: no set built, none interned
-            x = get(tw)
-            if mine == EMPTY_ID:
-                return x.isdisjoint(w_all)
-            m = get(mine)
-            return x.intersection_cardinality(w_all) == len(m) and m <= x
-        for t_keys, t_pairs, t_acc, t_entry in candidates:
-            if not keys <= t_keys:
-                continue
-            if w_all is None:
-                w_all = BitMap.union(get(acc), *[get(w) for w in pairs.values()])
-            if within(t_acc, acc) and all(within(tw, pairs.get(it, EMPTY_ID))
-                                          for it, tw in t_pairs.items()):
-                return t_entry, wt.difference(UNIVERSE_ID, wt.intern(w_all))
-        return None
-
-    def end_restricting(self) -> None:
-        """Stop comparing new starts with earlier ones: state ids or token set ids are
-        about to change (minimization, compaction), which the kept starts would not
-        follow; starts compiled later are compiled whole."""
-        self._templates = None
-        self._universals.clear()
-
-    def start_items(self, outcomes, bitmap_of=None) -> tuple:
-        """``(start items: item -> weight id, weight decided at once)`` of ``outcomes`` (as
-        for :meth:`add_config`), no state made (a pair of heads one of which is started on
-        a base needs that configuration's whole start items)."""
-        wt = self.weights
-        by_item: dict = {}
-        ACC = None                           # the tokens decided at once (no stack needed)
-        tpl = self.templates
-        n_terms = tpl.n_terminals
-        check_memo: dict = {}
-        follow_mask = tpl.follow_masks
-        for (ems, req), val in outcomes:
-            extra = ()
-            if req == TRUE:
-                F = None
-            else:
-                r = check_memo.get(req)
-                if r is None:
-                    checks, can_end = req[0], req[1]
-                    F = sum(1 << t for t in checks if 0 < t < n_terms) | (1 << END if can_end else 0)
-                    if len(req) > 2 and self.special_check:
-                        # a special token may come next: finish the pending lexeme, then shift one
-                        extra = expand_emissions((req[2],) if req[2] else ())
-                    r = check_memo[req] = (F, extra)
-                F, extra = r
-                if not F and not extra:
-                    continue
-            for terms in tpl.sequences(ems, self.max_sequences):
-                if not terms and F is None:
-                    by_item.setdefault(ACC, []).append(val)
-                    continue
-                G = F
-                if F and terms:
-                    # only a terminal that can come right after the last one can be shifted
-                    # next (and END only where the text can end after it): a check outside
-                    # that set fails on every stack, so it is dropped from the item (items
-                    # that differ only there are one; those left with nothing die here)
-                    G = F & follow_mask[terms[-1]]
-                if F is None or G:
-                    by_item.setdefault((0, NO_LHS, terms, G), []).append(val)
-                for alt in extra:
-                    by_item.setdefault((0, NO_LHS, terms + alt, self.special_check), []).append(val)
-        pairs: dict = {}
-        for it, vals in by_item.items():
-            arrays = [v for v in vals if not isinstance(v, int)]
-            w = EMPTY_ID
-            if arrays:
-                pos = arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
-                w = wt.intern(bitmap_of(pos))
-            for v in vals:
-                if isinstance(v, int):
-                    w = wt.union(w, v)
-            pairs[it] = w
-        acc = pairs.pop(ACC, EMPTY_ID)
-        if acc != EMPTY_ID:
-            pairs = {it: wt.difference(w, acc) for it, w in pairs.items()}
-        return self._implied_checks(pairs), acc
-
-    def _implied_checks(self, pairs: dict) -> dict:
-        """Start items with the checks other items of the same token imply dropped.
-
-        An item ``(S, F)`` holds on a stack when it shifts ``S`` and then some terminal of
-        ``F``; its part for one terminal ``t`` of ``F`` is "the stack shifts ``S t``". A
-        token that is also in ``(S t, F')`` with ``F'`` holding every terminal that can
-        follow ``t`` (``F'`` None: no check) is allowed whenever that part holds: a stack
-        that shifts ``S t`` has shifted only a viable prefix (an LR parser never shifts an
-        error), so some terminal of ``follows(t)`` (or the end) comes next. For that token
-        ``t`` leaves ``F``. A lexeme that may end now or grow (a run of blanks emitted here,
-        or continued) is such a pair; the token that ends a counted run at its bound has
-        only the emitted half, and with the check dropped it is the same in every
-        configuration of the run (:meth:`_trim_on_base` then finds it the base's)."""
-        fm = self.templates.follow_masks
-        wt = self.weights
-        implied: dict = {}             # S -> t -> tokens whose (S t, F') imply "S, then t"
-        for it, w in pairs.items():
-            terms, F = it[2], it[3]
-            if terms and w != EMPTY_ID:
-                t = terms[-1]
-                if t != END and (F is None or not fm[t] & ~F):
-                    by_t = implied.setdefault(terms[:-1], {})
-                    by_t[t] = wt.union(by_t.get(t, EMPTY_ID), w)
-        if not implied:
-            return pairs
-        out: dict = {}
-        for it, w in pairs.items():
-            terms, F = it[2], it[3]
-            by_t = implied.get(terms)
-            if not F or by_t is None or w == EMPTY_ID:
-                out[it] = wt.union(out.get(it, EMPTY_ID), w)
-                continue
-            parts = {F: w}               # check set -> the tokens with it
-            for t, wt_t in by_t.items():
-                if not F >> t & 1:
-                    continue
-                nxt: dict = {}
-                for G, g in parts.items():
-                    inside = wt.intersect(g, wt_t)
-                    if inside != EMPTY_ID:
-                        H = G & ~(1 << t)
-                        nxt[H] = wt.union(nxt.get(H, EMPTY_ID), inside)
-                        g = wt.difference(g, inside)
-                    if g != EMPTY_ID:
-                        nxt[G] = wt.union(nxt.get(G, EMPTY_ID), g)
-                parts = nxt
-            for G, g in parts.items():
-                if G:                     # nothing left to check: the other item decides
-                    k = (it[0], it[1], terms, G)
-                    out[k] = wt.union(out.get(k, EMPTY_ID), g)
-        return out
+            return self.starts.add(cfg, pairs, acc)
 
     def add_config_on_base(self, cfg: int, base: int, diff_wid: int, outcomes,
                            bitmap_of=None) -> tuple:
@@ -461,61 +173,34 @@ class ParserDWA:
             self.init_base[cfg] = (base, diff_wid)
         return entry
 
-    def add_pair(self, c_top: int, c_low: int, below: bool, whole_start=None) -> tuple | None:
-        """Start state of two heads walked as one: configuration ``c_top`` on a GSS node
-        and ``c_low`` on the node right below it (``below``; keyed ``(c_top, c_low, 1)``)
-        or on the same node (keyed by the sorted configurations and 0). ``c_low``'s start
-        items discard one more stack entry unread when ``below``; the tokens either start
-        decides at once are decided for both. The walk's weights then unite to the two
-        heads' mask (a state's mask is the union of its heads'), in one walk instead of
-        two. Needs both configurations' start items (before :meth:`release_items`);
-        for a configuration started on a base, ``whole_start(cfg)`` gives its whole start
-        items (:meth:`start_items`; without it such a pair is not made). Returns the
-        entry, or None."""
-        key = pair_key(c_top, c_low, below)
-        e = self.pair_init.get(key)
-        if e is not None:
-            return e
-        wt = self.weights
-        acc = EMPTY_ID
-        pairs: dict = {}
-        for cfg, delay in ((c_top, 0), (c_low, 1 if below else 0)):
-            if cfg in self.init_base:         # a start on a base has not all items:
-                if whole_start is None:       # the whole ones (start_items) are needed
-                    return None
-                start, w = whole_start(cfg)
-                acc = wt.union(acc, w)
-                items = tuple(start.items())
-            else:
-                entry = self.init.get(cfg)
-                if entry is None:
-                    return None
-                q, w = entry
-                keep = self.init_restrict.get(cfg)
-                if keep is not None:          # another's start, within this one's tokens
-                    keep = wt.difference(UNIVERSE_ID, keep)
-                    w = wt.intersect(w, keep)
-                acc = wt.union(acc, w)
-                if q < 0:
-                    continue
-                items = self.items[q]
-                if items is None:             # released after an eager compile
-                    return None
-                if isinstance(items, bytes):
-                    items = unpack_items(items)
-                if keep is not None:
-                    items = [(it, wt.intersect(w2, keep)) for it, w2 in items]
-            for (skip, lhs, terms, F), w2 in items:
-                it = (skip + delay, lhs, terms, F)
-                pairs[it] = wt.union(pairs.get(it, EMPTY_ID), w2)
-        if acc != EMPTY_ID:
-            pairs = {it: wt.difference(w, acc) for it, w in pairs.items()}
+    def begin_batch(self) -> None:
+        """Collect the starts :meth:`add_config` is given until :meth:`end_batch`, which
+        makes them all (:meth:`.dwa_starts.Starts.end_batch`)."""
         with self.lock:
-            e = self.pair_init[key] = (self._state(pairs), acc)
-        return e
+            self.starts.begin_batch()
+
+    def end_batch(self) -> None:
+        with self.lock:
+            self.starts.end_batch()
+
+    def end_restricting(self) -> None:
+        """Stop comparing new starts with earlier ones: state ids or token set ids are
+        about to change (minimization, compaction), which the kept starts would not
+        follow; starts compiled later are compiled whole."""
+        self.starts.end_restricting()
+
+    def start_items(self, outcomes, bitmap_of=None) -> tuple:
+        """``(start items: item -> weight id, weight decided at once)`` of ``outcomes``
+        (:func:`.dwa_starts.start_items`), no state made."""
+        return dwa_starts.start_items(self, outcomes, bitmap_of)
+
+    def add_pair(self, c_top: int, c_low: int, below: bool, whole_start=None) -> tuple | None:
+        """Start state of two heads walked as one (:func:`.dwa_starts.pair_start`; kept
+        in ``pair_init``), or None."""
+        return dwa_starts.pair_start(self, c_top, c_low, below, whole_start)
 
     def drop_pair(self, key: tuple, mark: int) -> None:
-        """Forget the pair start ``key`` (:func:`pair_key`) and the states from ``mark``
+        """Forget the pair start ``key`` (:func:`.dwa_starts.pair_key`) and the states from ``mark``
         on (all added after the automaton was complete, so no older state leads to them)."""
         with self.lock:
             self.pair_init.pop(key, None)
@@ -556,7 +241,7 @@ class ParserDWA:
                 by_lhs.setdefault(lhs, []).append(pair)
             else:
                 groups.setdefault(relevant(it), []).append(pair)
-        dd = self._state(d_next)
+        dd = self.intern_state(d_next)
         self.default[q] = (dd, EMPTY_ID) if dd >= 0 else None
         g = self._groups[q] = (tuple(groups.items()), tuple(by_lhs.items()), d_next, {})
         return g
@@ -599,7 +284,7 @@ class ParserDWA:
                 e = self.default[q]
             if not self.complete[q]:
                 t[s] = e if e is not None else STOP
-            self._bound_memos()
+            self.bound_memos()
             return e
 
     def _step_pairs(self, pairs, s: int, acc: int, nxt: dict) -> int:
@@ -648,7 +333,7 @@ class ParserDWA:
             return None              # like every other symbol: the default edge
         if acc != EMPTY_ID:
             nxt = {it: wt.difference(w, acc) for it, w in nxt.items()}
-        dst = self._state(nxt)
+        dst = self.intern_state(nxt)
         return (dst, acc)
 
     def expand(self, q: int) -> None:
@@ -686,7 +371,7 @@ class ParserDWA:
                 if guard is not None:
                     guard.check()
                 self.expand(q)
-                self._bound_memos()
+                self.bound_memos()
             q += 1
             if progress is not None and q % 2000 == 0:
                 progress(q, len(self.items))
@@ -704,7 +389,7 @@ class ParserDWA:
             if time.perf_counter() >= deadline:
                 return n, False
             self.expand(q)
-            self._bound_memos()
+            self.bound_memos()
             n += 1
         return n, True
 
@@ -718,7 +403,7 @@ class ParserDWA:
         """Estimated bytes held by the symbolic-run memos (entries x MEMO_ENTRY_BYTES)."""
         return self.templates.memo_entries() * self.MEMO_ENTRY_BYTES
 
-    def _bound_memos(self) -> None:
+    def bound_memos(self) -> None:
         """The symbolic-run memos are caches: past ``memo_bytes`` (estimated) they are
         dropped together (recomputed on demand). O(1); bounds compile memory on large
         grammars and runtime memory when states are compiled on first use."""
@@ -758,7 +443,7 @@ class ParserDWA:
         the artifact's load time).
         The state index of the states not compiled yet is rebuilt (its keys contain
         weight ids); ``hot_weights`` keeps the kept ones, renumbered. Returns the number
-        of sets dropped.
+        of sets dropped (:func:`.dwa_compact.compact_weights`).
 
         An automaton loaded from an artifact (:meth:`mark_loaded`) keeps the artifact's
         sets, all referenced when it was written, at their ids: the item sets of its
@@ -766,62 +451,10 @@ class ParserDWA:
         are), so saving after use costs what was added, not the whole automaton."""
         with self.lock:
             self.end_restricting()
-            kept_w, kept_q = self._loaded or (0, 0)
-            used = set(range(kept_w))
-            used.add(EMPTY_ID)
-            for t in self.trans:
-                if t:
-                    used.update(w for _, w in t.values())
-            used.update(d[1] for d in self.default if d is not None)
-            used.update(w for _, w in self.init.values())
-            used.update(w for _, w in self.pair_init.values())
-            used.update(w for _, w in self.init_base.values())
-            used.update(self.init_restrict.values())
-            if self.eos_weight is not None:
-                used.add(self.eos_weight)
-            used.update(w for _, w in self.special_weights or ())
-            items = self.items
-            for q in range(kept_q, len(items)):
-                its = items[q]
-                if its is None:
-                    continue
-                if isinstance(its, bytes):
-                    its = items[q] = unpack_items(its)
-                used.update(w for _, w in its)
-            before = len(self.weights)
-            self.weights, new = self.weights.subset(used)
-            if not np.array_equal(new[:kept_w], np.arange(kept_w)):
-                raise AssertionError("an artifact's token sets were renumbered")
-            m = new.tolist()
-
-            def entry(e):
-                return e if e is None else (e[0], m[e[1]])
-
-            self.trans = [t if not t else {s: (d, m[w]) for s, (d, w) in t.items()}
-                          for t in self.trans]
-            self.default = [entry(d) for d in self.default]
-            self.init = {c: entry(e) for c, e in self.init.items()}
-            self.pair_init = {k: entry(e) for k, e in self.pair_init.items()}
-            self.init_base = {c: entry(e) for c, e in self.init_base.items()}
-            self.init_restrict = {c: m[w] for c, w in self.init_restrict.items()}
-            if self.eos_weight is not None:
-                self.eos_weight = m[self.eos_weight]
-            if self.special_weights is not None:
-                self.special_weights = tuple((t, m[w]) for t, w in self.special_weights)
-            self.hot_weights = tuple(m[w] for w in self.hot_weights if m[w] >= 0)
-            ids = {}
-            if kept_q:          # the artifact's states: same items, same keys
-                for key, q in self._ids.items():
-                    if q < kept_q and items[q] is not None:
-                        ids[key] = q
-            for q in range(kept_q, len(items)):
-                its = items[q]
-                if its is not None:
-                    its = items[q] = tuple((it, m[w]) for it, w in its)
-                    ids[_state_digest(its) if self._digest_ids else frozenset(its)] = q
-            self._ids = ids
-            self._groups = [None] * len(items)     # hold weight ids
-            return before - len(self.weights)
+            dropped, self._ids = dwa_compact.compact_weights(
+                self, self._ids, self._digest_ids, self._loaded or (0, 0))
+            self._groups = [None] * len(self.items)     # hold weight ids
+            return dropped
 
     def mark_loaded(self, counts: tuple | None = None) -> None:
         """Note that this automaton was just loaded from an artifact (compacted when
@@ -905,8 +538,3 @@ def special_weights(weights: WeightTable, specials) -> tuple:
     """``((parser terminal, weight id of the token ids bound to it), ...)``."""
     return tuple((int(t), weights.intern(BitMap(sorted(ids)))) for t, ids in sorted((specials or {}).items()))
 
-
-def pair_key(c_top: int, c_low: int, below: bool) -> tuple:
-    """Key of a pair start (:meth:`ParserDWA.add_pair`): ``(c_top, c_low, 1)`` for heads
-    on nodes one above the other, the sorted configurations and 0 for one stack."""
-    return (c_top, c_low, 1) if below else (min(c_top, c_low), max(c_top, c_low), 0)
