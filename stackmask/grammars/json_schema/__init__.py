@@ -126,6 +126,7 @@ default from ``$schema``, else 2020), ``unknown_keywords="warn"``,
 from __future__ import annotations
 
 import json
+import time
 import warnings as _warnings
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -231,6 +232,9 @@ def _convert_schema(schema, *, strict, whitespace, max_whitespace, max_string_le
                 unique_items=unique_items, lexer_modes=lexer_modes)
     conv = Converter(schema, opts)
     g = conv.run()
+    took = time.monotonic() - conv.started
+    if took > 1.0:
+        log.info("stackmask: JSON Schema converted in %.1f s (%d subschemas)", took, conv.subschemas)
     problems = conv.problems
     if problems:
         lines = [f"{kw} at {ptr}: {why}" for kw, ptr, why in problems]

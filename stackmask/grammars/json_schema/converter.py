@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import time
 from collections import deque
 
 from ...errors import GrammarError
@@ -57,6 +58,9 @@ class Converter(EmitMixin, RefsMixin, CombinatorsMixin, ComplementsMixin, MergeM
         self.key_names: set[str] = set()          # every key terminal (lexer modes)
         self.ws_names: set[str] = set()           # whitespace terminals after { [ , and keys
         self.pending_extras: list = []
+        self.started = time.monotonic()
+        self.last_report = self.started
+        self.subschemas = 0                       # languages computed (progress lines)
         self.draft = opts["draft"] or self.detect_draft(root)
         self.root_base = ""
         self.index(root, "", True)
@@ -71,6 +75,15 @@ class Converter(EmitMixin, RefsMixin, CombinatorsMixin, ComplementsMixin, MergeM
         self.ws_wrapped: dict[str, str] = {}
 
     # -- bookkeeping ---------------------------------------------------------
+    def progress(self, ptr: str) -> None:
+        """Log where a long conversion is (INFO on the ``stackmask`` logger): the first line
+        after a second, then one every 5 s."""
+        now = time.monotonic()
+        if now - self.last_report > (1.0 if self.last_report == self.started else 5.0):
+            self.last_report = now
+            log.info("stackmask: converting the JSON Schema (%.0f s, %d subschemas so far, "
+                     "at %s)", now - self.started, self.subschemas, ptr)
+
     def problem(self, keyword: str, ptr: str, why: str):
         key = (keyword, ptr)
         if key not in self._problem_keys:
@@ -127,6 +140,8 @@ class Converter(EmitMixin, RefsMixin, CombinatorsMixin, ComplementsMixin, MergeM
             self.problem("schema", ptr, f"a schema must be an object or a boolean, not {type(node).__name__}")
             return self.any_lang()
         self.check_keywords(node, ptr)
+        self.subschemas += 1
+        self.progress(ptr)
         k = self.key(node, base)
         got = self.lang_cache.get(k)
         if got is not None:

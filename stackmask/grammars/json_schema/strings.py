@@ -95,6 +95,7 @@ class StringsMixin:
         from ...lexer.regex import compile_terminal
         if ast == NONE:
             return NONE
+        self.progress(ptr)             # compiling a large string terminal can take seconds
         try:
             # the least band (no vocabulary's is less): a repetition counted with a
             # vocabulary's band is counted here too, with fewer copies (the check is about
