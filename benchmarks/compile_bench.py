@@ -6,7 +6,11 @@ with an empty cache directory; a second subprocess then builds the same
 ``Constraint`` and must load it from the cache.
 
     python benchmarks/compile_bench.py                      # all benchmark grammars
-    python benchmarks/compile_bench.py --grammars json,c --json out.json
+    python benchmarks/compile_bench.py --grammars json-outlines,c --json out.json
+
+The grammars are the benchmark folder's (``../shared/bench/grammars`` or
+``$STACKMASK_BENCH/grammars``): ``json-outlines`` is its ``json.lark`` (not the
+bundled ``json`` grammar), every other name its ``<name>.lark``.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from stackmask.report.workload import WorkloadError, bench_grammar_path
+
 BENCH = Path(os.environ.get("STACKMASK_BENCH", Path(__file__).resolve().parents[2] / "shared" / "bench"))
-GRAMMARS = ("json", "calc", "c", "sql", "java", "go")
+GRAMMARS = ("json-outlines", "calc", "c", "sql", "java", "go")
 AMBIGUOUS = {"sql", "java", "go"}
 
 CHILD = r"""
@@ -46,7 +52,7 @@ def artifact_bytes(loaded: dict) -> int:
 
 
 def run(name: str, cache: str, timeout: float) -> dict:
-    path = BENCH / "grammars" / f"{name}.lark"
+    path = bench_grammar_path(name, BENCH)
     out = subprocess.run([sys.executable, "-c", CHILD, name, str(path), "1" if name in AMBIGUOUS else "0",
                           cache], capture_output=True, text=True, timeout=timeout)
     if out.returncode != 0:
@@ -62,6 +68,11 @@ def main(argv=None) -> int:
     ap.add_argument("--cache-dir", help="keep the artifacts here (must not hold them yet); "
                                         "default: a temporary directory per grammar")
     args = ap.parse_args(argv)
+    for name in args.grammars.split(","):
+        try:
+            bench_grammar_path(name, BENCH)
+        except WorkloadError as e:
+            ap.error(str(e))
     rows = []
     print("| grammar | compile | peak RSS | configs | states | edges | weights | acyclic | max depth "
           "| explored after the budget | artifact | cached load |")

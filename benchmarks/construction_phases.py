@@ -71,7 +71,8 @@ def main(argv=None) -> int:
     ap.add_argument("--schemas", default="", help="comma-separated row indexes of --data")
     ap.add_argument("--data", default=str(DATA), help="JSONL with a 'schema' per row")
     ap.add_argument("--grammars", default="", help="comma-separated grammar names (bundled json, "
-                    "or calc, c, sql, java, go from ../shared/bench/grammars)")
+                    "or json-outlines, calc, c, sql, java, go from ../shared/bench/grammars; "
+                    "json-outlines is its json.lark)")
     ap.add_argument("--tools", action="store_true", help="examples/tool_calling.py's grammar")
     args = ap.parse_args(argv)
     import stackmask
@@ -87,7 +88,7 @@ def main(argv=None) -> int:
             r = rows[int(i)]
             jobs.append((r.get("name", i), lambda r=r: (Grammar.from_json_schema(r["schema"]), None)))
     for name in filter(None, args.grammars.split(",")):
-        w = load_workload(name)          # bundled, or ../shared/bench/grammars/<name>.lark
+        w = load_workload(name)          # bundled, or a benchmark grammar (bench_grammar_path)
         jobs.append((name, lambda w=w: (w.text, w.ambiguous)))
     if args.tools:
         from stackmask.grammars.tags import needs_glr, tool_calling

@@ -2,9 +2,10 @@
 with the Qwen2.5 vocabulary: build time, commit percentiles over every step,
 and reference-oracle get_mask percentiles over a sample of steps.
 
-    python benchmarks/decode_trace.py [--grammars json,sql] [--programs 5] [--mask-steps 20]
+    python benchmarks/decode_trace.py [--grammars json-outlines,sql] [--programs 5] [--mask-steps 20]
 
-Grammars are read from ../shared/bench/grammars (or $STACKMASK_BENCH/grammars).
+Grammars are read from ../shared/bench/grammars (or $STACKMASK_BENCH/grammars):
+json-outlines is its json.lark (not the bundled json grammar), the others <name>.lark.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy as np
 
 from stackmask import Constraint, Grammar, Vocab
 from stackmask.generate import SentenceGenerator
+from stackmask.report.workload import bench_grammar_path
 from stackmask.vocab import qwen2_5_encoding
 
 BENCH = Path(os.environ.get("STACKMASK_BENCH", Path(__file__).resolve().parents[2] / "shared" / "bench"))
@@ -44,7 +46,7 @@ def fmt(d: dict) -> str:
 
 
 def run(name: str, vocab: Vocab, enc, programs: int, mask_steps: int, seed: int) -> dict:
-    text = (BENCH / "grammars" / f"{name}.lark").read_text()
+    text = bench_grammar_path(name, BENCH).read_text()
     t0 = time.perf_counter()
     c = Constraint(text, vocab, ambiguous=name in AMBIGUOUS)
     build = time.perf_counter() - t0
@@ -84,7 +86,7 @@ def run(name: str, vocab: Vocab, enc, programs: int, mask_steps: int, seed: int)
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--grammars", default="json,calc,c,sql,java,go")
+    ap.add_argument("--grammars", default="json-outlines,calc,c,sql,java,go")
     ap.add_argument("--programs", type=int, default=5)
     ap.add_argument("--mask-steps", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)

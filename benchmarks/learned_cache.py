@@ -31,6 +31,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from stackmask.report.workload import bench_grammar_path
+
 HERE = Path(__file__).resolve().parent
 BENCH = Path(os.environ.get("STACKMASK_BENCH", HERE.parents[1] / "shared" / "bench"))
 AMBIGUOUS = {"sql", "java", "go", "c"}
@@ -96,7 +98,7 @@ print(json.dumps(out))
 
 
 def child(name: str, cache: str, action: str, arg: dict, timeout: float) -> dict:
-    path = BENCH / "grammars" / f"{name}.lark"
+    path = bench_grammar_path(name, BENCH)
     r = subprocess.run([sys.executable, "-c", CHILD, name, str(path), "1" if name in AMBIGUOUS else "0",
                         cache, action, str(HERE), json.dumps(arg)],
                        capture_output=True, text=True, timeout=timeout)

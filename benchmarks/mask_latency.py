@@ -1,8 +1,10 @@
 """get_mask and commit latency on fixed token traces (the README's numbers).
 
-For each benchmark grammar (json, calc, c, sql, java, go from
-``../shared/bench/grammars`` or ``$STACKMASK_BENCH/grammars``; sql, java and go
-with ``ambiguous=True``) and the Qwen2.5 vocabulary:
+For each benchmark grammar (json-outlines, calc, c, sql, java, go from
+``../shared/bench/grammars`` or ``$STACKMASK_BENCH/grammars``: ``json-outlines``
+is that folder's ``json.lark``, not the bundled ``json`` grammar, the others
+``<name>.lark``; sql, java and go with ``ambiguous=True``) and the Qwen2.5
+vocabulary:
 
 1. **Traces.** ``benchmarks/traces/<grammar>.jsonl`` holds generated programs,
    one JSON object per line: ``{"text": ..., "tokens": [...]}`` (Qwen2.5 token
@@ -35,7 +37,7 @@ with ``ambiguous=True``) and the Qwen2.5 vocabulary:
    that is rejected or missing from its mask).
 
     python benchmarks/mask_latency.py                          # all grammars
-    python benchmarks/mask_latency.py --grammars json,calc --verify 20 --json out.json
+    python benchmarks/mask_latency.py --grammars json-outlines,calc --verify 20 --json out.json
     python benchmarks/mask_latency.py --regenerate             # rewrite the trace files
     python benchmarks/mask_latency.py --traces-only            # only write missing trace files
 
@@ -58,12 +60,13 @@ import numpy as np
 
 from stackmask import Constraint, Grammar, TokenRejected, Vocab
 from stackmask.generate import SentenceGenerator
+from stackmask.report.workload import WorkloadError, bench_grammar_path
 from stackmask.vocab import qwen2_5_encoding
 
 HERE = Path(__file__).resolve().parent
 BENCH = Path(os.environ.get("STACKMASK_BENCH", HERE.parents[1] / "shared" / "bench"))
 TRACES = HERE / "traces"
-GRAMMARS = ("json", "calc", "c", "sql", "java", "go")
+GRAMMARS = ("json-outlines", "calc", "c", "sql", "java", "go")
 AMBIGUOUS = {"sql", "java", "go"}
 PCTS = (50, 90, 99, 99.9)
 
@@ -81,7 +84,14 @@ def log(*a) -> None:
 
 # -- traces --------------------------------------------------------------------------------
 def grammar_text(name: str) -> str:
-    return (BENCH / "grammars" / f"{name}.lark").read_text()
+    return bench_grammar_path(name, BENCH).read_text()
+
+
+def seed_name(name: str) -> str:
+    """The grammar in the random seeds: its file's stem, so that json-outlines
+    (``json.lark``) draws the texts and steps it drew when it was named json, and
+    ``--regenerate`` rewrites the stored traces unchanged."""
+    return bench_grammar_path(name, BENCH).stem
 
 
 def generate_traces(name: str, enc, programs: int, max_terminals: int, seed: int, *,
@@ -95,7 +105,7 @@ def generate_traces(name: str, enc, programs: int, max_terminals: int, seed: int
         min_terminals = min(GEN_MIN_TERMINALS, max_terminals)
     gen = SentenceGenerator(Grammar.from_lark(grammar_text(name)), max_depth=max_depth,
                             seed=seed, max_terminals=max_terminals, min_terminals=min_terminals)
-    rng = random.Random(f"{label}:{name}:{seed}")   # str seeds: independent of PYTHONHASHSEED
+    rng = random.Random(f"{label}:{seed_name(name)}:{seed}")   # str seeds: independent of PYTHONHASHSEED
     out = []
     for _ in range(programs):
         text, _terms = gen.sentence(rng)
@@ -279,7 +289,7 @@ def replay(c: Constraint, traces: list[dict], eos: int, probe: Probe, n_outliers
 def verify(c: Constraint, traces: list[dict], eos: int, k: int, seed: int, name: str) -> dict:
     """get_mask vs reference_mask at k random steps (untimed replay)."""
     steps = [(ti, pos) for ti, tr in enumerate(traces) for pos in range(len(tr["tokens"]) + 1)]
-    rng = random.Random(f"mask_latency:verify:{name}:{seed}")
+    rng = random.Random(f"mask_latency:verify:{seed_name(name)}:{seed}")
     chosen = set(rng.sample(steps, min(k, len(steps))))
     checked, mismatches, details, oracle_s = 0, 0, [], 0.0
     for ti, tr in enumerate(traces):
@@ -432,8 +442,12 @@ def main(argv=None) -> int:
 
     names = [n.strip() for n in args.grammars.split(",") if n.strip()]
     for n in names:
-        if not (BENCH / "grammars" / f"{n}.lark").exists():
-            ap.error(f"no grammar {n!r} in {BENCH / 'grammars'}")
+        try:
+            path = bench_grammar_path(n, BENCH)
+        except WorkloadError as e:
+            ap.error(str(e))
+        if not path.exists():
+            ap.error(f"no grammar {n!r} in {BENCH / 'grammars'} ({path.name} is missing)")
     enc = qwen2_5_encoding()
     trace_dir = Path(args.traces)
     all_traces = {}

@@ -10,9 +10,10 @@
   compared with the reference oracle (``--no-verify`` skips that).
 
 Both resolve ``--grammar`` alike (:func:`stackmask.report.workload.load_workload`:
-the bundled ``json``, the benchmark grammars ``c calc sql java go``, a ``.lark``
-file or a JSON Schema ``.json`` file) and log progress (logger ``stackmask``)
-to stderr; ``--quiet`` keeps only warnings.
+the bundled ``json``, the benchmark grammars ``json-outlines c calc sql java go``
+(``json-outlines`` is the benchmark folder's ``json.lark``, not the bundled
+grammar), a ``.lark`` file or a JSON Schema ``.json`` file) and log progress
+(logger ``stackmask``) to stderr; ``--quiet`` keeps only warnings.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ def demo(argv: list[str]) -> int:
                                  description="Decode a document token by token under a grammar, "
                                              "checking every token against the mask.")
     ap.add_argument("--grammar", default="json",
-                    help="bundled grammar (json), benchmark grammar (c, calc, sql, java, go), "
-                         "a .lark file or a JSON Schema .json file (default: json)")
+                    help="bundled grammar (json), benchmark grammar (json-outlines, c, calc, sql, "
+                         "java, go; json-outlines is the benchmark folder's json.lark), a .lark "
+                         "file or a JSON Schema .json file (default: json)")
     ap.add_argument("--text", default=None,
                     help="document to decode (default: a bundled JSON sample for json, the first "
                          "benchmark trace for the benchmark grammars)")

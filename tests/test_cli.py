@@ -84,6 +84,24 @@ def test_demo_resolves_benchmark_grammar_names_like_report(capsys):
     assert "masks are equal to the reference oracle's" in out
 
 
+@needs_bench
+def test_json_is_bundled_and_json_outlines_is_the_benchmark_file():
+    """`json` is the bundled RFC 8259 grammar; the benchmark folder's json.lark (adapted
+    from outlines) is `json-outlines`, replayed on its own traces by default."""
+    from stackmask.grammars import load
+    from stackmask.report.workload import bench_grammar_path, default_corpus
+    bundled = report.load_workload("json")
+    assert bundled.source.startswith("bundled") and bundled.text == load("json")
+    w = report.load_workload("json-outlines")
+    assert bench_grammar_path("json-outlines").resolve() == (GRAMMAR_DIR / "json.lark").resolve()
+    assert w.text == (GRAMMAR_DIR / "json.lark").read_text(encoding="utf-8") != bundled.text
+    assert not w.ambiguous
+    docs = default_corpus(w)
+    assert docs and all("tokens" in d for d in docs)       # benchmarks/traces/json-outlines.jsonl
+    with pytest.raises(report.WorkloadError, match="json-outlines"):
+        bench_grammar_path("json")
+
+
 def test_plot_without_matplotlib_fails_before_running(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)       # `import matplotlib` raises
 

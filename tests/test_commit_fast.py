@@ -74,7 +74,7 @@ def trace_tokens(name):
         return [json.loads(line)["tokens"] for line in f if line.strip()]
 
 
-@pytest.mark.parametrize("name", ["json", "calc", "c", "sql", "java", "go"])
+@pytest.mark.parametrize("name", ["json-outlines", "calc", "c", "sql", "java", "go"])
 def test_fast_commit_equals_general_on_bench_traces(name, qwen_vocab):
     c = bench_constraint(name, qwen_vocab)
     rng = random.Random(f"fast-{name}")
@@ -95,10 +95,10 @@ def test_fast_commit_equals_general_on_ambiguous_grammars(name, qwen_vocab):
         walk(c, ids, rng, f"{name} {text!r}", n_random=3)
 
 
-def test_fast_commit_random_walks_json(qwen_vocab):
+def test_fast_commit_random_walks_json_outlines(qwen_vocab):
     """Walks that sample the next token from the mask (multi-byte tokens crossing
     lexeme boundaries, whitespace, string escapes)."""
-    c = bench_constraint("json", qwen_vocab)
+    c = bench_constraint("json-outlines", qwen_vocab)
     rng = random.Random("fast-walk")
     for w in range(6):
         sf = ss = c.start()

@@ -72,7 +72,7 @@ def sample_vocab(qwen_vocab, n: int, seed: int) -> Vocab:
     return Vocab(toks)
 
 
-@pytest.mark.parametrize("name", ["json", "c", "java", "go"])
+@pytest.mark.parametrize("name", ["json-outlines", "c", "java", "go"])
 def test_terminal_outcomes_equal_scanner_runs(name, qwen_vocab):
     vocab = sample_vocab(qwen_vocab, 2500, seed=len(name))
     tables = build_tables(read_bench_grammar(name), ambiguous=True)
@@ -106,7 +106,7 @@ def _dfa_run_reference(sc, tok: bytes, s: int) -> int:
     return s
 
 
-@pytest.mark.parametrize("name", ["json", "c", "schema"])
+@pytest.mark.parametrize("name", ["json-outlines", "c", "schema"])
 def test_whole_vocabulary_dfa_runs_equal_byte_by_byte_runs(name, qwen_vocab):
     """``TerminalCompiler._dfa_run`` equals the DFA run of each token byte by byte, from
     every state of the lexer DFA, by both of its paths: the whole-vocabulary run (one
@@ -365,7 +365,7 @@ def test_the_last_buffer_filled_is_let_go_when_a_text_ends():
     assert alive() is None                     # let go at the end of the text
 
 
-@pytest.mark.parametrize("name,amb", [("json", False), ("calc", False), ("sql", True)])
+@pytest.mark.parametrize("name,amb", [("json-outlines", False), ("calc", False), ("sql", True)])
 def test_runs_above_a_state_equal_the_runs_on_the_whole_known_stack(name, amb, qwen_vocab):
     """``run_start`` / ``run_above`` (the run on the states above ``s``, its waiting
     items then reading ``s``) give exactly ``run`` on the whole known stack: success, and
@@ -506,7 +506,7 @@ def test_minimize_synthetic_automaton():
     assert dwa.minimize() == 0
 
 
-@pytest.mark.parametrize("name", ["json", "calc"])
+@pytest.mark.parametrize("name", ["json-outlines", "calc"])
 @pytest.mark.parametrize("partial", [False, True])
 def test_minimized_automaton_walks_like_the_compiled_one(name, partial, qwen_vocab):
     """A compiled automaton and its minimization give the same tokens on random stack
@@ -549,7 +549,7 @@ def test_minimized_automaton_walks_like_the_compiled_one(name, partial, qwen_voc
             assert _walk(dwa, q, w, word) == _walk(small, q2, w2, word), (key, word)
 
 
-@pytest.mark.parametrize("name", ["json", "c"])
+@pytest.mark.parametrize("name", ["json-outlines", "c"])
 def test_head_pairs_read_one_byte_per_class_and_find_every_pair(name):
     """``head_pairs`` reads one byte of each class the lexer treats alike; the pairs it
     finds are those of reading all 256 bytes, on configurations reached by random bytes."""

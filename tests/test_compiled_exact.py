@@ -171,9 +171,9 @@ def check_trace(c: Constraint, ids: list[int], steps, label: str, rng: random.Ra
     assert mask_to_ids(m, c.vocab.size).tolist() == sorted(c.vocab.eos_token_ids)
 
 
-# per grammar: (programs, max_terminals, sampled middle steps); json/calc are cheap
+# per grammar: (programs, max_terminals, sampled middle steps); json-outlines/calc are cheap
 _TF_DEFAULT = {
-    "json": (3, 40, "all"),
+    "json-outlines": (3, 40, "all"),
     "calc": (3, 40, "all"),
     "c": (2, 30, 1),
     "sql": (2, 30, 1),
@@ -257,7 +257,7 @@ def random_walk(c: Constraint, rng: random.Random, n_steps: int, compare, label:
 
 # per grammar: (walks, steps per walk, compare every k-th step)
 _WALK_DEFAULT = {
-    "json": (3, 30, 5),
+    "json-outlines": (3, 30, 5),
     "calc": (4, 30, 3),
     "c": (1, 8, 4),
     "sql": (1, 8, 4),

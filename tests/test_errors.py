@@ -65,7 +65,7 @@ stmt: "if" "c" stmt | "if" "c" stmt "else" stmt | "x"
     assert c.is_accepting(s)
 
 
-@pytest.mark.parametrize("name", ["json", "calc", "c"])
+@pytest.mark.parametrize("name", ["json-outlines", "calc", "c"])
 def test_benchmark_grammars_without_conflicts_need_no_flag(name, bench_grammar):
     Constraint(bench_grammar(name), V)
 

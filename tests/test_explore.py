@@ -107,7 +107,7 @@ def test_exploration_reports_progress(caplog):
     assert f"explored {3 * len(explore_mod.SHAPES)} sentences" in err
 
 
-@pytest.mark.parametrize("name", ["json", "calc"])
+@pytest.mark.parametrize("name", ["json-outlines", "calc"])
 def test_explored_masks_are_exact_with_the_real_vocabulary(name, qwen_vocab):
     """On benchmark grammars with the 151k vocabulary: exploring from nothing (a lazily
     compiled constraint) rejects no generated sentence, and the masks along an explored

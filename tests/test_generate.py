@@ -30,12 +30,12 @@ from lark.lexer import Lexer, Token  # noqa: E402
 from stackmask.grammar import Grammar  # noqa: E402
 from stackmask.generate import SentenceGenerator, mutate  # noqa: E402
 
-from conftest import GRAMMAR_DIR  # noqa: E402  (honours $STACKMASK_BENCH)
+from conftest import GRAMMAR_DIR, bench_grammar_path  # noqa: E402  (honours $STACKMASK_BENCH)
 needs_grammars = pytest.mark.skipif(not GRAMMAR_DIR.is_dir(), reason="benchmark grammars not found")
 
 # name -> (text-level Lark parser, max_terminals used for the parse checks)
 BENCH = {
-    "json": ("lalr", 200),
+    "json-outlines": ("lalr", 200),
     "calc": ("lalr", 200),
     "c": ("earley", 150),
     "java": ("earley", 150),
@@ -51,7 +51,7 @@ EXPR = ('start: e\ne: e "+" e | e "*" e | NUMBER\n'
 
 @lru_cache(maxsize=None)
 def bench_text(name: str) -> str:
-    return (GRAMMAR_DIR / f"{name}.lark").read_text()
+    return bench_grammar_path(name).read_text()
 
 
 @lru_cache(maxsize=None)
@@ -245,12 +245,12 @@ def test_separators_only_ignored():
     assert "\n" not in go.separators and "\\\n" in go.separators
     c = SentenceGenerator(bench_grammar("c"), seed=0)
     assert "\n" not in c.separators     # a lone newline lexes as the NEWLINE literal
-    js = SentenceGenerator(bench_grammar("json"), seed=0)
+    js = SentenceGenerator(bench_grammar("json-outlines"), seed=0)
     assert js.separators[:3] == (" ", "\n", "\t")
 
 
 @needs_grammars
-@pytest.mark.parametrize("name", ["json", "c", "go", "sql"])
+@pytest.mark.parametrize("name", ["json-outlines", "c", "go", "sql"])
 def test_determinism(name):
     g = bench_grammar(name)
     a = SentenceGenerator(g, seed=42, max_terminals=80)

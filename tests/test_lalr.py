@@ -8,7 +8,6 @@ GLR) written here."""
 from __future__ import annotations
 
 import itertools
-import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,19 +18,14 @@ from stackmask.grammar import END, Grammar
 from stackmask.glr.lalr import LRTables, build_lalr, check_deterministic, lalr_conflicts
 from stackmask.glr.normal_form import normalize, nullable_symbols
 
+from conftest import BENCH_GRAMMARS, read_bench_grammar
 from grammar_oracles import Earley, plain_grammar
 
-BENCH = os.path.join(os.environ.get("STACKMASK_BENCH", os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "bench")), "grammars")
-BENCH_NAMES = ["json", "calc", "c", "sql", "java", "go"]
+BENCH_NAMES = list(BENCH_GRAMMARS)
 
 
 def bench_text(name: str) -> str:
-    path = os.path.join(BENCH, f"{name}.lark")
-    if not os.path.exists(path):
-        pytest.skip(f"benchmark grammar {path} not found (set STACKMASK_BENCH to the shared/bench folder)")
-    with open(path) as f:
-        return f.read()
+    return read_bench_grammar(name)     # skipped without ../shared/bench ($STACKMASK_BENCH)
 
 
 
@@ -331,7 +325,7 @@ def test_same_tables_as_lark(name):
         assert mine == theirs, (name, s)
 
 
-@pytest.mark.parametrize("name", ["json", "calc", "c"])
+@pytest.mark.parametrize("name", ["json-outlines", "calc", "c"])
 def test_bench_conflict_free_driver_agrees_with_earley(name):
     import random
     g = Grammar.from_lark(bench_text(name))
@@ -394,7 +388,7 @@ def _random_sentence(g: Grammar, rng, depth: int = 8, max_len: int = 10**9) -> l
 
 
 @pytest.mark.parametrize("name, start", [
-    ("json", "start"), ("calc", "start"), ("c", "start"), ("sql", "start"), ("java", "start"),
+    ("json-outlines", "start"), ("calc", "start"), ("c", "start"), ("sql", "start"), ("java", "start"),
     ("java", "block"), ("java", "expression"), ("go", "start"), ("go", "block"), ("go", "expression")])
 def test_bench_normal_form_glr_agrees_with_earley(name, start):
     import random
@@ -423,7 +417,7 @@ def test_bench_normal_form_glr_agrees_with_earley(name, start):
 # ---------------------------------------------------------------------------
 # check_deterministic
 
-@pytest.mark.parametrize("name", ["json", "calc", "c"])
+@pytest.mark.parametrize("name", ["json-outlines", "calc", "c"])
 def test_check_deterministic_passes(name):
     g = Grammar.from_lark(bench_text(name))
     check_deterministic(g)

@@ -18,26 +18,22 @@ from stackmask.grammar import Grammar
 from stackmask.glr.normal_form import (MAX_NULLABLE, NormalForm, check_normal_form, normalize,
                                        nullable_symbols)
 
+from conftest import BENCH_GRAMMARS, read_bench_grammar
 from grammar_oracles import Earley, plain_grammar
 
-BENCH = os.path.join(os.environ.get("STACKMASK_BENCH", os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "bench")), "grammars")
-BENCH_NAMES = ["json", "calc", "c", "sql", "java", "go"]
+BENCH_NAMES = list(BENCH_GRAMMARS)
 
 
 # (grammar, start symbol): the inner starts reach the deep, rewritten parts
 # (statements, expressions) with short sentences
-BENCH_STARTS = [("json", "start"), ("calc", "start"), ("c", "start"), ("c", "statement"),
+BENCH_STARTS = [("json-outlines", "start"), ("calc", "start"), ("c", "start"), ("c", "statement"),
                 ("sql", "start"), ("java", "start"), ("java", "block"), ("java", "expression"),
                 ("go", "start"), ("go", "block"), ("go", "expression")]
 
 
 def bench(name: str, start: str = "start") -> Grammar:
-    path = os.path.join(BENCH, f"{name}.lark")
-    if not os.path.exists(path):
-        pytest.skip(f"benchmark grammar {path} not found (set STACKMASK_BENCH to the shared/bench folder)")
-    with open(path) as f:
-        return Grammar.from_lark(f.read(), start=start)
+    # skipped without ../shared/bench ($STACKMASK_BENCH)
+    return Grammar.from_lark(read_bench_grammar(name), start=start)
 
 
 # ---------------------------------------------------------------------------

@@ -405,8 +405,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "print compile time, peak memory and get_mask/commit latency percentiles "
                     "(optionally beside other engines replaying the same token ids).")
     ap.add_argument("--grammar", default="json",
-                    help="bundled grammar (json), benchmark grammar (c, calc, sql, java, go), "
-                         "a .lark file or a JSON Schema .json file (default: json)")
+                    help="bundled grammar (json), benchmark grammar (json-outlines, c, calc, sql, "
+                         "java, go; json-outlines is the benchmark folder's json.lark), a .lark "
+                         "file or a JSON Schema .json file (default: json)")
     ap.add_argument("--ambiguous", action="store_true", default=None,
                     help="parse with GLR (allow LALR conflicts); on by default for sql, java, go")
     ap.add_argument("--vocab", default=DEFAULT_VOCAB,

@@ -1,10 +1,12 @@
 """What the report replays: a grammar, a vocabulary, and token traces.
 
-* Grammar: a bundled name (``json``), a benchmark grammar name (``c``,
-  ``calc``, ``sql``, ``java``, ``go``: the Lark files in
-  ``$STACKMASK_BENCH/grammars``, by default ``../shared/bench`` next to the
-  repository; ``sql``, ``java`` and ``go`` are parsed with ``ambiguous=True``),
-  a ``.lark`` file, or a ``.json`` file holding a JSON Schema.
+* Grammar: a bundled name (``json``: stackmask's RFC 8259 grammar), a
+  benchmark grammar name (``json-outlines``, ``c``, ``calc``, ``sql``,
+  ``java``, ``go``: the Lark files in ``$STACKMASK_BENCH/grammars``, by default
+  ``../shared/bench`` next to the repository, named by
+  :func:`bench_grammar_path`; ``sql``, ``java`` and ``go`` are parsed with
+  ``ambiguous=True``), a ``.lark`` file, or a ``.json`` file holding a JSON
+  Schema.
 * Vocabulary: ``qwen2.5`` (bundled, the default), a ``tokenizer.json`` file or
   a Hugging Face tokenizer directory (loaded offline), or a ``.tiktoken`` rank
   file (texts tokenized by tiktoken with Qwen2.5's pre-tokenizer pattern; its
@@ -30,7 +32,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 REPO = Path(__file__).resolve().parents[2]
-BENCH_GRAMMARS = ("c", "calc", "sql", "java", "go")
+#: The benchmark grammars, by name. Each is the file ``<name>.lark`` of
+#: ``bench_dir()/grammars``, except ``json-outlines``: that directory's ``json.lark``
+#: (adapted from outlines, a third-party file kept under its own name), which is not
+#: the bundled ``json`` grammar; see :func:`bench_grammar_path`.
+BENCH_GRAMMARS = ("json-outlines", "c", "calc", "sql", "java", "go")
+_BENCH_FILES = {"json-outlines": "json.lark"}
 AMBIGUOUS = {"sql", "java", "go"}
 DEFAULT_VOCAB = "qwen2.5"
 
@@ -65,13 +72,30 @@ def bench_dir() -> Path:
     return Path(os.environ.get("STACKMASK_BENCH", REPO.parent / "shared" / "bench"))
 
 
+def bench_grammar_file(name: str) -> str:
+    """The file name of benchmark grammar ``name`` in ``bench_dir()/grammars``."""
+    if name not in BENCH_GRAMMARS:
+        hint = (" ('json' is the bundled grammar; the benchmark directory's json.lark is "
+                "'json-outlines')" if name == "json" else "")
+        raise WorkloadError(f"{name!r} is not a benchmark grammar "
+                            f"({', '.join(BENCH_GRAMMARS)}){hint}")
+    return _BENCH_FILES.get(name, f"{name}.lark")
+
+
+def bench_grammar_path(name: str, directory: Path | str | None = None) -> Path:
+    """The Lark file of benchmark grammar ``name``: in ``directory`` (a benchmark data
+    folder holding ``grammars/``), by default :func:`bench_dir`."""
+    root = bench_dir() if directory is None else Path(directory)
+    return root / "grammars" / bench_grammar_file(name)
+
+
 def load_workload(spec: str, ambiguous: bool | None = None) -> Workload:
     from ..grammars import BUNDLED, load
     if spec in BUNDLED:
         return Workload(spec, "lark", text=load(spec), ambiguous=bool(ambiguous),
                         source=f"bundled grammar {spec!r}")
     if spec in BENCH_GRAMMARS:
-        path = bench_dir() / "grammars" / f"{spec}.lark"
+        path = bench_grammar_path(spec)
         if not path.exists():
             raise WorkloadError(f"benchmark grammar {spec!r} not found at {path} "
                                 "(set $STACKMASK_BENCH to the directory holding grammars/)")
