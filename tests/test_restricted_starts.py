@@ -261,3 +261,32 @@ def test_configurations_with_a_shadow_start_on_their_plain_one(qwen_vocab):
             assert np.array_equal(c.get_mask(s), c.reference_mask(s)), k
     assert len(shadowed) >= 10
     assert sum(dwa.init[cfg] == (-1, EMPTY_ID) for cfg in shadowed) >= len(shadowed) - 2
+
+
+def test_shadow_outcomes_shortcut_equals_the_walk(qwen_vocab):
+    """Where every token a shadow reads on is killed by one, ``shadow_outcomes`` skips
+    the walk (no outcomes, no ends); everywhere its result is what the walk gives, and the
+    configurations whose shadows read on the same tokens share one array of them."""
+    from stackmask.compile.terminal import TerminalCompiler
+    from stackmask.compile.token_index import vocab_index
+    c = Constraint(Grammar.from_json_schema(SCHEMAS[0]), qwen_vocab, cache_dir=False,
+                   progress=False)
+    sc = c.scanner
+    terms = TerminalCompiler(sc, vocab_index(qwen_vocab))
+    shortcut = 0
+    diffs = {}
+    for cfg in range(len(sc.export_configs())):
+        _, shadows = sc.config(cfg)
+        if not shadows:
+            continue
+        diff, groups, ends = terms.shadow_outcomes(cfg)
+        live = np.zeros(len(terms.index.toks), dtype=bool)
+        live[diff] = True
+        g2, e2 = terms.shadow_group(cfg, live)
+        assert set(groups) == set(g2) and ends == e2, cfg
+        for k in groups:
+            assert np.array_equal(groups[k], g2[k]), (cfg, k)
+        shortcut += not groups and not ends
+        prev = diffs.setdefault(diff.tobytes(), diff)
+        assert prev is diff
+    assert shortcut >= 10

@@ -65,6 +65,7 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
         todo.extend(scanner.intern(d, frozenset()) for d in reversed(classes.seeds))
     seen = set(todo)
     long_diff: dict = {}          # depth -> weight id of the longer tokens (and EOS, specials)
+    shadow_diff: dict = {}        # the same for the tokens shadows read on (_start_on_base)
     bases: set = set()            # the configurations others started on by their diff
     t0 = time.monotonic()
     last = [t0]
@@ -114,7 +115,7 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
                     # a base never has a base of its own: a configuration some other
                     # one started on is compiled whole
                     r = add_config_on_shadow_base(dwa, terms, cfg, eos_w, classes,
-                                                  dwa.init_base)
+                                                  dwa.init_base, shadow_diff)
                 if r is None and b is None and not classes.is_root(cfg) and cfg not in bases:
                     w = classes.weak_base(cfg)
                     if w is not None:
@@ -366,21 +367,31 @@ def add_config_on_base(dwa: ParserDWA, terms, cfg: int, eos_w: int, root_of=None
     return None if r is None else _start_on_base(dwa, terms, cfg, base, r, eos_w)
 
 
-def _start_on_base(dwa: ParserDWA, terms, cfg: int, base: int, diff_outcomes, eos_w: int):
+def _start_on_base(dwa: ParserDWA, terms, cfg: int, base: int, diff_outcomes, eos_w: int,
+                   diff_weights: dict | None = None):
     """Start ``cfg`` on ``base`` from ``(diff, groups, ends)`` (the differing tokens'
     positions, their outcomes in ``cfg`` and where they end); returns ``(start entry,
-    configurations to compile: the base and those ends)``."""
+    configurations to compile: the base and those ends)``. ``diff_weights`` memoizes the
+    weight of a ``diff`` array the terminal compiler hands out again."""
     diff, groups, ends = diff_outcomes
     index = terms.index
     outcomes = start_outcomes(dwa, terms.scanner, cfg, groups, ends, eos_w)
-    entry = dwa.add_config_on_base(cfg, base, _diff_weight(dwa, index.bitmap_of(diff), eos_w),
-                                   outcomes, index.bitmap_of)
+    if diff_weights is None:
+        wid = _diff_weight(dwa, index.bitmap_of(diff), eos_w)
+    else:
+        # keyed by the array itself, held in the entry: the terminal compiler hands out
+        # one array per token set (TerminalCompiler.shadow_outcomes)
+        hit = diff_weights.get(id(diff))
+        if hit is None or hit[0] is not diff:
+            hit = diff_weights[id(diff)] = (diff, _diff_weight(dwa, index.bitmap_of(diff), eos_w))
+        wid = hit[1]
+    entry = dwa.add_config_on_base(cfg, base, wid, outcomes, index.bitmap_of)
     ends.add(base)
     return entry, ends
 
 
 def add_config_on_shadow_base(dwa: ParserDWA, terms, cfg: int, eos_w: int, classes,
-                              avoid=()):
+                              avoid=(), diff_weights: dict | None = None):
     """Add a configuration with shadows, ``(d, S)``, on ``(d, ∅)``: only the tokens some
     shadow's run does not leave at once differ (:meth:`TerminalCompiler.shadow_outcomes`).
     The base must be compiled whole: not when it is an alias, has a class base or is
@@ -394,7 +405,8 @@ def add_config_on_shadow_base(dwa: ParserDWA, terms, cfg: int, eos_w: int, class
         return None
     # no share limit: finding the tokens is one array pass per shadow, not a walk, and
     # most of them die (a blank after a blank run ended kills the run's emission)
-    return _start_on_base(dwa, terms, cfg, base, terms.shadow_outcomes(cfg), eos_w)
+    return _start_on_base(dwa, terms, cfg, base, terms.shadow_outcomes(cfg), eos_w,
+                          diff_weights)
 
 
 def special_outcomes(scanner, cfg: int, specials) -> list:

@@ -100,6 +100,7 @@ class TerminalCompiler:
         self.cache_bytes = cache_bytes      # None: unbounded (an eager compile, which is
         self._cache_used = 0                # bounded by Limits.max_compile_memory_bytes)
         self._walks: dict = {}
+        self._shadow_diffs: dict = {}    # live tokens (packed bits) -> their positions
         self._subtrees: dict = {}        # trie_walk memo: (first byte, branches) -> subtree result
         self._runs: dict = {}
         self._req: dict = {}
@@ -140,6 +141,7 @@ class TerminalCompiler:
         dropped first (they are recomputed on demand)."""
         if self.cache_bytes is not None and self._cache_used + n > self.cache_bytes:
             self._walks.clear()
+            self._shadow_diffs.clear()
             self._subtrees.clear()
             self._runs.clear()
             self._req.clear()
@@ -253,18 +255,39 @@ class TerminalCompiler:
         d, shadows = self.scanner.config(cfg)
         if not shadows:
             return None
-        live = None
+        live = killed = None
         for s in sorted(shadows):
-            r = self._dfa_run(s) != GONE
+            run = self._dfa_run(s)
+            r, k = run != GONE, run == KILLED
             live = r if live is None else live | r
-        diff = np.flatnonzero(live).astype(np.int64)
+            killed = k if killed is None else killed | k
+        # configurations whose shadows read on the same tokens share one array of them
+        # (the build then makes its token set once): the counts of a bounded blank run
+        # all read on the blank-led tokens
+        key = np.packbits(live).tobytes()
+        diff = self._shadow_diffs.get(key)
+        if diff is None:
+            diff = np.flatnonzero(live).astype(np.int64)
+            self._account(diff.nbytes + len(key) + self.ENTRY_BYTES)
+            self._shadow_diffs[key] = diff
+        if not (live & ~killed).any():
+            # a shadow kills every token it reads on (a blank after a blank run completes
+            # a longer run): none of them has an outcome here, the others are the base's
+            return diff, {}, set()
+        groups, ends = self.shadow_group(cfg, live)
+        return diff, groups, ends
+
+    def shadow_group(self, cfg: int, live: np.ndarray) -> tuple:
+        """``(groups, end_configs)`` of the tokens ``live`` (a boolean per token) in
+        ``cfg = (d, S)``: their branches from ``(d, ∅)`` with the shadows run on them
+        (:meth:`_group`); :meth:`shadow_outcomes` without its shortcut."""
+        d, _ = self.scanner.config(cfg)
         base = {}
         for k, pos in self._walk(d).items():
             p = pos[live[pos]]
             if len(p):
                 base[k] = p
-        groups, ends = self._group(cfg, base)
-        return diff, groups, ends
+        return self._group(cfg, base)
 
     def _outcome_key(self, branches: tuple) -> tuple:
         """``(outcome key set, end configurations)`` of a token's branches from a
