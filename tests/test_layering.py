@@ -99,6 +99,16 @@ def _resolve_relative(module: str, is_pkg: bool, level: int, target: str | None)
     return ".".join(base + ([target] if target else []))
 
 
+def _from_base(module: str, is_pkg: bool, node: ast.ImportFrom) -> str | None:
+    """The package module a ``from ... import`` in ``module`` imports from (relative
+    ones resolved), or None when it is outside the package."""
+    if node.level:
+        return _resolve_relative(module, is_pkg, node.level, node.module)
+    if node.module and (node.module == PACKAGE or node.module.startswith(PACKAGE + ".")):
+        return node.module
+    return None
+
+
 def _literal_import_calls(node: ast.AST):
     """``importlib.import_module("x"[, package])`` and ``__import__("x")`` with literal names."""
     if not isinstance(node, ast.Call) or not node.args:
@@ -139,11 +149,8 @@ def imports_of(module: str, path: Path, files: dict[str, Path]) -> set[str]:
                 if a.name == PACKAGE or a.name.startswith(PACKAGE + "."):
                     add(a.name)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = _resolve_relative(module, is_pkg, node.level, node.module)
-            elif node.module and (node.module == PACKAGE or node.module.startswith(PACKAGE + ".")):
-                base = node.module
-            else:
+            base = _from_base(module, is_pkg, node)
+            if base is None:
                 continue
             for a in node.names:
                 sub = f"{base}.{a.name}"
@@ -296,11 +303,8 @@ def _private_imports(module: str, path: Path, tree: ast.AST, files: dict[str, Pa
     for n in ast.walk(tree):
         if not isinstance(n, ast.ImportFrom):
             continue
-        if n.level:
-            base = _resolve_relative(module, is_pkg, n.level, n.module)
-        elif n.module and (n.module == PACKAGE or n.module.startswith(PACKAGE + ".")):
-            base = n.module
-        else:
+        base = _from_base(module, is_pkg, n)
+        if base is None:
             continue
         for a in n.names:
             if a.name.startswith("_") and not a.name.startswith("__") \
