@@ -452,7 +452,9 @@ def _regex_ir(regex: str, nfa: ByteNFA):
         raise GrammarError(f"terminal {label!r}: pattern must be a str, not {type(regex).__name__}",
                            name=name)
     try:
-        re.compile(regex)
+        # the parse is the syntax check: compiling with ``re`` as well would only add
+        # its lookbehind width errors (lookbehinds are refused below anyway) and, for a
+        # length beside a pattern, costs seconds expanding character sets
         parsed = sre_parse.parse(regex, 0)
     except (re.error, ValueError, OverflowError, RecursionError, TypeError) as e:
         raise GrammarError(f"terminal {label!r} has an invalid regex {regex!r}: {e}"
