@@ -799,6 +799,18 @@ def test_column_classes_group_equal_columns(n, k, copies, seed):
     assert firsts == list(range(len(firsts)))          # numbered by first byte
 
 
+def test_column_classes_of_a_table_taller_than_a_hash_block():
+    from stackmask.lexer import fsa
+    rng = np.random.default_rng(5)
+    n = 2 * fsa._HASH_ROWS + 17                   # rows hashed in three blocks
+    base = rng.integers(-1, n, size=(n, 30))
+    g = base[:, rng.integers(0, 30, size=256)]
+    g[-1, 7] = -2 if g[-1, 7] != -2 else 0       # differs from its twins in the last block only
+    want: dict = {}
+    assert fsa.column_classes(g).tolist() == [want.setdefault(g[:, b].tobytes(), len(want))
+                                              for b in range(256)]
+
+
 def _product_bfs_reference(gc: np.ndarray, start: tuple, max_states: int = 0) -> tuple[list, np.ndarray]:
     """The product BFS one tuple of live component states at a time: the reference for
     the level-at-a-time ``fsa.product_bfs``."""

@@ -544,6 +544,10 @@ def minimize(trans: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndar
     return q2, rep[old]
 
 
+#: rows of a table hashed at a time by :func:`column_classes`
+_HASH_ROWS = 2048
+
+
 def column_classes(table: np.ndarray) -> np.ndarray:
     """symbol -> class id for a ``(n, n_symbols)`` table: symbols whose columns are equal
     share a class; classes are numbered in the order of their first symbol.
@@ -555,17 +559,25 @@ def column_classes(table: np.ndarray) -> np.ndarray:
     t = np.asarray(table)
     weights = np.random.default_rng(0x5eed).random((2, len(t)))
     n_sym = t.shape[1]
-    keys = (weights @ t.astype(np.float64)).T                   # n_symbols x 2
+    # by blocks of rows: a float copy of the whole table is a fresh allocation of tens of
+    # megabytes per call, whose first touch costs more than the product (page faults)
+    keys = np.zeros((2, n_sym))
+    for a in range(0, len(t), _HASH_ROWS):
+        keys += weights[:, a:a + _HASH_ROWS] @ t[a:a + _HASH_ROWS].astype(np.float64)
+    keys = keys.T                                               # n_symbols x 2
     _, group = np.unique(keys, axis=0, return_inverse=True)
     group = group.reshape(-1)
     cls = np.full(n_sym, -1, dtype=np.int64)
+    cols = None                 # the table by columns, made once a group needs checking
     n_cls = 0
     for b in range(n_sym):
         if cls[b] >= 0:
             continue
         same = np.flatnonzero((group == group[b]) & (cls < 0))
         if len(same) > 1:
-            same = same[(t[:, same] == t[:, [b]]).all(axis=0)]
+            if cols is None:    # (gathering a column of the row-major table is strided)
+                cols = np.ascontiguousarray(t.T)
+            same = same[(cols[same] == cols[b]).all(axis=1)]
         cls[same] = n_cls
         n_cls += 1
     return cls.astype(np.int32)
