@@ -983,17 +983,14 @@ def test_a_long_conversion_says_what_it_is_doing(monkeypatch, caplog):
     long it took; a quick one logs nothing."""
     import logging
     import types
-    from stackmask.grammars import json_schema as js
-    from stackmask.grammars.json_schema import converter
+    from stackmask import progress
     schema = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 5},
                                                "b": {"type": "array", "items": {"type": "integer"}}}}
     with caplog.at_level(logging.INFO, logger="stackmask"):
         convert_schema(schema)
         assert not caplog.records
         clock = iter(range(0, 10 ** 6, 2))          # every reading two seconds later
-        fake = types.SimpleNamespace(monotonic=lambda: float(next(clock)))
-        monkeypatch.setattr(converter, "time", fake)
-        monkeypatch.setattr(js, "time", fake)
+        monkeypatch.setattr(progress, "time", types.SimpleNamespace(monotonic=lambda: float(next(clock))))
         convert_schema(schema)
     msgs = [r.getMessage() for r in caplog.records if r.name.startswith("stackmask")]
     assert any(m.startswith("stackmask: converting the JSON Schema (") and "at #/properties/" in m

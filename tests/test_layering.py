@@ -41,9 +41,10 @@ PACKAGE = "stackmask"
 #: the longest prefix naming it (a prefix names the module itself or a package).
 LAYERS = (
     # plain support every layer may use: the error hierarchy, resource limits, bounded
-    # memos, the plain-data codec of artifacts, the choice of compiled inner loops
+    # memos, the plain-data codec of artifacts, the choice of compiled inner loops, the
+    # timing of progress lines
     ("support", ("stackmask.errors", "stackmask.limits", "stackmask.memo", "stackmask.plain",
-                 "stackmask.native", "stackmask._native")),
+                 "stackmask.native", "stackmask._native", "stackmask.progress")),
     # the grammar model: plain data (rules, terminals, modes) and the Lark front end
     ("grammar", ("stackmask.grammar",)),
     # regex -> byte NFA/DFA toolkit -> terminal DFAs -> combined lexer; the scanner

@@ -17,6 +17,7 @@ from pyroaring import BitMap
 
 from ..glr.lalr import LRTables
 from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
+from ..progress import Heartbeat
 from ..wfa.weights import EMPTY_ID, WeightTable
 from .config_classes import ConfigClasses, base_horizon
 from .dwa_starts import pair_key
@@ -67,8 +68,8 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
     long_diff: dict = {}          # depth -> weight id of the longer tokens (and EOS, specials)
     shadow_diff: dict = {}        # the same for the tokens shadows read on (_start_on_base)
     bases: set = set()            # the configurations others started on by their diff
-    t0 = time.monotonic()
-    last = [t0]
+    beat = Heartbeat(progress)
+    t0 = beat.started
     deadline = None if budget_s is None else t0 + budget_s
     used_up: list = []        # why the soft budget stopped the compile
 
@@ -87,11 +88,9 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
         return False
 
     def report(msg):
-        # the first line after a second, then one every 5 s
-        now = time.monotonic()
-        if progress and now - last[0] > (1 if last[0] == t0 else 5):
-            last[0] = now
-            log.info("stackmask: compiling the mask automaton (%.0f s): %s", now - t0, msg)
+        took = beat.due()
+        if took is not None:
+            log.info("stackmask: compiling the mask automaton (%.0f s): %s", took, msg)
 
     dwa.begin_batch()         # the starts are made together (restricted ones found)
     while todo:

@@ -126,7 +126,6 @@ default from ``$schema``, else 2020), ``unknown_keywords="warn"``,
 from __future__ import annotations
 
 import json
-import time
 import warnings as _warnings
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -232,8 +231,8 @@ def _convert_schema(schema, *, strict, whitespace, max_whitespace, max_string_le
                 unique_items=unique_items, lexer_modes=lexer_modes)
     conv = Converter(schema, opts)
     g = conv.run()
-    took = time.monotonic() - conv.started
-    if took > 1.0:
+    took = conv.beat.elapsed()
+    if took > conv.beat.FIRST_S:
         log.info("stackmask: JSON Schema converted in %.1f s (%d subschemas)", took, conv.subschemas)
     problems = conv.problems
     if problems:

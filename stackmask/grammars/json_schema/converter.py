@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import difflib
-import time
 from collections import deque
 
 from ...errors import GrammarError
+from ...progress import Heartbeat
 from ...grammar import Rule, TerminalDef
 from .. import ecma_regex as R
 from ..ecma_regex import ANYSTAR, PatternError, alt, lit
@@ -58,8 +58,7 @@ class Converter(EmitMixin, RefsMixin, CombinatorsMixin, ComplementsMixin, MergeM
         self.key_names: set[str] = set()          # every key terminal (lexer modes)
         self.ws_names: set[str] = set()           # whitespace terminals after { [ , and keys
         self.pending_extras: list = []
-        self.started = time.monotonic()
-        self.last_report = self.started
+        self.beat = Heartbeat()                   # progress lines of a long conversion
         self.subschemas = 0                       # languages computed (progress lines)
         self.draft = opts["draft"] or self.detect_draft(root)
         self.root_base = ""
@@ -76,13 +75,12 @@ class Converter(EmitMixin, RefsMixin, CombinatorsMixin, ComplementsMixin, MergeM
 
     # -- bookkeeping ---------------------------------------------------------
     def progress(self, ptr: str) -> None:
-        """Log where a long conversion is (INFO on the ``stackmask`` logger): the first line
-        after a second, then one every 5 s."""
-        now = time.monotonic()
-        if now - self.last_report > (1.0 if self.last_report == self.started else 5.0):
-            self.last_report = now
+        """Log where a long conversion is (INFO on the ``stackmask`` logger, as
+        :class:`~stackmask.progress.Heartbeat` times it)."""
+        took = self.beat.due()
+        if took is not None:
             log.info("stackmask: converting the JSON Schema (%.0f s, %d subschemas so far, "
-                     "at %s)", now - self.started, self.subschemas, ptr)
+                     "at %s)", took, self.subschemas, ptr)
 
     def problem(self, keyword: str, ptr: str, why: str):
         key = (keyword, ptr)
