@@ -378,10 +378,11 @@ def _start_on_base(dwa: ParserDWA, terms, cfg: int, base: int, diff_outcomes, eo
     if diff_weights is None:
         wid = _diff_weight(dwa, index.bitmap_of(diff), eos_w)
     else:
-        # keyed by the array itself, held in the entry: the terminal compiler hands out
-        # one array per token set (TerminalCompiler.shadow_outcomes)
+        # keyed by the array's identity, the array held in the entry (so no other object
+        # can take its id): the terminal compiler hands out one array per token set
+        # (TerminalCompiler.shadow_outcomes)
         hit = diff_weights.get(id(diff))
-        if hit is None or hit[0] is not diff:
+        if hit is None:
             hit = diff_weights[id(diff)] = (diff, _diff_weight(dwa, index.bitmap_of(diff), eos_w))
         wid = hit[1]
     entry = dwa.add_config_on_base(cfg, base, wid, outcomes, index.bitmap_of)
