@@ -7,9 +7,13 @@ No token can tell most counts apart: a token of at most ``L`` bytes completes at
 below every bound behaves, for every token, like any other such count. With the *band*
 ``K > L`` (:func:`split_counted` takes repetitions with ``lo > 2K`` or ``hi - lo > 2K``):
 
-* the automaton is a chain of *positions*, one copy of ``x`` each: every count from 0 to
-  ``K`` and every count at most ``K`` below a bound (``lo``, ``hi``) has a position of its
-  own; each run of counts between those is a single position, a *stall*;
+* the automaton is a chain of *positions*, one copy of ``x`` each: count 0 and every
+  count at most ``K`` below a bound (``lo``, ``hi``) has a position of its own; each run
+  of counts between those is a single position, a *stall*. Only the bounds ahead matter
+  (a count only grows), so counts just past the start need no positions of their own:
+  count 0 has one so that a stall is always entered from the copy before it (with an
+  empty ``P`` the lexeme's start state is in copy 0), which is where it notes its owed
+  iterations;
 * arriving at a stall, the lexer notes the iterations the run still owes (its length - 1);
   completing an iteration there while some are owed follows a *rewind* (a
   pseudo-transition of the DFA) back to the stall's start and owes one less. So the
@@ -161,10 +165,9 @@ def _prefix_code(body, new_nfa: Callable[[], Nfa], leaf_of) -> bool:
 
 def _positions(members, k: int):
     """The chain of a group's counts: ``(first count, last count)`` per position, every
-    count near a bound (``K`` below it, or the first ``K + 1`` counts) a position of its
-    own, each run of counts between them one position (a stall); and whether the chain
+    count near a bound (``K`` below it) and count 0 a position of its own, each run of counts between them one position (a stall); and whether the chain
     ends in a loop (a member without upper bound)."""
-    near: set[int] = set(range(k + 1))
+    near: set[int] = {0}
     unbounded = False
     for _, _, lo, hi, _ in members:
         near.update(range(max(0, lo - k), lo + 1))
