@@ -225,6 +225,10 @@ cdef class MaskPath:
                     k = top.mask_memo
                 if k[0] == cfg:
                     k = k[1]
+                elif dwa.count_split and PyDict_GetItem(dwa.count_split, cfg) is not NULL:
+                    # a counted chain's state near a bound: the deep states' walks
+                    k = self.masker.head_key(top, cfg)
+                    top.mask_memo = (cfg, k)
                 else:
                     k = self._rwalk(top, cfg)
                     p = PyDict_GetItem(dwa.init_base, cfg)

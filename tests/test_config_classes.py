@@ -147,7 +147,10 @@ def _check(qwen_vocab, qwen_encoding, tmp_path, texts, walks: int, steps: int) -
         c = Constraint(g, qwen_vocab, cache_dir=tmp_path, progress=False)
         assert c.loaded_from_cache == bool(attempt)
         st = c.compile_stats()
-        assert st["configs_aliased"] >= 100 and st["configs_on_base"] >= 100, st
+        # (the title's counts near its bound get the masks of deep ones instead,
+        # stackmask.compile.count_split: fewer aliases than before)
+        assert st["configs_aliased"] >= 20 and st["configs_on_base"] >= 100, st
+        assert st["configs_counted"] >= 1000, st
         for t in texts if attempt == 0 else texts[:1]:
             json.loads(t)
             assert_replay_exact(c, qwen_encoding, t, 1 if attempt == 0 else 8)

@@ -33,7 +33,7 @@ import zstandard
 #    the layout is 8's, but an 8 artifact of SQL/Java/Go would keep its slow first uses
 # 10: token sets and automaton states are indexed by SHA-256 digests (were BLAKE2b)
 # 11: plain data (stackmask.plain) instead of a pickle
-FORMAT_VERSION = 16
+FORMAT_VERSION = 17
 MAGIC = b"STACKMSK"
 _HEADER = struct.Struct("<8sI32s32sQ")    # magic, format version, key, payload sha256, payload size
 

@@ -19,6 +19,7 @@ from ..glr.lalr import LRTables
 from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from ..progress import Heartbeat
 from ..wfa.weights import EMPTY_ID, WeightTable
+from . import count_split
 from .config_classes import ConfigClasses, base_horizon
 from .dwa_starts import pair_key
 from .parser_dwa import ParserDWA
@@ -64,6 +65,13 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
     todo = [BOUNDARY_CONFIG] if configs is None else list(configs)
     if configs is None:
         todo.extend(scanner.intern(d, frozenset()) for d in reversed(classes.seeds))
+    # counted chains' states near a bound get the masks of deep ones (count_split)
+    split = None if configs is not None else count_split.plan(scanner, classes.max_len)
+    if split is not None:
+        dwa.count_split.update(split.specs)
+        have = set(todo)
+        todo.extend(c for c in split.deep if c not in have)
+    skipped: set = set()          # counted configurations met (not compiled)
     seen = set(todo)
     long_diff: dict = {}          # depth -> weight id of the longer tokens (and EOS, specials)
     shadow_diff: dict = {}        # the same for the tokens shadows read on (_start_on_base)
@@ -99,7 +107,12 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
         if stop():
             break
         cfg = todo.pop()
+        if cfg in dwa.count_split:
+            skipped.add(cfg)
+            continue
         a = classes.alias(cfg)
+        if a is not None and a in dwa.count_split:
+            a = None              # (its masks may be this one's: compiled itself)
         if a is not None:
             dwa.alias[cfg] = a
             ends = (a,)
@@ -124,7 +137,10 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
                         r = add_config_on_base(dwa, terms, cfg, eos_w, classes.root_of,
                                                avoid=dwa.init_base)
                 if r is not None:
-                    bases.add(dwa.init_base[cfg][0])
+                    b0 = dwa.init_base[cfg][0]
+                    bases.add(b0)
+                    if dwa.count_split.pop(b0, None) is not None and b0 in skipped:
+                        todo.append(b0)      # a base is compiled whole
             if r is None:
                 _, ends = add_config(dwa, terms, cfg, eos_w)
             else:
@@ -136,6 +152,8 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
                     seen.add(c)
                     todo.append(c)
     dwa.end_batch()
+    if split is not None and dwa.count_split:
+        dwa.count_tables = count_tables(split, scanner, index, classes.max_len, weights.n_tokens)
     complete = dwa.expand_all(lambda q, n: report(f"automaton state {q} of {n}"), stop, guard)
     if complete and not todo and configs is None:
         whole: dict = {}
@@ -160,6 +178,22 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
                     "automaton states compiled; the rest is compiled when a mask first needs it",
                     why, len(dwa.init), sum(dwa.complete), len(dwa.items))
     return dwa
+
+
+def count_tables(split, scanner, index, longest: int, n_ids: int) -> list:
+    """The iteration counts per token id of the tables ``split`` names (:func:`.count_split.
+    iteration_counts`), computed per counted group for all its starts at once."""
+    groups = scanner.dfa.chains[-1]
+    out: list = [None] * len(split.tables)
+    by_group: dict = {}
+    for t, (g, s) in enumerate(split.tables):
+        by_group.setdefault(g, []).append((t, s))
+    for g, ts in by_group.items():
+        _, _, xn, xd = groups[g]
+        counts = count_split.iteration_counts(index, xn, xd, [s for _, s in ts], n_ids, longest)
+        for row, (t, _) in zip(counts, ts):
+            out[t] = np.ascontiguousarray(row)
+    return out
 
 
 def head_pairs(scanner, configs, allowed=None) -> set:

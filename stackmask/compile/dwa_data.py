@@ -42,6 +42,10 @@ def to_data(dwa, digests: dict) -> dict:
                   for it in dwa.items)
     init_keys = sorted(dwa.init)
     pair_keys = sorted(dwa.pair_init)
+    # (a counted configuration whose deep ones a budget left uncompiled is not kept: it is
+    # then compiled on first use, as any other not compiled)
+    split = {c: terms for c, terms in dwa.count_split.items()
+             if all(r in dwa.init for r, _, _, _ in terms)}
     return {
         "n_states": n, "offsets": offsets, "sym": sym, "dst": dst, "wid": wid,
         "has_default": has_default, "default_dst": ddst, "default_wid": dwid,
@@ -57,8 +61,12 @@ def to_data(dwa, digests: dict) -> dict:
                                          if c in dwa.init), dtype=np.int64).reshape(-1, 2),
         # (an alias whose representative a budget left uncompiled is not kept: the
         # configuration is then compiled on first use, as any other not compiled)
-        "alias": np.array([(c, a) for c, a in sorted(dwa.alias.items()) if a in dwa.init],
+        "alias": np.array([(c, a) for c, a in sorted(dwa.alias.items())
+                           if a in dwa.init or a in split],
                           dtype=np.int64).reshape(-1, 2),
+        "count_split": np.array([(c, *term) for c in sorted(split) for term in split[c]],
+                                dtype=np.int64).reshape(-1, 5),
+        "count_tables": tuple(dwa.count_tables),
         "eos_weight": dwa.eos_weight, "hot_weights": tuple(dwa.hot_weights),
         "special_weights": dwa.special_weights, "special_check": dwa.special_check,
         "budget_exhausted": bool(dwa.budget_exhausted),
@@ -101,8 +109,21 @@ def load_data(dwa, data: dict) -> dict:
     if any(c not in dwa.init or not 0 <= w < n_sets for c, w in dwa.init_restrict.items()):
         raise ValueError("a restricted start of a configuration that is not started, or "
                          "an unknown token set")
+    split: dict = {}
+    for c, *term in data["count_split"].tolist():
+        split.setdefault(c, []).append(tuple(term))
+    dwa.count_split = {c: tuple(t) for c, t in split.items()}
+    dwa.count_tables = [np.asarray(t) for t in data["count_tables"]]
+    n_ids = dwa.weights.n_tokens
+    if any(t.ndim != 1 or len(t) != n_ids or t.dtype.kind != "u" for t in dwa.count_tables):
+        raise ValueError("a count table of the wrong shape or kind")
+    if any(c in dwa.init or r not in dwa.init or not -1 <= t < len(dwa.count_tables)
+           for c, terms in dwa.count_split.items() for r, t, _, _ in terms):
+        raise ValueError("a counted configuration that is started itself, on one that is "
+                         "not started, or an unknown count table")
     dwa.alias = {c: a for c, a in data["alias"].tolist()}
-    if any(a not in dwa.init or c in dwa.init for c, a in dwa.alias.items()):
+    if any(a not in dwa.init and a not in dwa.count_split or c in dwa.init
+           for c, a in dwa.alias.items()):
         raise ValueError("an alias of a configuration that is not started, or of one "
                          "that is started itself")
     dwa.eos_weight = data["eos_weight"]

@@ -80,6 +80,12 @@ class ParserDWA:
         #: lexer config -> the config it is an alias of: no token tells them apart
         #: (:mod:`stackmask.compile.config_classes`); masks walk the other's start
         self.alias: dict = {}
+        #: lexer config -> ((deep config, table, lo, hi), ...): a counted chain's state near
+        #: a bound, whose mask is the union of the deep configs' masks, each without the
+        #: tokens whose iteration count (``count_tables[table]``, per token id) is outside
+        #: ``lo..hi`` (table -1: none left out); it has no start (:mod:`.count_split`)
+        self.count_split: dict = {}
+        self.count_tables: list = []
         self.pair_init: dict = {}        # (config, config, below) -> start of two heads (add_pair)
         self.eos_weight: int | None = None   # weight id of the EOS ids, once interned
         # weight ids whose dense masks the runtime makes first (those masks needed when
@@ -531,7 +537,7 @@ class ParserDWA:
                 "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth,
                 "head_pairs": len(self.pair_init), "configs_on_base": len(self.init_base),
                 "configs_restricted": len(self.init_restrict),
-                "configs_aliased": len(self.alias)}
+                "configs_aliased": len(self.alias), "configs_counted": len(self.count_split)}
 
 
 def special_weights(weights: WeightTable, specials) -> tuple:

@@ -194,7 +194,28 @@ def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]],
                 rewind[o:o + sub.n_states, s0:s0 + len(ow)] = np.where(rw >= 0, rw + o, -1)
                 tags[o:o + sub.n_states, s0:s0 + len(ow)] = tg
         counters = (band, tuple(owed), rewind, tags)
-    return DFA(trans=trans, accepts=tuple(accepts), n_states=off, counters=counters), tuple(starts)
+    chains = ()
+    if any(sub.chains for sub, _ in parts):
+        grp = np.full(off, -1, dtype=np.int32)
+        pos = np.full(off, -1, dtype=np.int32)
+        xk = np.full(off, -1, dtype=np.int32)
+        ctx = np.full(off, -1, dtype=np.int32)
+        drop = np.full(off, -1, dtype=np.int32)
+        groups: list = []
+        n_ctx = 0
+        for (sub, _), o in zip(parts, starts):
+            if sub.chains:
+                g, p, x, cx, dr, gs = sub.chains
+                grp[o:o + sub.n_states] = np.where(g >= 0, g + len(groups), -1)
+                pos[o:o + sub.n_states] = p
+                xk[o:o + sub.n_states] = x
+                ctx[o:o + sub.n_states] = np.where(cx >= 0, cx + n_ctx, -1)
+                drop[o:o + sub.n_states] = np.where(dr >= 0, dr + o, dr)
+                groups.extend(gs)
+                n_ctx += int(cx.max(initial=-1)) + 1
+        chains = (grp, pos, xk, ctx, drop, tuple(groups))
+    return (DFA(trans=trans, accepts=tuple(accepts), n_states=off, counters=counters,
+                chains=chains), tuple(starts))
 
 
 def clear_caches() -> None:

@@ -198,7 +198,8 @@ def counted_group(members, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_s
     counts between (module doc). Terminals read together share their count, so their
     stalls never need to be combined with each other. Returns ``(trans over byte
     classes, byte -> class, accepts: per state the frozenset of member positions,
-    counters)`` or None when the iterations cannot be counted."""
+    counters, chain)`` (``chain``: :func:`_chain`, or None) or None when the iterations
+    cannot be counted."""
     pre, body = members[0][0], members[0][1]
     if any(m[0] != pre or m[1] != body for m in members):
         raise ValueError("a counted group shares its prefix and repeated body")
@@ -278,6 +279,13 @@ def counted_group(members, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_s
     t, old = trim(full, acc_any)
     if t.shape[0] == 0:
         return None
+    # for the masks (:func:`_chain`): the chain's copy of each state, the state right after
+    # ``P`` (``x``'s first moves leave it, so it holds no state of copy 0) in copy 0; and
+    # whether it is the head of its copy (between two iterations)
+    ccopy = np.array([0 if c < 0 and heads[0] in subsets[o] else c
+                      for o, c in zip(old.tolist(), copy[old].tolist())], dtype=np.int64)
+    head = np.array([c >= 0 and heads[c] in subsets[o] for o, c in zip(old.tolist(), ccopy.tolist())],
+                    dtype=bool)
     tags, copy = tags[old], copy[old]
     accepts = [accepts[o] for o in old.tolist()]
     acc_ids: dict = {}
@@ -292,5 +300,88 @@ def counted_group(members, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_s
     nc = trans.shape[1]
     counters = (band, tuple(d for _, d in stalls), np.ascontiguousarray(t2[:, nc:]),
                 np.ascontiguousarray(tags[old2]))
-    return (np.ascontiguousarray(t2[:, :nc]), b2c, tuple(accepts[o] for o in old2.tolist()),
-            counters)
+    accepts2 = tuple(accepts[o] for o in old2.tolist())
+    chain = _chain(members, positions, unbounded, np.ascontiguousarray(t2[:, :nc]), b2c,
+                   ccopy[old2], head[old2], accepts2, new_nfa, leaf_of)
+    return np.ascontiguousarray(t2[:, :nc]), b2c, accepts2, counters, chain
+
+
+def _x_steps(body, new_nfa: Callable[[], Nfa], leaf_of):
+    """The iterations of ``body`` (a prefix code) as a byte automaton: ``(next, done)``,
+    per state (0: between iterations) and byte the next state (-1: none; 0 after a byte
+    that completes an iteration) and whether the byte completes one. None past 10,000
+    states."""
+    nfa = new_nfa()
+    nfa.start = nfa.new()
+    nfa.final = thompson(body, nfa, nfa.start, leaf_of(nfa))
+    try:
+        trans, b2c, acc = determinize(nfa, 256, 10_000)
+    except TooManyStates:
+        return None
+    t, old = trim(trans, acc)
+    acc = acc[old]
+    t, old2 = minimize(t, acc.astype(np.int64))
+    acc = acc[old2]
+    if acc[0]:
+        return None
+    full = t[:, b2c]
+    ids = np.cumsum(~acc) - 1                       # the states inside an iteration, renumbered
+    inner = np.flatnonzero(~acc)
+    rows = full[inner]
+    done = (rows >= 0) & acc[np.maximum(rows, 0)]
+    nxt = np.where(rows < 0, -1, np.where(done, 0, ids[np.maximum(rows, 0)])).astype(np.int32)
+    return nxt, done
+
+
+def _chain(members, positions, unbounded, t, b2c, copy, head, accepts, new_nfa, leaf_of):
+    """What the masks of a counted group read beside its DFA (``stackmask.compile.
+    count_split``): per state its position in the chain (-1: not in the chain, or not
+    known) and its state inside the current iteration of ``x`` (``x_steps``' states, 0
+    between iterations); with an unbounded member, the copy after the last position is
+    position ``len(positions)`` (every count past the last bound). None when the chain's
+    states do not read as iterations of ``x`` (a state inside the chain that accepts, an
+    iteration state not met from a head, a byte ``x`` reads leaving the chain, or a
+    state inside an iteration with a move ``x`` does not have)."""
+    steps = _x_steps(members[0][1], new_nfa, leaf_of)
+    if steps is None:
+        return None
+    xn, xd = steps
+    n = t.shape[0]
+    inside = copy >= 0
+    if any(accepts[i] for i in np.flatnonzero(inside).tolist()):
+        return None
+    full = t[:, b2c]                                  # (n, 256)
+    xk = np.full(n, -1, dtype=np.int64)
+    front = np.flatnonzero(inside & head)
+    xk[front] = 0
+    while len(front):
+        nd = full[front]                              # (f, 256)
+        nx = xn[xk[front]]
+        reads = nx >= 0
+        moved = reads & (nd >= 0)
+        if (~inside[np.maximum(nd, 0)] & moved).any():
+            return None                               # x reads a byte that leaves the chain
+        to = nd[moved]
+        tx = nx[moved]
+        new = xk[to] < 0
+        xk[to[new]] = tx[new]
+        if (xk[to] != tx).any():       # met before, or twice in this round: must agree
+            return None
+        front = np.unique(to[new])
+    if (inside & (xk < 0)).any():
+        return None
+    mid = np.flatnonzero(xk > 0)
+    if len(mid) and ((full[mid] >= 0) & (xn[xk[mid]] < 0)).any():
+        return None                                   # a move inside an iteration x lacks
+    last = len(positions) - 1
+    pos = np.where(inside, copy, -1).astype(np.int32)
+    out_pos = list(positions)
+    if unbounded:
+        # the last position's own head is its count; the loop after it reads every
+        # count past the last bound
+        pos[(copy == last) & ~head] = last + 1
+        out_pos.append((positions[-1][1] + 1, -1))
+    group = (tuple((int(a), int(b)) for a, b in out_pos),
+             tuple((int(lo), -1 if hi is None else int(hi)) for _, _, lo, hi, _ in members),
+             xn, xd)
+    return pos, xk.astype(np.int32), group

@@ -51,12 +51,22 @@ class DFA:
     of the stalls of counted repetitions (:mod:`.counted`): per stall the iterations
     cut out, per state and stall the rewind target (-1: none) and its tag (``IN``,
     ``LEFT``, 0).
+
+    ``chains`` (empty when no chain is known): ``(group, position, x_state, context,
+    drop, groups)``, per state the counted group whose chain it is in (-1: none), its
+    position in that chain, its state inside the current iteration
+    (:func:`.counted._chain`), what the other terminals read beside the chain (an id,
+    -1: nothing) and the state they are in alone (-1: nothing, -2: never alone; where
+    the lexer goes when the chain dies), and per group ``(positions, members, x_next, x_done)``:
+    what ``stackmask.compile.count_split`` reads to give a chain state the masks of the
+    positions that stand for the others.
     """
 
     trans: np.ndarray
     accepts: tuple[frozenset[int], ...]
     n_states: int
     counters: tuple = ()
+    chains: tuple = ()
     live_out: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -78,6 +88,18 @@ class DFA:
             tags.setflags(write=False)
             object.__setattr__(self, "counters", (int(band), tuple(int(d) for d in owed),
                                                   rewind, tags))
+        if self.chains:
+            grp, pos, xk, ctx, drop, groups = self.chains
+            arrs = []
+            for a in (grp, pos, xk, ctx, drop):
+                a = np.ascontiguousarray(a, dtype=np.int32).reshape(self.n_states)
+                a.setflags(write=False)
+                arrs.append(a)
+            groups = tuple((tuple((int(a), int(b)) for a, b in g[0]),
+                            tuple((int(lo), int(hi)) for lo, hi in g[1]),
+                            np.ascontiguousarray(g[2], dtype=np.int32),
+                            np.ascontiguousarray(g[3], dtype=bool)) for g in groups)
+            object.__setattr__(self, "chains", (*arrs, groups))
 
     def rows(self) -> list[list[int]]:
         """``trans`` as nested Python lists (built on first use; fast scalar access)."""
@@ -209,6 +231,7 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
         raise GrammarError(f"the combined lexer automaton needs more than "
                            f"{max_states} states (MAX_DFA_STATES)") from None
     acc_sets = [frozenset().union(*[acc_l[x] for x in st]) for st in states]
+    chains = _product_chains(dfas, offsets, states)
     if n_stalls:
         tag_rows = [tuple(np.bitwise_or.reduce(tags[list(st)], axis=0).tolist()) for st in states]
     if minimized:
@@ -226,7 +249,78 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
         rw = t[:, n_classes:]
         rw = np.where(trows == LEFT, rw, -1)
         counters = (bands.pop(), tuple(owed), rw, trows)
-    return DFA(trans=full, accepts=accepts, n_states=full.shape[0], counters=counters)
+    if chains:
+        grp, pos, xk, ctx, drop, groups = chains
+        if minimized:
+            new_of = _blocks(trans, t)
+            drop = np.where(drop >= 0, new_of[np.maximum(drop, 0)], drop)
+        chains = (grp[old], pos[old], xk[old], ctx[old], drop[old], groups)
+    return DFA(trans=full, accepts=accepts, n_states=full.shape[0], counters=counters,
+               chains=chains)
+
+
+def _product_chains(dfas, offsets, states) -> tuple:
+    """The ``chains`` of a product (:class:`DFA`) before minimization: a state whose
+    tuple holds one component's chain state is in that chain, its *drop* the state of the
+    rest of the tuple (-1: none; what the others read on when the chain dies); groups
+    numbered in the order of the components."""
+    if not any(d.chains for d in dfas):
+        return ()
+    n_tot = int(offsets[-1])
+    g_all = np.full(n_tot, -1, dtype=np.int32)
+    p_all = np.full(n_tot, -1, dtype=np.int32)
+    x_all = np.full(n_tot, -1, dtype=np.int32)
+    groups: list = []
+    for i, d in enumerate(dfas):
+        if d.chains:
+            grp, pos, xk, cx, _, gs = d.chains
+            o = int(offsets[i])
+            base = len(groups)
+            groups.extend(gs)
+            if (cx >= 0).any():
+                continue     # a product itself (others read beside its chain): not read
+            g_all[o:o + d.n_states] = np.where(grp >= 0, grp + base, -1)
+            p_all[o:o + d.n_states] = pos
+            x_all[o:o + d.n_states] = xk
+    ids = {st: i for i, st in enumerate(states)}
+    n = len(states)
+    grp = np.full(n, -1, dtype=np.int32)
+    pos = np.full(n, -1, dtype=np.int32)
+    xk = np.full(n, -1, dtype=np.int32)
+    ctx = np.full(n, -1, dtype=np.int32)
+    drop = np.full(n, -1, dtype=np.int64)
+    rests: dict = {}
+    for i, st in enumerate(states):
+        inside = [x for x in st if g_all[x] >= 0]
+        if len(inside) != 1:
+            continue
+        c = inside[0]
+        rest = tuple(x for x in st if x != c)
+        if rest:
+            ctx[i] = rests.setdefault(rest, len(rests))
+            drop[i] = ids.get(rest, -2)      # -2: the rest is never read alone
+        grp[i], pos[i], xk[i] = g_all[c], p_all[c], x_all[c]
+    return grp, pos, xk, ctx, drop, tuple(groups)
+
+
+def _blocks(old_trans: np.ndarray, new_trans: np.ndarray) -> np.ndarray:
+    """The state of a minimized automaton (``new_trans``) each state of the automaton it
+    was minimized from (``old_trans``, every state reachable from 0) is in: both walked
+    together from their starts."""
+    n = old_trans.shape[0]
+    k = new_trans.shape[1]
+    out = np.full(n, -1, dtype=np.int64)
+    out[0] = 0
+    front = np.array([0], dtype=np.int64)
+    while len(front):
+        o = old_trans[front, :k]
+        m = new_trans[out[front]]
+        live = o >= 0
+        src, dst = o[live], m[live]
+        fresh = out[src] < 0
+        out[src[fresh]] = dst[fresh]
+        front = np.unique(src[fresh])
+    return out
 
 
 def intersection(a: DFA, b: DFA) -> DFA | None:

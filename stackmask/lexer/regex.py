@@ -653,9 +653,15 @@ def _counted_dfa(members, band: int, label: str) -> DFA | None:
         return None
     if got is None:
         return None
-    t, b2c, accepts, counters = got
+    t, b2c, accepts, counters, chain = got
     full = expand_classes(t, b2c)
-    return DFA(trans=full, accepts=accepts, n_states=full.shape[0], counters=counters)
+    chains = ()
+    if chain is not None:
+        pos, xk, group = chain
+        none = np.full(len(pos), -1, dtype=np.int32)
+        chains = (np.where(pos >= 0, 0, -1).astype(np.int32), pos, xk, none, none, (group,))
+    return DFA(trans=full, accepts=accepts, n_states=full.shape[0], counters=counters,
+               chains=chains)
 
 
 def counted_parts(regex: str, band: int, any_bounds: bool = False):

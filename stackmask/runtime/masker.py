@@ -151,6 +151,7 @@ class Masker:
         # diff token set of a configuration started on a base (or the tokens a restricted
         # start leaves out) -> its complement, dense
         self._not_dense: dict = {}
+        self._count_le: dict = {}       # (count table, v) -> dense tokens counting <= v
         self.bound_out = (None, None)   # the last caller's buffer (checked) and a view of it
         self._new_pool()
         # one per configuration on a base, and for the first EAGER_RESTRICT token sets of
@@ -483,17 +484,7 @@ class Masker:
                 if k[0] == cfg:
                     k = k[1]
                 else:
-                    k = self.restricted_walk(top, cfg)
-                    b = dwa.init_base.get(cfg)
-                    if b is not None:
-                        # the base's mask on this stack without the tokens that differ,
-                        # and this configuration's own walk for those; the base's walk is
-                        # memoized on the node apart (the configurations met while a
-                        # name is written share the base and the node)
-                        bm = getattr(top, "base_memo", None)
-                        if bm is None or bm[0] != b[0]:
-                            bm = top.base_memo = (b[0], self.restricted_walk(top, b[0]))
-                        k = k | {(b[1], bm[1])}
+                    k = self.head_key(top, cfg)
                     top.mask_memo = (cfg, k)
                 key = k if key is None else key | k
             state.mask_key = key
@@ -508,6 +499,43 @@ class Masker:
         else:               # another buffer, or the first since the last text ended: kept
             self.bound_out = (out, _fill(out, src))
         return out
+
+    def head_key(self, top, cfg) -> frozenset:
+        """The weights of a head in configuration ``cfg`` on node ``top`` (not memoized on
+        the node: :meth:`mask` does that)."""
+        dwa = self.dwa
+        terms = dwa.count_split.get(cfg)
+        if terms is not None:
+            return self.count_key(top, terms)
+        k = self.restricted_walk(top, cfg)
+        b = dwa.init_base.get(cfg)
+        if b is not None:
+            # the base's mask on this stack without the tokens that differ, and this
+            # configuration's own walk for those; the base's walk is memoized on the node
+            # apart (the configurations met while a name is written share the base and
+            # the node)
+            bm = getattr(top, "base_memo", None)
+            if bm is None or bm[0] != b[0]:
+                bm = top.base_memo = (b[0], self.restricted_walk(top, b[0]))
+            k = k | {(b[1], bm[1])}
+        return k
+
+    def count_key(self, top, terms) -> frozenset:
+        """The weights of a head in a counted chain's state near a bound
+        (``ParserDWA.count_split``): per term, the deep configuration's weights as one
+        term ``((table, lo, hi), weights)``, its mask without the tokens whose iteration
+        count is outside ``lo..hi`` (:meth:`_count_keep`); all of them for table -1."""
+        alias = self.dwa.alias
+        out: set = set()
+        for rep, table, lo, hi in terms:
+            k = self.head_key(top, alias.get(rep, rep))
+            if not k:
+                continue
+            if table < 0:
+                out |= k
+            else:
+                out.add(((table, lo, hi), k))
+        return frozenset(out)
 
     def restricted_walk(self, node, cfg) -> frozenset:
         """:meth:`walk`, for a configuration whose start is another's restricted
@@ -646,10 +674,40 @@ class Masker:
         m = self.memo.get(base)
         if m is None:
             m = self.lookup_old(base)
-        keep = self._not_dense.get(wid)
-        if keep is None:
-            keep = self._complement(wid)
+        if type(wid) is tuple:
+            keep = self._count_keep(*wid)
+        else:
+            keep = self._not_dense.get(wid)
+            if keep is None:
+                keep = self._complement(wid)
         return np.bitwise_and(m.obj, keep, out=out)
+
+    #: dense "iteration count at most v" sets of counted chains' tables kept (19 KB each
+    #: with a 151k vocabulary; a string's near counts need at most a table's longest token
+    #: + 1 of them per state inside an iteration; past this many they are started over)
+    COUNT_DENSE = 1024
+
+    def _count_keep(self, table: int, lo: int, hi: int) -> np.ndarray:
+        """The dense set of tokens whose iteration count in ``count_tables[table]`` is in
+        ``lo..hi`` (:mod:`stackmask.compile.count_split`)."""
+        keep = self._at_most(table, hi)
+        if lo > 0:
+            keep = np.bitwise_and(keep, np.invert(self._at_most(table, lo - 1)))
+        return keep
+
+    def _at_most(self, table: int, v: int) -> np.ndarray:
+        le = self._count_le
+        d = le.get((table, v))
+        if d is None:
+            counts = self.dwa.count_tables[table]
+            flags = np.zeros(self.n_words * 32, dtype=bool)
+            flags[:len(counts)] = counts <= v
+            d = np.packbits(flags, bitorder="little").view(np.int32)
+            d.flags.writeable = False
+            if len(le) >= self.COUNT_DENSE:
+                le.clear()
+            le[(table, v)] = d
+        return d
 
     #: restricted starts' token sets made dense ahead (19 KB each with a 151k vocabulary)
     EAGER_RESTRICT = 512

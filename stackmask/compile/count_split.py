@@ -1,0 +1,239 @@
+"""Masks of counted chains near a bound, without configurations of their own.
+
+A counted repetition ``P x{lo,hi} S`` is a chain of positions in the lexer automaton
+(:mod:`stackmask.lexer.counted`): each count near a bound has a position of its own, and
+construction would compile every state of each (``maxLength: 300``: 130 positions of the
+9 states inside a JSON string character). They need not be compiled. The counts of a
+chain fall into *classes*, the runs of counts between two bounds of its members: within a
+class, the members a string may end as (``lo_i <= count <= hi_i``) and those it can
+still become (``count <= hi_i``) are the same. A token read from a chain state at count
+``c`` completes ``u`` iterations of ``x`` before it leaves the chain (or ends: one more
+when it ends inside an iteration); what it does then depends only on the class of its
+*reach* ``c + u`` (where it ends as a string, or which strings the rest can still make).
+A state of the chain in a *deep* position of that class (a stall or the loop past the
+last bound, where no token can reach another class) with the same state inside the
+iteration does the same for that token. So the mask of a near position's state is the
+union, over the classes its tokens reach, of the deep state's mask restricted to the
+tokens whose reach is in that class: reaches past every bound are dead.
+
+:func:`plan` finds, for every chain state at a near position whose classes all have a
+deep position (lengths far apart: ``maxLength: 300``, ``minLength: 5000``, a bounded and
+an unbounded string), those terms: ``(deep configuration, table, lo, hi)``, the tokens
+whose ``u`` (the table: :func:`iteration_counts`) lies in ``lo..hi``. It checks what the
+terms assume on the lexer automaton itself: the chain's states read as iterations of
+``x`` (:func:`stackmask.lexer.counted._chain`), no chain state accepts, and where a
+string ends every position's exits are its class's deep position's. The others (classes
+shorter than a token, the exits of a chain that also reads other terminals) are compiled
+as before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["CountPlan", "plan", "iteration_counts", "count_classes"]
+
+#: a count past every bound
+INF = 1 << 62
+
+
+class CountPlan:
+    """What :func:`plan` found for a scanner: ``specs`` (configuration -> terms
+    ``((deep configuration, table id, lo, hi), ...)``, table id -1 for every token),
+    ``deep`` (the deep positions'
+    configurations: compiled), ``tables`` (table id -> ``(group, x state)``)."""
+
+    __slots__ = ("specs", "deep", "tables")
+
+    def __init__(self):
+        self.specs: dict = {}
+        self.deep: list = []
+        self.tables: list = []
+
+
+def count_classes(members) -> list:
+    """The classes of a chain's counts: ``(first, last, live)`` in order (``last`` INF for
+    the class past the last bound of a member without one), ``live`` False for the
+    counts past every member's upper bound (nothing can be read there). ``members``:
+    ``(lo, hi)`` pairs, hi -1 for none."""
+    cuts = {0}
+    for lo, hi in members:
+        cuts.add(lo)
+        if hi >= 0:
+            cuts.add(hi + 1)
+    cuts = sorted(cuts)
+    out = []
+    for i, a in enumerate(cuts):
+        b = cuts[i + 1] - 1 if i + 1 < len(cuts) else INF
+        live = any(hi < 0 or hi >= a for _, hi in members)
+        out.append((a, b, live))
+    return out
+
+
+def _class_of(classes, c: int) -> int:
+    for k, (a, b, _) in enumerate(classes):
+        if a <= c <= b:
+            return k
+    raise ValueError(f"count {c} in no class")
+
+
+def plan(scanner, longest: int) -> CountPlan | None:
+    """The terms of every chain state at a near position whose masks the deep
+    positions give (module doc), for tokens of at most ``longest`` bytes; None when
+    the lexer has no chain."""
+    dfa = scanner.dfa
+    if not dfa.chains:
+        return None
+    grp, pos, xk, ctx, drop, groups = dfa.chains
+    trans = dfa.trans
+    accepting = [bool(a) for a in dfa.accepts]
+    out = CountPlan()
+    table_ids: dict = {}
+    deep_states: set = set()
+    L = int(longest)
+
+    def table(g, s):
+        t = table_ids.get((g, s))
+        if t is None:
+            t = table_ids[(g, s)] = len(out.tables)
+            out.tables.append((g, s))
+        return t
+
+    for g, (positions, members, xn, xd) in enumerate(groups):
+        states = np.flatnonzero(grp == g)
+        if not len(states):
+            continue
+        classes = count_classes(members)
+        ranges = [(a, INF if b < 0 else b) for a, b in positions]
+        cls_of = [_class_of(classes, a) for a, _ in ranges]
+        if ranges[-1][1] == INF and len(ranges) > 1 and cls_of[-2] == len(classes) - 1:
+            # the last bound opens the last class: its count reads as every later one
+            ranges[-2] = (ranges[-2][0], INF)
+        # deep positions per class: runs of counts (a stall, the loop) from whose last
+        # count no token reaches the next class (the automaton's own states read a stall
+        # as its last count)
+        deep: dict = {}
+        for p, (a, b) in enumerate(ranges):
+            k = cls_of[p]
+            ck = classes[k]
+            if a < b and b <= ck[1] and (ck[1] == INF or b + L <= ck[1]) and ck[2]:
+                deep.setdefault(k, []).append(p)
+        by: dict = {}          # (position, state inside the iteration, others) -> state
+        for d in states.tolist():
+            by.setdefault((int(pos[d]), int(xk[d]), int(ctx[d])), d)
+        # a class's deep states by (state inside the iteration, others): those of its
+        # deep positions and what they read inside an iteration (minimization may have
+        # merged those with a position's next to the class, which reads alike)
+        reps: dict = {}
+        for k, ps in deep.items():
+            rk = reps[k] = {}
+            front = [d for (p, s, y), d in by.items() if p in ps]
+            for d in front:
+                rk.setdefault((int(xk[d]), int(ctx[d])), d)
+            while front:
+                nxt = []
+                for d in front:
+                    x = int(xk[d])
+                    inner = (xn[x] >= 0) & ~xd[x]
+                    for t in np.unique(trans[d][inner]).tolist():
+                        if t >= 0 and grp[t] == g and (int(xk[t]), int(ctx[t])) not in rk:
+                            rk[(int(xk[t]), int(ctx[t]))] = t
+                            nxt.append(t)
+                front = nxt
+        rep_states = {d for rk in reps.values() for d in rk.values()}
+        # where a string may end (between iterations), a position must leave the chain
+        # on each byte as its class's deep states do, whatever the others read beside
+        # it; and no state of it accepts (the others read nothing that ends)
+        exits = xn[0] < 0
+        ok = np.array([cls_of[p] in reps for p in range(len(ranges))], dtype=bool)
+        for (p, s, y), d in by.items():
+            if accepting[d]:
+                ok[p] = False
+            if s != 0 or not ok[p]:
+                continue
+            rd = reps[cls_of[p]].get((0, y))
+            if rd is None or not np.array_equal(trans[d][exits], trans[rd][exits]):
+                ok[p] = False
+        starts = np.array([a for a, _ in ranges], dtype=np.int64)
+        ends = np.array([b for _, b in ranges], dtype=np.int64)
+
+        def all_ok(lo, hi):          # every position with a count in lo..hi
+            return bool(ok[(ends >= lo) & (starts <= hi)].all())
+
+        # the positions a deep state's tokens reach (a stall reads as its last count)
+        deep_ok = {k: all(all_ok(ranges[r][1], ranges[r][1] + L) for r in ps)
+                   for k, ps in deep.items()}
+        for (p, s, y), d in by.items():
+            c, b = ranges[p]
+            if c != b or d in rep_states or not all_ok(c, c + L):
+                continue
+            terms = []
+            for k, (ak, bk, live) in enumerate(classes):
+                if bk < c or ak > c + L:
+                    continue
+                lo, hi = max(0, ak - c), min(L, bk - c)
+                if not live:
+                    # past every bound the chain dies and the others read on alone
+                    alone = int(drop[d])
+                    if alone == -2:
+                        terms = None
+                        break
+                    if alone >= 0:
+                        terms.append((scanner.intern(alone, frozenset()), table(g, s), lo, hi))
+                        deep_states.add(alone)
+                    continue
+                rd = reps[k].get((s, y)) if deep_ok.get(k) else None
+                if rd is None:
+                    terms = None
+                    break
+                deep_states.add(rd)
+                t = -1 if lo == 0 and hi == L else table(g, s)   # -1: every token
+                terms.append((scanner.intern(rd, frozenset()), t, lo, hi))
+            if terms is not None:
+                out.specs[scanner.intern(d, frozenset())] = tuple(terms)
+    out.deep = [scanner.intern(d, frozenset()) for d in sorted(deep_states)]
+    return out
+
+
+def iteration_counts(index, x_next: np.ndarray, x_done: np.ndarray, starts, n_ids: int,
+                     longest: int) -> np.ndarray:
+    """Per start state ``s`` of ``x``'s iteration automaton (``x_next``, ``x_done``:
+    :func:`stackmask.lexer.counted._x_steps`) and token id: the iterations the token
+    completes from ``s`` before ``x`` cannot read its next byte, one more when it ends
+    inside an iteration (``(len(starts), n_ids)``; ids of no text token, and tokens
+    ``x`` cannot read a byte of from ``s``: 0). One whole-vocabulary run per start, over
+    the tokens it can read a byte of (from inside an iteration: few)."""
+    order, cols = index.byte_columns()
+    n = len(order)
+    if not cols:
+        return np.zeros((len(starts), n_ids), dtype=np.uint8)
+    longer = np.array([len(c) for c in cols], dtype=np.int64)      # tokens longer than j
+    dtype = np.uint8 if longest < 255 else np.uint16
+    out = np.zeros((len(starts), n_ids), dtype=dtype)
+    ids = index.first_id[order]
+    for row, s in enumerate(starts):
+        sel = np.flatnonzero(x_next[s, cols[0]] >= 0)                 # ascending: longest first
+        if not len(sel):
+            continue
+        m_of = np.searchsorted(sel, longer, side="left")               # sel[:m] longer than j
+        x = np.full(len(sel), s, dtype=np.int32)
+        u = np.zeros(len(sel), dtype=np.int32)
+        alive = np.ones(len(sel), dtype=bool)
+        for j, col in enumerate(cols):
+            m = int(m_of[j])
+            if not m:
+                break
+            xs = x[:m]
+            b = col[sel[:m]]
+            nx = x_next[xs, b]
+            live = alive[:m] & (nx >= 0)
+            u[:m] += live & x_done[xs, b]
+            x[:m] = np.where(live, nx, xs)
+            alive[:m] = live
+        u += (x != 0) & alive
+        out[row, ids[sel]] = np.minimum(u, longest).astype(dtype)
+    if index.dups:
+        first = index.first_id
+        for p, extra in index.dups.items():
+            out[:, extra] = out[:, [int(first[p])]]
+    return out

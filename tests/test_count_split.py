@@ -1,0 +1,158 @@
+"""Counted chains' states near a bound without starts of their own
+(:mod:`stackmask.compile.count_split`): their masks are the deep states' masks restricted by
+per-token iteration counts.
+
+Checked: the classes of a chain's counts; the iteration counts against a token-by-token
+run; that construction gives near states terms instead of starts (so the tests below check
+something); and masks against the oracle at every step of texts that cross every bound,
+with other terminals read beside the chain or not, bounded and unbounded members in one
+chain, characters of several bytes and escapes split across tokens, fresh and loaded."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from stackmask import Constraint, Grammar, Vocab
+from stackmask.compile.count_split import INF, count_classes, iteration_counts
+from stackmask.compile.token_index import VocabIndex
+from stackmask.lexer.counted import _x_steps
+from stackmask.lexer.regex import ByteNFA, _regex_ir, _utf8_leaf, split_counted
+from stackmask.vocab import qwen2_5_encoding
+
+STRING = r'"(?:[^"\\]|\\.){%s}"'
+PIECES = ["a", "b", " ", "é", "中", '\\"', "\\n", '"', ",", ":", "\\"]
+
+
+def _vocab(seed: int = 5, n: int = 400) -> Vocab:
+    """Every byte, and ``n`` tokens of 2-20 pieces (at most 63 bytes: the band is 64)."""
+    rng = random.Random(seed)
+    extra = set()
+    while len(extra) < n:
+        t = "".join(rng.choice(PIECES) for _ in range(rng.randint(2, 20))).encode()
+        if len(t) < 64:
+            extra.add(t)
+    toks = [bytes([b]) for b in range(256)] + sorted(extra)
+    return Vocab(toks + [None], eos_token_ids=[len(toks)], special_token_ids=[len(toks)])
+
+
+def test_count_classes():
+    assert count_classes([(0, 300)]) == [(0, 300, True), (301, INF, False)]
+    assert count_classes([(0, -1), (0, 300)]) == [(0, 300, True), (301, INF, True)]
+    assert count_classes([(400, 700)]) == [(0, 399, True), (400, 700, True), (701, INF, False)]
+    assert count_classes([(0, -1), (5000, -1), (3, 20)]) == [
+        (0, 2, True), (3, 20, True), (21, 4999, True), (5000, INF, True)]
+
+
+def test_iteration_counts_equal_a_run_per_token():
+    v = _vocab()
+    index = VocabIndex(v)
+    parts = split_counted(_regex_ir(STRING % "0,300", ByteNFA("", 10 ** 5, "t")), 64)
+    xn, xd = _x_steps(parts[1], lambda: ByteNFA("", 10 ** 5, "t"), _utf8_leaf)
+    starts = list(range(xn.shape[0]))
+    got = iteration_counts(index, xn, xd, starts, v.size, 63)
+    for s in starts:
+        for i in range(v.size):
+            b = v.token_bytes(i)
+            if not b or i in v.eos_token_ids or xn[s, b[0]] < 0:
+                assert got[s, i] == 0
+                continue
+            x, u = s, 0
+            for byte in b:
+                nx = xn[x, byte]
+                if nx < 0:
+                    break
+                u += bool(xd[x, byte])
+                x = nx
+            else:
+                u += x != 0
+            assert got[s, i] == u, (s, b)
+
+
+def _walk_all(c: Constraint, texts, rng) -> int:
+    """Commit each text with random tokens that continue it; compare every mask with the
+    oracle. Returns the masks compared."""
+    vocab = c.vocab
+    by_first: dict = {}
+    for i in range(vocab.size):
+        b = vocab.token_bytes(i)
+        if b and i not in vocab.eos_token_ids:
+            by_first.setdefault(b[0], []).append((b, i))
+    n = 0
+    for text in texts:
+        data = text.encode()
+        s = c.start()
+        pos = 0
+        while pos < len(data):
+            fits = [(b, i) for b, i in by_first[data[pos]] if data.startswith(b, pos)]
+            b, i = rng.choice(fits)
+            s = c.commit(s, i)
+            pos += len(b)
+            assert np.array_equal(c.get_mask(s), c.reference_mask(s)), (text[:30], pos)
+            n += 1
+    return n
+
+
+def _body(rng, n: int) -> str:
+    """``n`` string characters (escapes and characters of 2 and 3 bytes among them)."""
+    return "".join(rng.choice(["a", " ", "é", "中", '\\"', "\\n", "b"]) for _ in range(n))
+
+
+CASES = [
+    # one bounded string: past the bound nothing can be read
+    ('start: "[" S ("," S)* "]"\nS: /' + STRING % "0,300" + '/\n', [(299, 300), (300,)]),
+    # a bounded and an unbounded string in one chain, a key read beside it (other bytes)
+    ('start: "{" pair ("," pair)* "}"\npair: KEY (S | T)\nKEY: /"[a-z ]*":/\n'
+     'S: /' + STRING % "0,300" + '/\nT: /' + STRING % "0," + '/\n', [(300, 5), (301,), (350, 299)]),
+    # a string between two far bounds, and an unbounded one
+    ('start: "[" (S | T) ("," (S | T))* "]"\nS: /' + STRING % "200,400" + '/\n'
+     'T: /' + STRING % "0," + '/\n', [(199, 200), (400, 401), (450,)]),
+]
+
+
+@pytest.mark.parametrize("grammar,lengths", CASES, ids=["bounded", "with-key", "between"])
+def test_masks_equal_the_oracle_at_every_step(grammar, lengths, tmp_path):
+    v = _vocab()
+    rng = random.Random(13)
+    for attempt in range(2):
+        c = Constraint(grammar, v, cache_dir=tmp_path, progress=False)
+        assert c.loaded_from_cache == bool(attempt)
+        assert c.compile_stats()["configs_counted"] > 100, "no near state without a start"
+        texts = []
+        for ns in lengths:
+            bodies = ['"' + _body(rng, n) + '"' for n in ns]
+            if grammar.startswith('start: "{"'):
+                texts.append("{" + ",".join(f'"k":{b}' for b in bodies) + "}")
+            else:
+                texts.append("[" + ",".join(bodies) + "]")
+        assert _walk_all(c, texts, rng) > 300
+
+
+def test_schema_masks_equal_the_oracle_near_the_bounds(qwen_vocab):
+    # Qwen2.5 (tokens up to 128 bytes), a bounded and a plain string and the keys of
+    # other properties read beside the chain: every mask from 40 characters before a
+    # bound on
+    schema = {"type": "object", "properties": {"s": {"type": "string", "maxLength": 300},
+                                               "t": {"type": "string"}},
+              "required": ["s", "t"]}
+    c = Constraint(Grammar.from_json_schema(schema), qwen_vocab, cache_dir=False,
+                   progress=False)
+    assert c.compile_stats()["configs_counted"] > 1000
+    rng = random.Random(3)
+    s_body, t_body = _body(rng, 300), _body(rng, 320)
+    text = '{"s": "' + s_body + '", "t": "' + t_body + '"}'
+    ids = qwen2_5_encoding().encode(text)
+    s = c.start()
+    data = b""
+    near = [len(('{"s": "' + s_body[:260]).encode()), len(('{"s": "' + s_body + '", "t": "'
+                                                          + t_body[:260]).encode())]
+    checked = 0
+    for i in ids:
+        s = c.commit(s, i)
+        data += qwen_vocab.token_bytes(i)
+        if any(n <= len(data) <= n + 130 for n in near):
+            assert np.array_equal(c.get_mask(s), c.reference_mask(s)), len(data)
+            checked += 1
+    assert checked > 30
