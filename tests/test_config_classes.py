@@ -147,9 +147,10 @@ def _check(qwen_vocab, qwen_encoding, tmp_path, texts, walks: int, steps: int) -
         c = Constraint(g, qwen_vocab, cache_dir=tmp_path, progress=False)
         assert c.loaded_from_cache == bool(attempt)
         st = c.compile_stats()
-        # (the title's counts near its bound get the masks of deep ones instead,
-        # stackmask.compile.count_split: fewer aliases than before)
-        assert st["configs_aliased"] >= 20 and st["configs_on_base"] >= 100, st
+        # (the strings' counts near their bounds get the masks of deep or pinned states
+        # instead, stackmask.compile.count_split: no aliases are left here;
+        # test_classes_are_exact checks those on the lexer itself)
+        assert st["configs_on_base"] >= 100, st
         assert st["configs_counted"] >= 1000, st
         for t in texts if attempt == 0 else texts[:1]:
             json.loads(t)
@@ -177,8 +178,9 @@ def test_an_alias_whose_representative_is_missing(qwen_vocab):
     from stackmask.compile.parser_dwa import ParserDWA
 
     vocab = sample_vocab(qwen_vocab, 2000, seed=3)
-    c = Constraint(Grammar.from_json_schema({"type": "string", "maxLength": 150}), vocab,
-                   cache_dir=False, progress=False)
+    # (a repetition that is no prefix code: not counted, so its classes alias)
+    c = Constraint(Grammar.from_json_schema({"type": "string", "pattern": "^(a|ab){0,150}$"}),
+                   vocab, cache_dir=False, progress=False)
     dwa = c.compiled.dwa
     assert dwa.alias
     cfg, rep = next(iter(sorted(dwa.alias.items())))

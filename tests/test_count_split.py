@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 from stackmask import Constraint, Grammar, Vocab
-from stackmask.compile.count_split import INF, count_classes, iteration_counts
+from stackmask.compile.count_split import counts_for, iteration_counts
+from stackmask.lexer.counted import INF, count_classes
+from stackmask.lexer.pinned import PINNED
 from stackmask.compile.token_index import VocabIndex
 from stackmask.lexer.counted import _x_steps
 from stackmask.lexer.regex import ByteNFA, _regex_ir, _utf8_leaf, split_counted
@@ -69,6 +71,11 @@ def test_iteration_counts_equal_a_run_per_token():
             else:
                 u += x != 0
             assert got[s, i] == u, (s, b)
+    # kept across constraints: the same counts, the same arrays the second time
+    first = counts_for(index, xn, xd, starts, v.size, 63)
+    again = counts_for(index, xn, xd, starts[::-1], v.size, 63)
+    assert all(np.array_equal(a, got[s]) for s, a in zip(starts, first))
+    assert all(a is b for a, b in zip(first, again[::-1]))
 
 
 def _walk_all(c: Constraint, texts, rng) -> int:
@@ -109,10 +116,14 @@ CASES = [
     # a string between two far bounds, and an unbounded one
     ('start: "[" (S | T) ("," (S | T))* "]"\nS: /' + STRING % "200,400" + '/\n'
      'T: /' + STRING % "0," + '/\n', [(199, 200), (400, 401), (450,)]),
+    # classes shorter than a token (counts 0-4, 5-20, 21-40): pinned states stand for them
+    ('start: "[" (S | U | V | T) ("," (S | U | V | T))* "]"\nS: /' + STRING % "0,300" + '/\n'
+     'U: /' + STRING % "0,20" + '/\nV: /' + STRING % "5,40" + '/\nT: /' + STRING % "0," + '/\n',
+     [(3, 4, 5), (19, 20, 21), (39, 40, 41), (299, 300, 301)]),
 ]
 
 
-@pytest.mark.parametrize("grammar,lengths", CASES, ids=["bounded", "with-key", "between"])
+@pytest.mark.parametrize("grammar,lengths", CASES, ids=["bounded", "with-key", "between", "short"])
 def test_masks_equal_the_oracle_at_every_step(grammar, lengths, tmp_path):
     v = _vocab()
     rng = random.Random(13)
@@ -120,6 +131,8 @@ def test_masks_equal_the_oracle_at_every_step(grammar, lengths, tmp_path):
         c = Constraint(grammar, v, cache_dir=tmp_path, progress=False)
         assert c.loaded_from_cache == bool(attempt)
         assert c.compile_stats()["configs_counted"] > 100, "no near state without a start"
+        if "U:" in grammar:
+            assert (c.scanner.dfa.chains[1] <= PINNED).sum() > 20, "no pinned state"
         texts = []
         for ns in lengths:
             bodies = ['"' + _body(rng, n) + '"' for n in ns]

@@ -72,6 +72,7 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
         have = set(todo)
         todo.extend(c for c in split.deep if c not in have)
     skipped: set = set()          # counted configurations met (not compiled)
+    deep = set(split.deep) if split is not None else set()
     seen = set(todo)
     long_diff: dict = {}          # depth -> weight id of the longer tokens (and EOS, specials)
     shadow_diff: dict = {}        # the same for the tokens shadows read on (_start_on_base)
@@ -128,7 +129,10 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
                     # one started on is compiled whole
                     r = add_config_on_shadow_base(dwa, terms, cfg, eos_w, classes,
                                                   dwa.init_base, shadow_diff)
-                if r is None and b is None and not classes.is_root(cfg) and cfg not in bases:
+                # (a counted chain's deep state: no diff walk against a guessed base, which
+                # costs more there than its own walk)
+                if r is None and b is None and not classes.is_root(cfg) and cfg not in bases \
+                        and cfg not in deep:
                     w = classes.weak_base(cfg)
                     if w is not None:
                         r = add_config_on_base(dwa, terms, cfg, eos_w, base=w,
@@ -190,9 +194,9 @@ def count_tables(split, scanner, index, longest: int, n_ids: int) -> list:
         by_group.setdefault(g, []).append((t, s))
     for g, ts in by_group.items():
         _, _, xn, xd = groups[g]
-        counts = count_split.iteration_counts(index, xn, xd, [s for _, s in ts], n_ids, longest)
+        counts = count_split.counts_for(index, xn, xd, [s for _, s in ts], n_ids, longest)
         for row, (t, _) in zip(counts, ts):
-            out[t] = np.ascontiguousarray(row)
+            out[t] = row
     return out
 
 

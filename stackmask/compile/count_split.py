@@ -17,24 +17,28 @@ union, over the classes its tokens reach, of the deep state's mask restricted to
 tokens whose reach is in that class: reaches past every bound are dead.
 
 :func:`plan` finds, for every chain state at a near position whose classes all have a
-deep position (lengths far apart: ``maxLength: 300``, ``minLength: 5000``, a bounded and
-an unbounded string), those terms: ``(deep configuration, table, lo, hi)``, the tokens
-whose ``u`` (the table: :func:`iteration_counts`) lies in ``lo..hi``. It checks what the
-terms assume on the lexer automaton itself: the chain's states read as iterations of
-``x`` (:func:`stackmask.lexer.counted._chain`), no chain state accepts, and where a
-string ends every position's exits are its class's deep position's. The others (classes
-shorter than a token, the exits of a chain that also reads other terminals) are compiled
-as before.
+deep state, those terms: ``(deep configuration, table, lo, hi)``, the tokens whose ``u``
+(the table: :func:`iteration_counts`) lies in ``lo..hi``. Deep states are those of a
+stall or of the loop past the last bound, or, for a class shorter than a token, the
+lexer's pinned states (:mod:`stackmask.lexer.pinned`). It checks what the terms assume on
+the lexer automaton itself: the chain's states read as iterations of ``x``
+(:func:`stackmask.lexer.counted._chain`), no chain state accepts, and where a string ends
+every position's exits are its class's deep state's. The others are compiled as before.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CountPlan", "plan", "iteration_counts", "count_classes"]
+from ..lexer import pinned
+from ..lexer.counted import class_of, count_classes
 
-#: a count past every bound
-INF = 1 << 62
+__all__ = ["CountPlan", "plan", "iteration_counts", "counts_for"]
+
+#: iteration counts kept across constraints (one vocabulary's JSON strings share them):
+#: ``(vocabulary fingerprint, automaton, start, longest) -> counts``, at most this many
+COUNTS_KEPT = 64
+_COUNTS: dict = {}
 
 
 class CountPlan:
@@ -49,32 +53,6 @@ class CountPlan:
         self.specs: dict = {}
         self.deep: list = []
         self.tables: list = []
-
-
-def count_classes(members) -> list:
-    """The classes of a chain's counts: ``(first, last, live)`` in order (``last`` INF for
-    the class past the last bound of a member without one), ``live`` False for the
-    counts past every member's upper bound (nothing can be read there). ``members``:
-    ``(lo, hi)`` pairs, hi -1 for none."""
-    cuts = {0}
-    for lo, hi in members:
-        cuts.add(lo)
-        if hi >= 0:
-            cuts.add(hi + 1)
-    cuts = sorted(cuts)
-    out = []
-    for i, a in enumerate(cuts):
-        b = cuts[i + 1] - 1 if i + 1 < len(cuts) else INF
-        live = any(hi < 0 or hi >= a for _, hi in members)
-        out.append((a, b, live))
-    return out
-
-
-def _class_of(classes, c: int) -> int:
-    for k, (a, b, _) in enumerate(classes):
-        if a <= c <= b:
-            return k
-    raise ValueError(f"count {c} in no class")
 
 
 def plan(scanner, longest: int) -> CountPlan | None:
@@ -92,38 +70,33 @@ def plan(scanner, longest: int) -> CountPlan | None:
     deep_states: set = set()
     L = int(longest)
 
+    x_keys = [xn.tobytes() + xd.tobytes() for _, _, xn, xd in groups]
+
     def table(g, s):
-        t = table_ids.get((g, s))
+        # one table per iteration automaton and state inside it (groups of several
+        # lexer modes, or strings apart, often share the automaton)
+        key = (x_keys[g], s)
+        t = table_ids.get(key)
         if t is None:
-            t = table_ids[(g, s)] = len(out.tables)
+            t = table_ids[key] = len(out.tables)
             out.tables.append((g, s))
         return t
 
     for g, (positions, members, xn, xd) in enumerate(groups):
-        states = np.flatnonzero(grp == g)
+        states = np.flatnonzero((grp == g) & (pos >= 0))
         if not len(states):
             continue
         classes = count_classes(members)
-        ranges = [(a, INF if b < 0 else b) for a, b in positions]
-        cls_of = [_class_of(classes, a) for a, _ in ranges]
-        if ranges[-1][1] == INF and len(ranges) > 1 and cls_of[-2] == len(classes) - 1:
-            # the last bound opens the last class: its count reads as every later one
-            ranges[-2] = (ranges[-2][0], INF)
-        # deep positions per class: runs of counts (a stall, the loop) from whose last
-        # count no token reaches the next class (the automaton's own states read a stall
-        # as its last count)
-        deep: dict = {}
-        for p, (a, b) in enumerate(ranges):
-            k = cls_of[p]
-            ck = classes[k]
-            if a < b and b <= ck[1] and (ck[1] == INF or b + L <= ck[1]) and ck[2]:
-                deep.setdefault(k, []).append(p)
+        ranges = pinned.chain_ranges(positions, classes)
+        cls_of = [class_of(classes, a) for a, _ in ranges]
+        deep = pinned.deep_positions(ranges, classes, L)
         by: dict = {}          # (position, state inside the iteration, others) -> state
         for d in states.tolist():
             by.setdefault((int(pos[d]), int(xk[d]), int(ctx[d])), d)
         # a class's deep states by (state inside the iteration, others): those of its
         # deep positions and what they read inside an iteration (minimization may have
-        # merged those with a position's next to the class, which reads alike)
+        # merged those with a position's next to the class, which reads alike), or its
+        # pinned states (lexer.pinned)
         reps: dict = {}
         for k, ps in deep.items():
             rk = reps[k] = {}
@@ -140,6 +113,9 @@ def plan(scanner, longest: int) -> CountPlan | None:
                             rk[(int(xk[t]), int(ctx[t]))] = t
                             nxt.append(t)
                 front = nxt
+        for d in np.flatnonzero((grp == g) & (pos <= pinned.PINNED)).tolist():
+            k = pinned.PINNED - int(pos[d])
+            reps.setdefault(k, {})[(int(xk[d]), int(ctx[d]))] = d
         rep_states = {d for rk in reps.values() for d in rk.values()}
         # where a string may end (between iterations), a position must leave the chain
         # on each byte as its class's deep states do, whatever the others read beside
@@ -160,9 +136,10 @@ def plan(scanner, longest: int) -> CountPlan | None:
         def all_ok(lo, hi):          # every position with a count in lo..hi
             return bool(ok[(ends >= lo) & (starts <= hi)].all())
 
-        # the positions a deep state's tokens reach (a stall reads as its last count)
-        deep_ok = {k: all(all_ok(ranges[r][1], ranges[r][1] + L) for r in ps)
-                   for k, ps in deep.items()}
+        # the positions a deep state's tokens reach (a stall reads as its last count;
+        # a pinned state reads no other)
+        deep_ok = {k: all(all_ok(ranges[r][1], ranges[r][1] + L) for r in deep[k])
+                   if k in deep else True for k in reps}
         for (p, s, y), d in by.items():
             c, b = ranges[p]
             if c != b or d in rep_states or not all_ok(c, c + L):
@@ -236,4 +213,28 @@ def iteration_counts(index, x_next: np.ndarray, x_done: np.ndarray, starts, n_id
         first = index.first_id
         for p, extra in index.dups.items():
             out[:, extra] = out[:, [int(first[p])]]
+    return out
+
+
+def counts_for(index, x_next: np.ndarray, x_done: np.ndarray, starts, n_ids: int,
+               longest: int) -> list:
+    """:func:`iteration_counts` per start, each kept for the next constraint of the same
+    vocabulary and iteration automaton (read-only arrays)."""
+    xk = x_next.tobytes() + x_done.tobytes()
+    keys = [(index.fingerprint, xk, int(s), int(longest), int(n_ids)) for s in starts]
+    missing = [s for s, k in zip(starts, keys) if k not in _COUNTS]
+    if missing:
+        rows = iteration_counts(index, x_next, x_done, missing, n_ids, longest)
+        if len(_COUNTS) + len(missing) > COUNTS_KEPT:
+            _COUNTS.clear()
+        for s, row in zip(missing, rows):
+            row = np.ascontiguousarray(row)
+            row.setflags(write=False)
+            _COUNTS[(index.fingerprint, xk, int(s), int(longest), int(n_ids))] = row
+    out = []
+    for s, k in zip(starts, keys):
+        row = _COUNTS.get(k)
+        if row is None:                 # (cleared meanwhile by a larger batch)
+            row = iteration_counts(index, x_next, x_done, [s], n_ids, longest)[0]
+        out.append(row)
     return out

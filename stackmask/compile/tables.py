@@ -16,6 +16,7 @@ from ..glr.normal_form import NormalForm, normalize
 from ..lexer.combined import compile_modal_lexer
 from ..lexer.counted import DEFAULT_BAND
 from ..lexer.dfa import DFA, MAX_DFA_STATES
+from ..lexer.pinned import add_pinned
 
 log = logging.getLogger("stackmask")
 
@@ -133,6 +134,7 @@ def _build_tables(grammar, ambiguous: bool, check, band: int) -> GrammarTables:
         raise GrammarError("internal error: normal form still has an empty rule")
     lexed = g.lexed_terminals
     read, dfa, starts = _lexer(g, lexed, band)      # the modes read: optional ones merged or not
+    dfa = add_pinned(dfa, band)                      # deep states for short count classes
     switch: dict = {}
     mode_index = {m.name: k for k, m in enumerate(read.modes)}
     for k, m in enumerate(read.modes):

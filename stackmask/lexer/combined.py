@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import GrammarError
-from .counted import DEFAULT_BAND, needs_stall
+from .counted import DEFAULT_BAND, needs_stall, worth_chain
 from .dfa import DFA, MAX_DFA_STATES, product, restrict_accepts
 from .regex import (clear_cache as _clear_terminals, compile_counted_group, compile_terminal,
                     counted_parts, lookahead_parts)
@@ -94,8 +94,11 @@ def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) 
     grouped: set[int] = set()
     for idx in groups.values():
         members = [parts_of[i] for i in idx]
-        if len(idx) < 2 or not any(needs_stall(m[2], m[3], band) for m in members):
+        stalled = any(needs_stall(m[2], m[3], band) for m in members)
+        if not stalled and not any(worth_chain(m[2], m[3]) for m in members):
             continue
+        if len(idx) < 2 and stalled:
+            continue                   # counted alone: its own DFA is this chain
         d = compile_counted_group(members, band, _regex_of(terminals[idx[0]])[0])
         if d is not None:
             dfas.append(d)

@@ -49,8 +49,8 @@ import numpy as np
 from .fsa import Nfa, TooManyStates, determinize, minimize, row_labels, trim
 from .ir import nullable, thompson
 
-__all__ = ["DEFAULT_BAND", "IN", "LEFT", "MIN_BAND", "Stalls", "flatten", "needs_stall",
-           "split_counted", "counted_group"]
+__all__ = ["DEFAULT_BAND", "IN", "INF", "LEFT", "MIN_BAND", "Stalls", "class_of", "count_classes",
+           "flatten", "needs_stall", "split_counted", "counted_group", "worth_chain", "MIN_CHAIN"]
 
 #: the band when no vocabulary is known (longer than the longest token of common
 #: vocabularies: Qwen2.5's is 128 bytes); a constraint uses its vocabulary's longest
@@ -62,6 +62,9 @@ DEFAULT_BAND = 256
 MIN_BAND = 64
 
 IN, LEFT = 1, 2
+
+#: a count past every bound
+INF = 1 << 62
 
 
 class Stalls:
@@ -132,6 +135,17 @@ def flatten(x) -> list:
 def needs_stall(lo: int, hi, band: int) -> bool:
     """Whether a repetition ``{lo,hi}`` (hi None: unbounded) is counted with stalls."""
     return lo > 2 * band or (hi is not None and hi - lo > 2 * band)
+
+
+#: a repetition with a bound at least this far from 0 is read as a chain even when every
+#: count has a position of its own (no stall): its near states then get the masks of
+#: deep or pinned ones instead of starts of their own (``stackmask.compile.count_split``)
+MIN_CHAIN = 16
+
+
+def worth_chain(lo: int, hi) -> bool:
+    """Whether a repetition ``{lo,hi}`` is read as a chain of positions, stalled or not."""
+    return lo >= MIN_CHAIN or (hi is not None and hi >= MIN_CHAIN)
 
 
 def split_counted(x, band: int, any_bounds: bool = False):
@@ -299,7 +313,7 @@ def counted_group(members, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_s
     t2, old2 = minimize(t, labels)
     nc = trans.shape[1]
     counters = (band, tuple(d for _, d in stalls), np.ascontiguousarray(t2[:, nc:]),
-                np.ascontiguousarray(tags[old2]))
+                np.ascontiguousarray(tags[old2])) if stalls else ()
     accepts2 = tuple(accepts[o] for o in old2.tolist())
     chain = _chain(members, positions, unbounded, np.ascontiguousarray(t2[:, :nc]), b2c,
                    ccopy[old2], head[old2], accepts2, new_nfa, leaf_of)
@@ -385,3 +399,30 @@ def _chain(members, positions, unbounded, t, b2c, copy, head, accepts, new_nfa, 
              tuple((int(lo), -1 if hi is None else int(hi)) for _, _, lo, hi, _ in members),
              xn, xd)
     return pos, xk.astype(np.int32), group
+
+
+def count_classes(members) -> list:
+    """The classes of a chain's counts: ``(first, last, live)`` in order (``last`` INF for
+    the class past the last bound of a member without one), ``live`` False for the
+    counts past every member's upper bound (nothing can be read there). ``members``:
+    ``(lo, hi)`` pairs, hi -1 for none."""
+    cuts = {0}
+    for lo, hi in members:
+        cuts.add(lo)
+        if hi >= 0:
+            cuts.add(hi + 1)
+    cuts = sorted(cuts)
+    out = []
+    for i, a in enumerate(cuts):
+        b = cuts[i + 1] - 1 if i + 1 < len(cuts) else INF
+        live = any(hi < 0 or hi >= a for _, hi in members)
+        out.append((a, b, live))
+    return out
+
+
+def class_of(classes, c: int) -> int:
+    """The index of the class (:func:`count_classes`) holding count ``c``."""
+    for k, (a, b, _) in enumerate(classes):
+        if a <= c <= b:
+            return k
+    raise ValueError(f"count {c} in no class")

@@ -60,6 +60,9 @@ class DFA:
     the lexer goes when the chain dies), and per group ``(positions, members, x_next, x_done)``:
     what ``stackmask.compile.count_split`` reads to give a chain state the masks of the
     positions that stand for the others.
+
+    ``reach_as``: ``(state, other)`` pairs, a state whose pending lexeme can become what
+    ``other``'s can (pinned states, :mod:`.pinned`: no byte leads from them to all of it).
     """
 
     trans: np.ndarray
@@ -67,6 +70,7 @@ class DFA:
     n_states: int
     counters: tuple = ()
     chains: tuple = ()
+    reach_as: tuple = ()
     live_out: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -100,6 +104,11 @@ class DFA:
                             np.ascontiguousarray(g[2], dtype=np.int32),
                             np.ascontiguousarray(g[3], dtype=bool)) for g in groups)
             object.__setattr__(self, "chains", (*arrs, groups))
+        if self.reach_as:
+            pairs = tuple((int(a), int(b)) for a, b in self.reach_as)
+            if any(not (0 <= a < self.n_states and 0 <= b < self.n_states) for a, b in pairs):
+                raise ValueError("reach_as names a state the automaton does not have")
+            object.__setattr__(self, "reach_as", pairs)
 
     def rows(self) -> list[list[int]]:
         """``trans`` as nested Python lists (built on first use; fast scalar access)."""

@@ -115,6 +115,11 @@ class Scanner:
         self._byte_classes = _byte_classes(dfa.trans)
         # per DFA state: the alternatives reachable by reading one or more bytes
         self._reach = _reachable_winners(self._trans, self._byte_classes, self.winners)
+        if dfa.reach_as:                 # pinned states (:mod:`.pinned`)
+            reach = list(self._reach)
+            for a, b in dfa.reach_as:
+                reach[a] = reach[b]
+            self._reach = tuple(reach)
         # counted repetitions: per DFA state the stalls it is tagged for
         self.counted = bool(dfa.counters)
         #: whether stalls are kept (see :meth:`set_exact`)
