@@ -152,6 +152,7 @@ class Masker:
         # start leaves out) -> its complement, dense
         self._not_dense: dict = {}
         self._count_le: dict = {}       # (count table, v) -> dense tokens counting <= v
+        self._count_padded: dict = {}   # count table -> its counts padded to the mask
         self.bound_out = (None, None)   # the last caller's buffer (checked) and a view of it
         self._new_pool()
         # one per configuration on a base, and for the first EAGER_RESTRICT token sets of
@@ -161,6 +162,7 @@ class Masker:
         for wid in [w for _, w in dwa.init_base.values()] + restrict:
             if wid not in self._not_dense:
                 self._complement(wid)
+        self.counts_ahead = self._count_ahead() if dwa.count_split else 0
         self.prewarmed = self._prewarm(dwa.hot_weights)    # token sets made dense ahead
         self.prefilled = self._prefill()         # masks computed ahead
 
@@ -699,15 +701,39 @@ class Masker:
         le = self._count_le
         d = le.get((table, v))
         if d is None:
-            counts = self.dwa.count_tables[table]
-            flags = np.zeros(self.n_words * 32, dtype=bool)
-            flags[:len(counts)] = counts <= v
-            d = np.packbits(flags, bitorder="little").view(np.int32)
+            d = np.packbits(self._counts(table) <= v, bitorder="little").view(np.int32)
             d.flags.writeable = False
             if len(le) >= self.COUNT_DENSE:
                 le.clear()
             le[(table, v)] = d
         return d
+
+    def _counts(self, table: int) -> np.ndarray:
+        """``count_tables[table]`` padded to the mask's bits (0 past the vocabulary)."""
+        c = self._count_padded.get(table)
+        if c is None:
+            t = self.dwa.count_tables[table]
+            c = np.zeros(self.n_words * 32, dtype=t.dtype)
+            c[:len(t)] = t
+            self._count_padded[table] = c
+        return c
+
+    #: the tables whose "count at most v" sets are made ahead for every v: those most
+    #: terms read (between two characters: nearly every token's count starts there)
+    COUNT_AHEAD_TABLES = 2
+
+    def _count_ahead(self) -> int:
+        """Make the "count at most v" sets of the most used count tables dense ahead (so
+        that no mask near a bound pays for one). Returns how many."""
+        uses: Counter = Counter(t for terms in self.dwa.count_split.values()
+                                for _, t, _, _ in terms if t >= 0)
+        n = 0
+        for table, _ in uses.most_common(self.COUNT_AHEAD_TABLES):
+            top = int(self.dwa.count_tables[table].max(initial=0))
+            for v in range(top + 1):
+                self._at_most(table, v)
+                n += 1
+        return n
 
     #: restricted starts' token sets made dense ahead (19 KB each with a 151k vocabulary)
     EAGER_RESTRICT = 512
