@@ -23,6 +23,7 @@ from stackmask.compile.token_index import VocabIndex
 from stackmask.lexer.counted import _x_steps
 from stackmask.lexer.regex import ByteNFA, _regex_ir, _utf8_leaf, split_counted
 from stackmask.vocab import qwen2_5_encoding
+from test_counted import _walk
 
 STRING = r'"(?:[^"\\]|\\.){%s}"'
 PIECES = ["a", "b", " ", "é", "中", '\\"', "\\n", '"', ",", ":", "\\"]
@@ -78,28 +79,16 @@ def test_iteration_counts_equal_a_run_per_token():
     assert all(a is b for a, b in zip(first, again[::-1]))
 
 
-def _walk_all(c: Constraint, texts, rng) -> int:
-    """Commit each text with random tokens that continue it; compare every mask with the
-    oracle. Returns the masks compared."""
-    vocab = c.vocab
-    by_first: dict = {}
-    for i in range(vocab.size):
-        b = vocab.token_bytes(i)
-        if b and i not in vocab.eos_token_ids:
-            by_first.setdefault(b[0], []).append((b, i))
-    n = 0
-    for text in texts:
-        data = text.encode()
-        s = c.start()
-        pos = 0
-        while pos < len(data):
-            fits = [(b, i) for b, i in by_first[data[pos]] if data.startswith(b, pos)]
-            b, i = rng.choice(fits)
-            s = c.commit(s, i)
-            pos += len(b)
-            assert np.array_equal(c.get_mask(s), c.reference_mask(s)), (text[:30], pos)
-            n += 1
-    return n
+def _uncompiled(c: Constraint) -> list:
+    """The chain states whose plain configuration has no start, alias or terms: a mask
+    there would compile it (construction must leave none)."""
+    dwa, grp, pos = c.compiled.dwa, c.scanner.dfa.chains[0], c.scanner.dfa.chains[1]
+    out = []
+    for d in np.flatnonzero((grp >= 0) & (pos >= 0)).tolist():
+        cfg = c.scanner.intern(d, frozenset())
+        if cfg not in dwa.init and cfg not in dwa.alias and cfg not in dwa.count_split:
+            out.append(d)
+    return out
 
 
 def _body(rng, n: int) -> str:
@@ -140,7 +129,12 @@ def test_masks_equal_the_oracle_at_every_step(grammar, lengths, tmp_path):
                 texts.append("{" + ",".join(f'"k":{b}' for b in bodies) + "}")
             else:
                 texts.append("[" + ",".join(bodies) + "]")
-        assert _walk_all(c, texts, rng) > 300
+        assert not _uncompiled(c)
+        dwa = c.compiled.dwa
+        started = len(dwa.init)
+        assert _walk(c, texts, rng, 1) > 300      # every mask
+        # complete: no mask compiled a configuration
+        assert len(dwa.init) == started
 
 
 def test_schema_masks_equal_the_oracle_near_the_bounds(qwen_vocab):
@@ -153,6 +147,7 @@ def test_schema_masks_equal_the_oracle_near_the_bounds(qwen_vocab):
     c = Constraint(Grammar.from_json_schema(schema), qwen_vocab, cache_dir=False,
                    progress=False)
     assert c.compile_stats()["configs_counted"] > 1000
+    assert not _uncompiled(c)
     rng = random.Random(3)
     s_body, t_body = _body(rng, 300), _body(rng, 320)
     text = '{"s": "' + s_body + '", "t": "' + t_body + '"}'
@@ -169,3 +164,21 @@ def test_schema_masks_equal_the_oracle_near_the_bounds(qwen_vocab):
             assert np.array_equal(c.get_mask(s), c.reference_mask(s)), len(data)
             checked += 1
     assert checked > 30
+
+
+def test_every_chain_state_is_started_or_counted(qwen_vocab):
+    # keys read beside the chain's first counts (MaskBench o9955: "ssoType" and
+    # "ssoRequest" beside a string whose stall starts at count 1): such stall states are
+    # met only while decoding (the construction reads a stall as one count), so the
+    # construction must start every chain state it gives no terms
+    schema = {"type": "object", "properties": {
+        "ssoType": {"type": "string", "enum": ["SAML"]},
+        "ssoRequest": {"type": "string", "maxLength": 32767}}, "required": ["ssoType", "ssoRequest"]}
+    c = Constraint(Grammar.from_json_schema(schema), qwen_vocab, cache_dir=False,
+                   progress=False)
+    assert c.compile_stats()["configs_counted"] > 1000
+    assert not _uncompiled(c)
+    started = len(c.compiled.dwa.init)
+    s = c.commit_bytes(c.start(), b'{"ssoType": "SAML", "ssoRequest": "ssoTyp')
+    assert np.array_equal(c.get_mask(s), c.reference_mask(s))
+    assert len(c.compiled.dwa.init) == started

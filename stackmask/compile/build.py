@@ -70,7 +70,7 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
     if split is not None:
         dwa.count_split.update(split.specs)
         have = set(todo)
-        todo.extend(c for c in split.deep if c not in have)
+        todo.extend(c for c in dict.fromkeys(split.rest + split.deep) if c not in have)
     skipped: set = set()          # counted configurations met (not compiled)
     deep = set(split.deep) if split is not None else set()
     seen = set(todo)

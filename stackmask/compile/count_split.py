@@ -45,13 +45,15 @@ class CountPlan:
     """What :func:`plan` found for a scanner: ``specs`` (configuration -> terms
     ``((deep configuration, table id, lo, hi), ...)``, table id -1 for every token),
     ``deep`` (the deep positions'
-    configurations: compiled), ``tables`` (table id -> ``(group, x state)``)."""
+    configurations: compiled), ``rest`` (the chains' other plain configurations: compiled
+    whole, met or not), ``tables`` (table id -> ``(group, x state)``)."""
 
-    __slots__ = ("specs", "deep", "tables")
+    __slots__ = ("specs", "deep", "rest", "tables")
 
     def __init__(self):
         self.specs: dict = {}
         self.deep: list = []
+        self.rest: list = []
         self.tables: list = []
 
 
@@ -168,6 +170,12 @@ def plan(scanner, longest: int) -> CountPlan | None:
                 terms.append((scanner.intern(rd, frozenset()), t, lo, hi))
             if terms is not None:
                 out.specs[scanner.intern(d, frozenset())] = tuple(terms)
+        # the chain's other states are compiled whole, met or not: a near state without a
+        # start reports no configuration its tokens end in
+        for d in states.tolist():
+            cfg = scanner.intern(d, frozenset())
+            if cfg not in out.specs:
+                out.rest.append(cfg)
     out.deep = [scanner.intern(d, frozenset()) for d in sorted(deep_states)]
     return out
 
