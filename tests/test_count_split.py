@@ -10,6 +10,7 @@ chain, characters of several bytes and escapes split across tokens, fresh and lo
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -17,7 +18,7 @@ import pytest
 
 from stackmask import Constraint, Grammar, Vocab
 from stackmask.compile.count_split import counts_for, iteration_counts
-from stackmask.lexer.counted import INF, count_classes
+from stackmask.lexer.counted import IN, INF, count_classes
 from stackmask.lexer.pinned import PINNED
 from stackmask.compile.token_index import VocabIndex
 from stackmask.lexer.counted import _x_steps
@@ -182,3 +183,39 @@ def test_every_chain_state_is_started_or_counted(qwen_vocab):
     s = c.commit_bytes(c.start(), b'{"ssoType": "SAML", "ssoRequest": "ssoTyp')
     assert np.array_equal(c.get_mask(s), c.reference_mask(s))
     assert len(c.compiled.dwa.init) == started
+
+
+#: MaskBench Github_medium---o9764 (its "$schema" left out)
+O9764 = ('{"type": "object", "properties": {"id": {"type": "string", "pattern": "^[A-Fa-f\\\\d]{'
+    '24}$"}, "apiTokenId": {"type": "string", "pattern": "^[A-Fa-f\\\\d]{24}$"}, "ownerId":'
+    ' {"type": "string", "pattern": "^[A-Fa-f\\\\d]{24}$"}, "ownerType": {"type": "string",'
+    ' "enum": ["application"]}, "creatorId": {"type": "string", "pattern": "^[A-Fa-f\\\\d]{'
+    '24}$"}, "creatorType": {"type": "string", "enum": ["apiToken", "user", "flow"]}, "cr'
+    'eatorName": {"type": "string", "maxLength": 1024}, "name": {"type": "string", "minLe'
+    'ngth": 1, "maxLength": 255}, "description": {"type": "string", "maxLength": 32767}, '
+    '"creationDate": {"type": "string", "format": "date-time"}, "lastUpdated": {"type": "'
+    'string", "format": "date-time"}, "expirationDate": {"type": "string", "format": "dat'
+    'e-time"}, "scope": {"type": "array", "items": {"type": "string", "minLength": 1, "ma'
+    'xLength": 1024}}, "status": {"type": "string", "enum": ["active", "inactive"]}, "tok'
+    'en": {"type": "string", "minLength": 1}}}')
+
+
+def test_every_stall_state_is_started(qwen_vocab):
+    # (MaskBench o9764) patterns and enums read beside strings whose stalls start at count
+    # 1, chains the masks do not split (a length beside a pattern): an extended
+    # configuration in a stall takes its plain configuration's masks, which the
+    # construction, reading a stall as one count, never meets; it must start it anyway
+    schema = json.loads(O9764)
+    c = Constraint(Grammar.from_json_schema(schema), qwen_vocab, cache_dir=False,
+                   progress=False)
+    dwa, tags = c.compiled.dwa, c.scanner.dfa.counters[3]
+    stalled = np.flatnonzero((tags == IN).any(axis=1))
+    assert len(stalled) > 10
+    for q in stalled.tolist():
+        cfg = c.scanner.intern(q, frozenset())
+        assert cfg in dwa.init or cfg in dwa.alias or cfg in dwa.count_split, q
+    started = len(dwa.init)
+    s = c.commit_bytes(c.start(), b'{"id": "' + b"a" * 24 + b'", "ownerType": "application", '
+                       b'"creatorName": "creat')
+    assert np.array_equal(c.get_mask(s), c.reference_mask(s))
+    assert len(dwa.init) == started

@@ -16,6 +16,7 @@ import numpy as np
 from pyroaring import BitMap
 
 from ..glr.lalr import LRTables
+from ..lexer.counted import IN
 from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from ..progress import Heartbeat
 from ..wfa.weights import EMPTY_ID, WeightTable
@@ -71,6 +72,15 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
         dwa.count_split.update(split.specs)
         have = set(todo)
         todo.extend(c for c in dict.fromkeys(split.rest + split.deep) if c not in have)
+    if configs is None and scanner.counted:
+        # a stall's states: the construction reads a stall as one count, so one that other
+        # terminals are still read beside (keys at a string's first counts) is met only
+        # while decoding, as an extended configuration whose masks are its plain one's
+        tags = scanner.dfa.counters[3]
+        have = set(todo)
+        todo.extend(c for c in (scanner.intern(int(q), frozenset())
+                                for q in np.flatnonzero((tags == IN).any(axis=1)))
+                    if c not in have)
     skipped: set = set()          # counted configurations met (not compiled)
     deep = set(split.deep) if split is not None else set()
     seen = set(todo)
