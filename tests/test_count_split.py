@@ -133,15 +133,25 @@ def test_masks_equal_the_oracle_at_every_step(grammar, lengths, tmp_path):
         assert not _uncompiled(c)
         dwa = c.compiled.dwa
         started = len(dwa.init)
-        assert _walk(c, texts, rng, 1) > 300      # every mask
+        # every mask (loaded from the cache: the last text)
+        assert _walk(c, texts if attempt == 0 else texts[-1:], rng, 1) > 100
         # complete: no mask compiled a configuration
         assert len(dwa.init) == started
 
 
 def test_schema_masks_equal_the_oracle_near_the_bounds(qwen_vocab):
+    _near_the_bounds(qwen_vocab, 64)
+
+
+@pytest.mark.slow
+def test_schema_masks_equal_the_oracle_near_the_bounds_all(qwen_vocab):
+    _near_the_bounds(qwen_vocab, 130)
+
+
+def _near_the_bounds(qwen_vocab, window: int):
     # Qwen2.5 (tokens up to 128 bytes), a bounded and a plain string and the keys of
     # other properties read beside the chain: every mask from 40 characters before a
-    # bound on
+    # bound on, over ``window`` bytes
     schema = {"type": "object", "properties": {"s": {"type": "string", "maxLength": 300},
                                                "t": {"type": "string"}},
               "required": ["s", "t"]}
@@ -161,10 +171,10 @@ def test_schema_masks_equal_the_oracle_near_the_bounds(qwen_vocab):
     for i in ids:
         s = c.commit(s, i)
         data += qwen_vocab.token_bytes(i)
-        if any(n <= len(data) <= n + 130 for n in near):
+        if any(n <= len(data) <= n + window for n in near):
             assert np.array_equal(c.get_mask(s), c.reference_mask(s)), len(data)
             checked += 1
-    assert checked > 30
+    assert checked > window // 5
 
 
 def test_every_chain_state_is_started_or_counted(qwen_vocab):
