@@ -68,19 +68,21 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
         todo.extend(scanner.intern(d, frozenset()) for d in reversed(classes.seeds))
     # counted chains' states near a bound get the masks of deep ones (count_split)
     split = None if configs is not None else count_split.plan(scanner, classes.max_len)
-    if split is not None:
-        dwa.count_split.update(split.specs)
+    if configs is None:
+        more = []
+        if split is not None:
+            dwa.count_split.update(split.specs)
+            more += split.rest + split.deep
+        if scanner.counted:
+            # a stall's states: the construction reads a stall as one count, so one that
+            # other terminals are still read beside (keys at a string's first counts) is
+            # met only while decoding, as an extended configuration whose masks are its
+            # plain one's
+            tags = scanner.dfa.counters[3]
+            more += [scanner.intern(int(q), frozenset())
+                     for q in np.flatnonzero((tags == IN).any(axis=1))]
         have = set(todo)
-        todo.extend(c for c in dict.fromkeys(split.rest + split.deep) if c not in have)
-    if configs is None and scanner.counted:
-        # a stall's states: the construction reads a stall as one count, so one that other
-        # terminals are still read beside (keys at a string's first counts) is met only
-        # while decoding, as an extended configuration whose masks are its plain one's
-        tags = scanner.dfa.counters[3]
-        have = set(todo)
-        todo.extend(c for c in (scanner.intern(int(q), frozenset())
-                                for q in np.flatnonzero((tags == IN).any(axis=1)))
-                    if c not in have)
+        todo.extend(c for c in dict.fromkeys(more) if c not in have)
     skipped: set = set()          # counted configurations met (not compiled)
     deep = set(split.deep) if split is not None else set()
     seen = set(todo)

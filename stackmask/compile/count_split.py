@@ -44,9 +44,10 @@ _COUNTS: dict = {}
 class CountPlan:
     """What :func:`plan` found for a scanner: ``specs`` (configuration -> terms
     ``((deep configuration, table id, lo, hi), ...)``, table id -1 for every token),
-    ``deep`` (the deep positions'
-    configurations: compiled), ``rest`` (the chains' other plain configurations: compiled
-    whole, met or not), ``tables`` (table id -> ``(group, x state)``)."""
+    ``deep`` (the configurations the terms read: deep and pinned states, and what the
+    other terminals read alone past every bound; compiled whole), ``rest`` (the chains'
+    other plain configurations: compiled, met or not), ``tables`` (table id ->
+    ``(group, x state)``)."""
 
     __slots__ = ("specs", "deep", "rest", "tables")
 

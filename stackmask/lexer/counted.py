@@ -163,24 +163,11 @@ def split_counted(x, band: int, any_bounds: bool = False):
     return ("s", tuple(parts[:i])), body, lo, hi, ("s", tuple(parts[i + 1:]))
 
 
-def _prefix_code(body, new_nfa: Callable[[], Nfa], leaf_of) -> bool:
-    """Whether ``body`` reads at least one byte and none of its words is a proper
-    prefix of another (iteration boundaries are then visible in the DFA)."""
-    if nullable(body):
-        return False
-    nfa = new_nfa()
-    nfa.start = nfa.new()
-    nfa.final = thompson(body, nfa, nfa.start, leaf_of(nfa))
-    trans, _, acc = determinize(nfa, 256, 10_000)
-    t, old = trim(trans, acc)
-    acc = acc[old]
-    return not bool(((t >= 0).any(axis=1) & acc).any())
-
-
 def _positions(members, k: int):
-    """The chain of a group's counts: ``(first count, last count)`` per position, every
-    count near a bound (``K`` below it) and count 0 a position of its own, each run of counts between them one position (a stall); and whether the chain
-    ends in a loop (a member without upper bound)."""
+    """The chain of a group's counts: ``(first count, last count)`` per position, count 0
+    and every count near a bound (``K`` below it) a position of its own, each run of
+    counts between them one position (a stall); and whether the chain ends in a loop (a
+    member without upper bound)."""
     near: set[int] = {0}
     unbounded = False
     for _, _, lo, hi, _ in members:
@@ -217,10 +204,8 @@ def counted_group(members, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_s
     pre, body = members[0][0], members[0][1]
     if any(m[0] != pre or m[1] != body for m in members):
         raise ValueError("a counted group shares its prefix and repeated body")
-    try:
-        if not _prefix_code(body, new_nfa, leaf_of):
-            return None
-    except TooManyStates:
+    steps = _x_steps(body, new_nfa, leaf_of)
+    if steps is None:
         return None
     positions, unbounded = _positions(members, band)
     nfa = new_nfa()
@@ -316,15 +301,18 @@ def counted_group(members, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_s
                 np.ascontiguousarray(tags[old2])) if stalls else ()
     accepts2 = tuple(accepts[o] for o in old2.tolist())
     chain = _chain(members, positions, unbounded, np.ascontiguousarray(t2[:, :nc]), b2c,
-                   ccopy[old2], head[old2], accepts2, new_nfa, leaf_of)
+                   ccopy[old2], head[old2], accepts2, steps)
     return np.ascontiguousarray(t2[:, :nc]), b2c, accepts2, counters, chain
 
 
 def _x_steps(body, new_nfa: Callable[[], Nfa], leaf_of):
-    """The iterations of ``body`` (a prefix code) as a byte automaton: ``(next, done)``,
-    per state (0: between iterations) and byte the next state (-1: none; 0 after a byte
-    that completes an iteration) and whether the byte completes one. None past 10,000
-    states."""
+    """The iterations of ``body`` as a byte automaton: ``(next, done)``, per state (0:
+    between iterations) and byte the next state (-1: none; 0 after a byte that completes
+    an iteration) and whether the byte completes one. None unless ``body`` reads at least
+    one byte and none of its words is a proper prefix of another (iteration boundaries
+    are then visible in the DFA: the repetition can be counted), or past 10,000 states."""
+    if nullable(body):
+        return None
     nfa = new_nfa()
     nfa.start = nfa.new()
     nfa.final = thompson(body, nfa, nfa.start, leaf_of(nfa))
@@ -334,10 +322,10 @@ def _x_steps(body, new_nfa: Callable[[], Nfa], leaf_of):
         return None
     t, old = trim(trans, acc)
     acc = acc[old]
+    if ((t >= 0).any(axis=1) & acc).any():
+        return None                                 # a word that goes on: no prefix code
     t, old2 = minimize(t, acc.astype(np.int64))
     acc = acc[old2]
-    if acc[0]:
-        return None
     full = t[:, b2c]
     ids = np.cumsum(~acc) - 1                       # the states inside an iteration, renumbered
     inner = np.flatnonzero(~acc)
@@ -347,18 +335,16 @@ def _x_steps(body, new_nfa: Callable[[], Nfa], leaf_of):
     return nxt, done
 
 
-def _chain(members, positions, unbounded, t, b2c, copy, head, accepts, new_nfa, leaf_of):
+def _chain(members, positions, unbounded, t, b2c, copy, head, accepts, steps):
     """What the masks of a counted group read beside its DFA (``stackmask.compile.
     count_split``): per state its position in the chain (-1: not in the chain, or not
-    known) and its state inside the current iteration of ``x`` (``x_steps``' states, 0
+    known) and its state inside the current iteration of ``x`` (:func:`_x_steps`' states, 0
     between iterations); with an unbounded member, the copy after the last position is
     position ``len(positions)`` (every count past the last bound). None when the chain's
     states do not read as iterations of ``x`` (a state inside the chain that accepts, an
     iteration state not met from a head, a byte ``x`` reads leaving the chain, or a
-    state inside an iteration with a move ``x`` does not have)."""
-    steps = _x_steps(members[0][1], new_nfa, leaf_of)
-    if steps is None:
-        return None
+    state inside an iteration with a move ``x`` does not have). ``steps``: :func:`_x_steps`
+    of ``x``."""
     xn, xd = steps
     n = t.shape[0]
     inside = copy >= 0
