@@ -1040,3 +1040,509 @@ def hopcroft_refine(long long n, long long C, const long long[::1] state_off,
         free(elems); free(pos); free(bstart); free(bend); free(marked); free(touched)
         free(tmp); free(stamp); free(work.bits); free(work.a)
     return nb
+
+
+# --------------------------------------------------------------------------
+# subset construction and product BFS (``stackmask.lexer.fsa``)
+# --------------------------------------------------------------------------
+
+from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.stdlib cimport qsort
+from libc.string cimport memcmp
+
+import numpy as np
+
+
+cdef int _cmp_i32(const void *a, const void *b) noexcept nogil:
+    cdef int32_t x = (<const int32_t *>a)[0]
+    cdef int32_t y = (<const int32_t *>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef struct _Sets:
+    # interned int32 sequences: pool[off[i]:off[i + 1]] is sequence i; an open-addressing
+    # table of sequence ids by content
+    int32_t *pool
+    int64_t pool_n, pool_cap
+    int64_t *off
+    int64_t n, off_cap
+    int64_t *table
+    int64_t table_cap
+
+
+cdef inline uint64_t _hash_seq(const int32_t *a, int64_t k) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL ^ <uint64_t>k
+    cdef int64_t i
+    for i in range(k):
+        h ^= <uint64_t><uint32_t>a[i]
+        h *= 1099511628211ULL
+        h ^= h >> 29
+    return h
+
+
+cdef int _sets_init(_Sets *s) except -1:
+    s.pool_cap = 1024
+    s.pool_n = 0
+    s.pool = <int32_t *>malloc(s.pool_cap * sizeof(int32_t))
+    s.off_cap = 256
+    s.off = <int64_t *>malloc(s.off_cap * sizeof(int64_t))
+    s.n = 0
+    s.table_cap = 512
+    s.table = <int64_t *>malloc(s.table_cap * sizeof(int64_t))
+    if s.pool == NULL or s.off == NULL or s.table == NULL:
+        raise MemoryError()
+    s.off[0] = 0
+    memset(s.table, 0xff, s.table_cap * sizeof(int64_t))
+    return 0
+
+
+cdef void _sets_free(_Sets *s) noexcept:
+    free(s.pool)
+    free(s.off)
+    free(s.table)
+
+
+cdef int _sets_grow_table(_Sets *s) except -1:
+    cdef int64_t cap = s.table_cap * 2, i, j
+    cdef int64_t *t = <int64_t *>malloc(cap * sizeof(int64_t))
+    cdef uint64_t h
+    if t == NULL:
+        raise MemoryError()
+    memset(t, 0xff, cap * sizeof(int64_t))
+    for i in range(s.n):
+        h = _hash_seq(s.pool + s.off[i], s.off[i + 1] - s.off[i])
+        j = <int64_t>(h & <uint64_t>(cap - 1))
+        while t[j] >= 0:
+            j = (j + 1) & (cap - 1)
+        t[j] = i
+    free(s.table)
+    s.table = t
+    s.table_cap = cap
+    return 0
+
+
+cdef int64_t _sets_intern(_Sets *s, const int32_t *a, int64_t k, bint *is_new) except -2:
+    """The id of the sequence ``a[:k]``, interned if new (then ``is_new``)."""
+    cdef uint64_t h = _hash_seq(a, k)
+    cdef int64_t j = <int64_t>(h & <uint64_t>(s.table_cap - 1)), i, m
+    cdef int32_t *p
+    cdef int64_t *o
+    while True:
+        i = s.table[j]
+        if i < 0:
+            break
+        if (s.off[i + 1] - s.off[i] == k
+                and memcmp(s.pool + s.off[i], a, k * sizeof(int32_t)) == 0):
+            is_new[0] = False
+            return i
+        j = (j + 1) & (s.table_cap - 1)
+    if s.pool_n + k > s.pool_cap:
+        m = max(2 * s.pool_cap, s.pool_n + k)
+        p = <int32_t *>realloc(s.pool, m * sizeof(int32_t))
+        if p == NULL:
+            raise MemoryError()
+        s.pool = p
+        s.pool_cap = m
+    if s.n + 2 > s.off_cap:
+        o = <int64_t *>realloc(s.off, 2 * s.off_cap * sizeof(int64_t))
+        if o == NULL:
+            raise MemoryError()
+        s.off = o
+        s.off_cap *= 2
+    if k:
+        memcpy(s.pool + s.pool_n, a, k * sizeof(int32_t))
+    s.pool_n += k
+    i = s.n
+    s.n += 1
+    s.off[s.n] = s.pool_n
+    s.table[j] = i
+    is_new[0] = True
+    if 2 * s.n > s.table_cap:
+        _sets_grow_table(s)
+    return i
+
+
+cdef int _reserve_i32(int32_t **a, int64_t *cap, int64_t need) except -1:
+    cdef int64_t m
+    cdef int32_t *p
+    if need <= cap[0]:
+        return 0
+    m = max(2 * cap[0], need, 256)
+    p = <int32_t *>realloc(a[0], m * sizeof(int32_t))
+    if p == NULL:
+        raise MemoryError()
+    a[0] = p
+    cap[0] = m
+    return 0
+
+
+cdef object _sets_arrays(_Sets *s):
+    """``(pool, offsets)`` of the interned sequences as numpy arrays."""
+    pool = np.empty(s.pool_n, dtype=np.int32)
+    offs = np.empty(s.n + 1, dtype=np.int64)
+    cdef int32_t[::1] pv = pool
+    cdef int64_t[::1] ov = offs
+    if s.pool_n:
+        memcpy(&pv[0], s.pool, s.pool_n * sizeof(int32_t))
+    memcpy(&ov[0], s.off, (s.n + 1) * sizeof(int64_t))
+    return pool, offs
+
+
+cdef object _rows_array(const int32_t *rows, int64_t n, int64_t C):
+    out = np.empty((n, C), dtype=np.int32)
+    cdef int32_t[:, ::1] v = out
+    if n * C:
+        memcpy(&v[0, 0], rows, n * C * sizeof(int32_t))
+    return out
+
+
+cdef struct _Clo:
+    # epsilon closures (important states, sorted), computed on first use
+    int64_t *off          # state -> offset in `states` (-1: not computed yet)
+    int64_t *len
+    int32_t *states
+    int64_t n, cap
+    int64_t *stamp        # DFS marks, one round per closure
+    int32_t *stack
+    int64_t tick
+
+
+cdef int _ensure_closure(_Clo *cl, int64_t t, const int64_t[::1] eps_off,
+                         const int32_t[::1] eps_to, const unsigned char[::1] important,
+                         int64_t n) except -1:
+    cdef int64_t top = 0, y, d, q
+    if cl.off[t] >= 0:
+        return 0
+    cl.tick += 1
+    _reserve_i32(&cl.states, &cl.cap, cl.n + n + 1)
+    cl.off[t] = cl.n
+    cl.stack[top] = <int32_t>t
+    top += 1
+    cl.stamp[t] = cl.tick
+    while top:
+        top -= 1
+        y = cl.stack[top]
+        if important[y]:
+            cl.states[cl.n] = <int32_t>y
+            cl.n += 1
+        for d in range(eps_off[y], eps_off[y + 1]):
+            q = eps_to[d]
+            if cl.stamp[q] != cl.tick:
+                cl.stamp[q] = cl.tick
+                cl.stack[top] = <int32_t>q
+                top += 1
+    cl.len[t] = cl.n - cl.off[t]
+    if cl.len[t] > 1:
+        qsort(cl.states + cl.off[t], cl.len[t], sizeof(int32_t), _cmp_i32)
+    return 0
+
+
+def determinize_arrays(int64_t n_classes, int64_t start, int64_t max_states,
+                       const int64_t[::1] eps_off, const int32_t[::1] eps_to,
+                       const int64_t[::1] mv_off, const int32_t[::1] mv_cls,
+                       const int32_t[::1] mv_to, const unsigned char[::1] important):
+    """``stackmask.lexer.fsa.determinize``'s subset construction over arrays. The NFA
+    has ``len(eps_off) - 1`` states: per state ``s`` its epsilon successors
+    ``eps_to[eps_off[s]:eps_off[s+1]]`` and its symbol moves ``(mv_cls[k], mv_to[k])``
+    for ``k`` in ``mv_off[s]:mv_off[s+1]``, in the reference's order (edge by edge,
+    classes ascending). A subset is the sorted important states of an epsilon closure;
+    subsets are numbered as the reference numbers them (in the order first met: rows in
+    order, a row's classes in the order a move on them is first met over the subset's
+    states ascending). Returns ``(trans, pool, offsets)``, subset ``i`` being
+    ``pool[offsets[i]:offsets[i+1]]``, or None past ``max_states`` subsets."""
+    cdef int64_t n = eps_off.shape[0] - 1
+    cdef int64_t C = n_classes
+    cdef _Sets sets
+    cdef _Clo cl
+    cdef int64_t *gstamp = <int64_t *>malloc((n + 1) * sizeof(int64_t))
+    cdef int32_t *buf = <int32_t *>malloc((n + 1) * sizeof(int32_t))
+    cdef int64_t *cls_stamp = <int64_t *>malloc((C + 1) * sizeof(int64_t))
+    cdef int64_t *head = <int64_t *>malloc((C + 1) * sizeof(int64_t))
+    cdef int64_t *tail = <int64_t *>malloc((C + 1) * sizeof(int64_t))
+    cdef int32_t *order = <int32_t *>malloc((C + 1) * sizeof(int32_t))
+    cdef int32_t *pair_t = NULL
+    cdef int64_t *pair_next = NULL
+    cdef int64_t pair_cap = 0, pair_n
+    cdef int32_t *rows = NULL
+    cdef int64_t rows_cap = 0
+    cdef int64_t tick = 0, i, j, k, q, s, t, c, nb, n_order, x, e, d
+    cdef int32_t *pt
+    cdef int64_t *pn
+    cdef bint is_new
+    cl.off = <int64_t *>malloc((n + 1) * sizeof(int64_t))
+    cl.len = <int64_t *>malloc((n + 1) * sizeof(int64_t))
+    cl.stamp = <int64_t *>malloc((n + 1) * sizeof(int64_t))
+    cl.stack = <int32_t *>malloc((n + 1) * sizeof(int32_t))
+    cl.states = NULL
+    cl.n = cl.cap = cl.tick = 0
+    _sets_init(&sets)
+    try:
+        if (gstamp == NULL or buf == NULL or cls_stamp == NULL or head == NULL or tail == NULL
+                or order == NULL or cl.off == NULL or cl.len == NULL or cl.stamp == NULL
+                or cl.stack == NULL):
+            raise MemoryError()
+        for s in range(n + 1):
+            cl.off[s] = -1
+            cl.stamp[s] = -1
+            gstamp[s] = -1
+        for c in range(C + 1):
+            cls_stamp[c] = -1
+        _ensure_closure(&cl, start, eps_off, eps_to, important, n)
+        _sets_intern(&sets, cl.states + cl.off[start], cl.len[start], &is_new)
+        i = 0
+        while i < sets.n:
+            _reserve_i32(&rows, &rows_cap, (i + 1) * C)
+            for c in range(C):
+                rows[i * C + c] = -1
+            # the subset's moves, by class (classes in the order first met)
+            tick += 1
+            n_order = 0
+            pair_n = 0
+            for j in range(sets.off[i], sets.off[i + 1]):
+                s = sets.pool[j]
+                for k in range(mv_off[s], mv_off[s + 1]):
+                    c = mv_cls[k]
+                    if pair_n == pair_cap:
+                        pair_cap = max(64, 2 * pair_cap)
+                        pt = <int32_t *>realloc(pair_t, pair_cap * sizeof(int32_t))
+                        if pt == NULL:
+                            raise MemoryError()
+                        pair_t = pt
+                        pn = <int64_t *>realloc(pair_next, pair_cap * sizeof(int64_t))
+                        if pn == NULL:
+                            raise MemoryError()
+                        pair_next = pn
+                    pair_t[pair_n] = mv_to[k]
+                    pair_next[pair_n] = -1
+                    if cls_stamp[c] != tick:
+                        cls_stamp[c] = tick
+                        order[n_order] = <int32_t>c
+                        n_order += 1
+                        head[c] = pair_n
+                    else:
+                        pair_next[tail[c]] = pair_n
+                    tail[c] = pair_n
+                    pair_n += 1
+            # per class: the union of its targets' closures, sorted
+            for x in range(n_order):
+                c = order[x]
+                tick += 1
+                nb = 0
+                e = head[c]
+                while e >= 0:
+                    t = pair_t[e]
+                    _ensure_closure(&cl, t, eps_off, eps_to, important, n)
+                    for d in range(cl.off[t], cl.off[t] + cl.len[t]):
+                        q = cl.states[d]
+                        if gstamp[q] != tick:
+                            gstamp[q] = tick
+                            buf[nb] = <int32_t>q
+                            nb += 1
+                    e = pair_next[e]
+                if nb > 1:
+                    qsort(buf, nb, sizeof(int32_t), _cmp_i32)
+                q = _sets_intern(&sets, buf, nb, &is_new)
+                if is_new and sets.n > max_states:
+                    return None
+                rows[i * C + c] = <int32_t>q
+            i += 1
+        trans = _rows_array(rows, sets.n, C)
+        pool, offs = _sets_arrays(&sets)
+        return trans, pool, offs
+    finally:
+        _sets_free(&sets)
+        free(cl.off); free(cl.len); free(cl.states); free(cl.stamp); free(cl.stack)
+        free(gstamp); free(buf); free(cls_stamp); free(head); free(tail); free(order)
+        free(pair_t); free(pair_next); free(rows)
+
+
+def product_arrays(const int32_t[:, ::1] gc, tuple start, int64_t max_states):
+    """``stackmask.lexer.fsa._product_tuples`` over arrays: the tuples of live component
+    states reachable from ``start`` (sorted), one at a time in breadth-first order,
+    classes in order (``gc``: the components' transitions side by side, -1 dead).
+    Returns ``(pool, offsets, trans)`` (tuple ``i`` is ``pool[offsets[i]:offsets[i+1]]``),
+    or None past ``max_states`` tuples."""
+    cdef int64_t C = gc.shape[1]
+    cdef int64_t w = len(start), i, j, c, k, q, a, b
+    cdef _Sets sets
+    cdef int32_t *buf = <int32_t *>malloc((max(w, gc.shape[0]) + 1) * sizeof(int32_t))
+    cdef int32_t *rows = NULL
+    cdef int64_t rows_cap = 0
+    cdef int32_t x
+    cdef bint is_new
+    if buf == NULL:
+        raise MemoryError()
+    _sets_init(&sets)
+    try:
+        for j, v in enumerate(sorted(start)):
+            buf[j] = <int32_t>v
+        _sets_intern(&sets, buf, w, &is_new)
+        i = 0
+        while i < sets.n:
+            _reserve_i32(&rows, &rows_cap, (i + 1) * C)
+            a = sets.off[i]
+            b = sets.off[i + 1]
+            for c in range(C):
+                k = 0
+                for j in range(a, b):
+                    x = gc[sets.pool[j], c]
+                    if x >= 0:
+                        buf[k] = x
+                        k += 1
+                if k == 0:
+                    rows[i * C + c] = -1
+                    continue
+                q = _sets_intern(&sets, buf, k, &is_new)
+                if is_new and sets.n > max_states:
+                    return None
+                rows[i * C + c] = <int32_t>q
+            i += 1
+        trans = _rows_array(rows, sets.n, C)
+        pool, offs = _sets_arrays(&sets)
+        return pool, offs, trans
+    finally:
+        _sets_free(&sets)
+        free(buf)
+        free(rows)
+
+
+def first_seen_rows(const int32_t[:, ::1] m):
+    """Per row of ``m`` the number of its value among the distinct rows, numbered in
+    the order first met (``stackmask.lexer.fsa.minimize``'s Moore rounds)."""
+    cdef int64_t n = m.shape[0], k = m.shape[1], i
+    cdef _Sets sets
+    cdef bint is_new
+    out = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] ov = out
+    _sets_init(&sets)
+    try:
+        for i in range(n):
+            ov[i] = _sets_intern(&sets, &m[i, 0], k, &is_new) if k else 0
+    finally:
+        _sets_free(&sets)
+    return out
+
+
+def bfs_order(const int32_t[:, ::1] trans):
+    """The states reachable from state 0, in breadth-first order (a row's targets in
+    column order): ``stackmask.lexer.fsa._renumber_bfs``'s order."""
+    cdef int64_t n = trans.shape[0], C = trans.shape[1], i = 0, c, m = 0
+    cdef int32_t t
+    cdef unsigned char *seen
+    cdef int64_t *order
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] ov = out
+    seen = <unsigned char *>malloc(n)
+    if seen == NULL:
+        raise MemoryError()
+    memset(seen, 0, n)
+    order = &ov[0]
+    order[0] = 0
+    seen[0] = 1
+    m = 1
+    while i < m:
+        for c in range(C):
+            t = trans[order[i], c]
+            if t >= 0 and not seen[t]:
+                seen[t] = 1
+                order[m] = t
+                m += 1
+        i += 1
+    free(seen)
+    return out[:m].copy()
+
+
+def coreachable(const int32_t[:, ::1] trans, const unsigned char[::1] accepting):
+    """Per state whether it reaches an accepting state (``stackmask.lexer.fsa.trim``)."""
+    cdef int64_t n = trans.shape[0], C = trans.shape[1], s, c, e, top = 0, y
+    cdef int32_t t
+    cdef int64_t *off = <int64_t *>malloc((n + 1) * sizeof(int64_t))
+    cdef int64_t *fill = <int64_t *>malloc((n + 1) * sizeof(int64_t))
+    cdef int32_t *src = NULL
+    cdef int32_t *stack = <int32_t *>malloc((n + 1) * sizeof(int32_t))
+    alive = np.zeros(n, dtype=np.uint8)
+    cdef unsigned char[::1] av = alive
+    try:
+        if off == NULL or fill == NULL or stack == NULL:
+            raise MemoryError()
+        for s in range(n + 1):
+            off[s] = 0
+        for s in range(n):
+            for c in range(C):
+                t = trans[s, c]
+                if t >= 0:
+                    off[t + 1] += 1
+        for s in range(n):
+            off[s + 1] += off[s]
+        src = <int32_t *>malloc((off[n] + 1) * sizeof(int32_t))
+        if src == NULL:
+            raise MemoryError()
+        for s in range(n):
+            fill[s] = off[s]
+        for s in range(n):
+            for c in range(C):
+                t = trans[s, c]
+                if t >= 0:
+                    src[fill[t]] = <int32_t>s
+                    fill[t] += 1
+        for s in range(n):
+            if accepting[s]:
+                av[s] = 1
+                stack[top] = <int32_t>s
+                top += 1
+        while top:
+            top -= 1
+            y = stack[top]
+            for e in range(off[y], off[y + 1]):
+                s = src[e]
+                if not av[s]:
+                    av[s] = 1
+                    stack[top] = <int32_t>s
+                    top += 1
+    finally:
+        free(off); free(fill); free(src); free(stack)
+    return alive.view(np.bool_)
+
+
+def seq_ids(const int32_t[::1] pool, const int64_t[::1] offs, const int32_t[::1] pool2,
+            const int64_t[::1] offs2):
+    """Sequences numbered by content: ``(ids, found)``, per sequence of ``pool``/``offs``
+    (sequence ``i`` is ``pool[offs[i]:offs[i+1]]``) the number of its content in the
+    order first met, and per sequence of ``pool2``/``offs2`` the number of the equal
+    sequence of the first, or -1."""
+    cdef int64_t n = offs.shape[0] - 1, n2 = offs2.shape[0] - 1, i, j, k
+    cdef _Sets sets
+    cdef bint is_new
+    cdef uint64_t h
+    ids = np.empty(n, dtype=np.int64)
+    found = np.empty(n2, dtype=np.int64)
+    cdef int64_t[::1] iv = ids
+    cdef int64_t[::1] fv = found
+    cdef int32_t zero = 0
+    _sets_init(&sets)
+    try:
+        for i in range(n):
+            k = offs[i + 1] - offs[i]
+            iv[i] = _sets_intern(&sets, &pool[offs[i]] if k else &zero, k, &is_new)
+        for i in range(n2):
+            k = offs2[i + 1] - offs2[i]
+            fv[i] = _sets_find(&sets, &pool2[offs2[i]] if k else &zero, k)
+    finally:
+        _sets_free(&sets)
+    return ids, found
+
+
+cdef int64_t _sets_find(_Sets *s, const int32_t *a, int64_t k) noexcept:
+    """The id of the sequence ``a[:k]``, or -1."""
+    cdef uint64_t h = _hash_seq(a, k)
+    cdef int64_t j = <int64_t>(h & <uint64_t>(s.table_cap - 1)), i
+    while True:
+        i = s.table[j]
+        if i < 0:
+            return -1
+        if (s.off[i + 1] - s.off[i] == k
+                and memcmp(s.pool + s.off[i], a, k * sizeof(int32_t)) == 0):
+            return i
+        j = (j + 1) & (s.table_cap - 1)

@@ -207,3 +207,123 @@ def test_refine_counted_chain_is_incremental():
     for d in (15, 128):
         assert len(set(parts[d].tolist())) == d + 2
         assert _same_partition(parts[d], _refine_naive(cls0, succ, d))
+
+
+# --------------------------------------------------------------------------
+# the compiled twins (``stackmask._native``) equal the pure-Python references
+# --------------------------------------------------------------------------
+
+def _twins(fn):
+    """``fn()`` on the pure-Python path, then on the compiled one (skipped without the
+    extension, failed under ``STACKMASK_REQUIRE_NATIVE=1``). (Not monkeypatch: hypothesis
+    runs many examples per fixture.)"""
+    import os
+
+    import pytest
+
+    from stackmask import native
+    saved = os.environ.pop(native.ENV, None)
+    try:
+        if native.module() is None:
+            if os.environ.get("STACKMASK_REQUIRE_NATIVE") == "1":
+                pytest.fail(f"STACKMASK_REQUIRE_NATIVE=1 but {native.describe()}")
+            pytest.skip(native.describe())
+        os.environ[native.ENV] = "1"
+        pure = fn()
+        del os.environ[native.ENV]
+        fast = fn()
+    finally:
+        os.environ.pop(native.ENV, None)
+        if saved is not None:
+            os.environ[native.ENV] = saved
+    return pure, fast
+
+
+@st.composite
+def wider_nfas(draw):
+    """An NFA of up to 30 states over 3, 16 or 256 symbols, with states to keep and a
+    state limit that some subset constructions pass."""
+    k = draw(st.sampled_from([3, 16, 256]))
+    n = draw(st.integers(1, 30))
+    nfa = Nfa(1000)
+    for _ in range(n):
+        nfa.new()
+    for s in range(n):
+        nfa.eps[s] = draw(st.lists(st.integers(0, n - 1), max_size=2))
+        for _ in range(draw(st.integers(0, 3))):
+            lo = draw(st.integers(0, k - 1))
+            hi = draw(st.integers(lo, min(k - 1, lo + 6)))
+            nfa.edges[s].append((lo, hi, draw(st.integers(0, n - 1))))
+    nfa.start = draw(st.integers(0, n - 1))
+    nfa.final = draw(st.integers(0, n - 1))
+    keep = draw(st.lists(st.integers(0, n - 1), max_size=2))
+    limit = draw(st.sampled_from([2, 8, 10_000]))
+    return nfa, k, keep, limit
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(wider_nfas())
+def test_compiled_determinize_equals_the_reference(case):
+    from stackmask.lexer.fsa import TooManyStates
+    nfa, k, keep, limit = case
+
+    def run():
+        subsets: list = []
+        try:
+            t, s2c, acc = determinize(nfa, k, limit, keep=keep, subsets_out=subsets)
+        except TooManyStates:
+            return "too many"
+        return t.tolist(), s2c.tolist(), acc.tolist(), subsets
+    pure, fast = _twins(run)
+    assert pure == fast
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.lists(st.integers(1, 8), min_size=1, max_size=4), st.integers(1, 6),
+       st.sampled_from([2, 5, 10_000]), st.data())
+def test_compiled_product_equals_the_reference(sizes, n_cls, limit, data):
+    from stackmask.lexer import fsa
+    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    gc = np.full((int(offs[-1]), n_cls), -1, dtype=np.int32)
+    for i, size in enumerate(sizes):
+        for q in range(size):
+            for c in range(n_cls):
+                if data.draw(st.booleans()):
+                    gc[offs[i] + q, c] = offs[i] + data.draw(st.integers(0, size - 1))
+    start = tuple(int(o) for o in offs[:-1])
+    try:
+        want = fsa._product_tuples(gc, start, limit)
+        want = (want[0], want[1].tolist())
+    except fsa.TooManyStates:
+        want = "too many"
+
+    def run():
+        try:
+            states, trans = fsa.product_bfs(gc, start, limit)
+        except fsa.TooManyStates:
+            return "too many"
+        return states, trans.tolist()
+    pure, fast = _twins(run)
+    assert fast == want                  # one tuple at a time, numbered alike
+    if want != "too many":               # the pure path may go by levels: up to numbering
+        assert sorted(pure[0]) == sorted(want[0])
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(st.integers(1, 40), st.integers(1, 5), st.integers(1, 4), st.data())
+def test_compiled_trim_minimize_and_numbering_equal_the_reference(n, k, n_lab, data):
+    from stackmask.lexer import fsa
+    t = np.array(data.draw(st.lists(st.lists(st.integers(-1, n - 1), min_size=k, max_size=k),
+                                    min_size=n, max_size=n)), dtype=np.int32)
+    acc = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    labels = np.array(data.draw(st.lists(st.integers(0, n_lab - 1), min_size=n, max_size=n)))
+
+    def run():
+        t2, old = trim(t, acc)
+        m = minimize(t2, labels[old]) if len(old) else (t2, old)
+        pool = t.reshape(-1)
+        offs = np.arange(0, n * k + 1, k, dtype=np.int64)
+        ids = fsa.seq_ids(pool, offs, pool[k:], offs[:-1])
+        return [x.tolist() for x in (t2, old, m[0], m[1], ids[0], ids[1])]
+    pure, fast = _twins(run)
+    assert pure == fast

@@ -851,12 +851,24 @@ def test_product_by_levels_equals_the_reference(which, monkeypatch):
     else:
         g = Grammar.from_lark(read_bench_grammar(which))     # skipped without ../shared/bench
         terms = [t for t in g.terminals if t.is_lexed]
+    from stackmask import native
     dfas = terminal_dfas(terms)
-    monkeypatch.setattr(fsa, "_SMALL_PRODUCT", 0)               # every product by levels
-    new = D.product(dfas)
-    monkeypatch.setattr(D, "product_bfs", _product_bfs_reference)
+    got = []
+    with monkeypatch.context() as m:
+        m.setenv(native.ENV, "1")
+        m.setattr(fsa, "_SMALL_PRODUCT", 0)                     # every product by levels
+        got.append(D.product(dfas))
+    if native.module() is not None:
+        got.append(D.product(dfas))                             # the compiled search
+
+    def reference_arrays(gc, start, max_states):
+        states, trans = _product_bfs_reference(gc, start)
+        offs = np.concatenate([[0], np.cumsum([len(s) for s in states])]).astype(np.int64)
+        return np.array([x for s in states for x in s], dtype=np.int32), offs, trans
+    monkeypatch.setattr(D, "product_arrays", reference_arrays)
     ref = D.product(dfas)
-    assert np.array_equal(new.trans, ref.trans) and new.accepts == ref.accepts
+    for new in got:
+        assert np.array_equal(new.trans, ref.trans) and new.accepts == ref.accepts
 
 
 @settings(max_examples=60, deadline=None)

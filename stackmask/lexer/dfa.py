@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import GrammarError
 from .counted import LEFT, Stalls
-from .fsa import TooManyStates, column_classes, minimize, product_bfs, row_labels, trim
+from .fsa import TooManyStates, column_classes, minimize, product_arrays, row_labels, seq_ids, trim
 
 #: Maximum number of DFA states of one terminal (during subset construction)
 #: and of the combined lexer automaton (during the product construction).
@@ -233,28 +233,28 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
     gc = np.ascontiguousarray(np.concatenate([g[:, rep], pseudo], axis=1))
 
     try:
-        states, trans = product_bfs(gc, tuple(int(o) for o in offsets[:-1]), max_states)
+        pool, offs, trans = product_arrays(gc, tuple(int(o) for o in offsets[:-1]), max_states)
     except TooManyStates:
         if raw:
             raise
         raise GrammarError(f"the combined lexer automaton needs more than "
                            f"{max_states} states (MAX_DFA_STATES)") from None
-    acc_sets = [frozenset().union(*[acc_l[x] for x in st]) for st in states]
-    chains = _product_chains(dfas, offsets, states)
+    n = len(offs) - 1
+    acc_sets, acc_ids = _tuple_accepts(acc_l, pool, offs)
+    chains = _product_chains(dfas, offsets, pool, offs)
     if n_stalls:
-        tag_rows = [tuple(np.bitwise_or.reduce(tags[list(st)], axis=0).tolist()) for st in states]
+        tag_rows = np.bitwise_or.reduceat(tags[pool], offs[:-1], axis=0).astype(np.int8)
     if minimized:
-        label_ids: dict = {}
-        keys = zip(acc_sets, tag_rows) if n_stalls else acc_sets
-        labels = np.array([label_ids.setdefault(x, len(label_ids)) for x in keys], dtype=np.int64)
+        labels = (row_labels(np.concatenate([acc_ids[:, None], tag_rows.astype(np.int64)], axis=1))
+                  if n_stalls else acc_ids)
         t, old = minimize(trans, labels)
     else:
-        t, old = trans, np.arange(len(states))
+        t, old = trans, np.arange(n)
     full = expand_classes(np.ascontiguousarray(t[:, :n_classes]), b2c)
     accepts = tuple(acc_sets[o] for o in old.tolist())
     counters = ()
     if n_stalls:
-        trows = np.array([tag_rows[o] for o in old.tolist()], dtype=np.int8).reshape(-1, n_stalls)
+        trows = tag_rows[old].reshape(-1, n_stalls)
         rw = t[:, n_classes:]
         rw = np.where(trows == LEFT, rw, -1)
         counters = (bands.pop(), tuple(owed), rw, trows)
@@ -268,11 +268,32 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
                chains=chains)
 
 
-def _product_chains(dfas, offsets, states) -> tuple:
-    """The ``chains`` of a product (:class:`DFA`) before minimization: a state whose
-    tuple holds one component's chain state is in that chain, its *drop* the state of the
-    rest of the tuple (-1: none; what the others read on when the chain dies); groups
-    numbered in the order of the components."""
+def _tuple_accepts(acc_l: list, pool: np.ndarray, offs: np.ndarray) -> tuple[list, np.ndarray]:
+    """Per product state (tuple ``i``: ``pool[offs[i]:offs[i+1]]``) the union of its
+    component states' accepts sets (``acc_l``, per component state), and a number per
+    distinct union (0: the empty set)."""
+    n = len(offs) - 1
+    empty = frozenset()
+    hit = np.array([bool(a) for a in acc_l], dtype=bool)[pool]
+    seen = np.concatenate([[0], np.cumsum(hit)])
+    sets = [empty] * n
+    ids = np.zeros(n, dtype=np.int64)
+    number: dict = {empty: 0}
+    pl, ol = pool.tolist(), offs.tolist()
+    for i in np.flatnonzero(seen[offs[1:]] > seen[offs[:-1]]).tolist():
+        u = frozenset().union(*[acc_l[x] for x in pl[ol[i]:ol[i + 1]]])
+        sets[i] = u
+        ids[i] = number.setdefault(u, len(number))
+    return sets, ids
+
+
+def _product_chains(dfas, offsets, pool: np.ndarray, offs: np.ndarray) -> tuple:
+    """The ``chains`` of a product (:class:`DFA`) before minimization (its states: tuple
+    ``i`` is ``pool[offs[i]:offs[i+1]]``): a state whose tuple holds one component's
+    chain state is in that chain, its *context* the number of the rest of the tuple
+    (first met first) and its *drop* the state of the rest (-1: none; -2: the rest is
+    never read alone; what the others read on when the chain dies); groups numbered in
+    the order of the components."""
     if not any(d.chains for d in dfas):
         return ()
     n_tot = int(offsets[-1])
@@ -291,24 +312,34 @@ def _product_chains(dfas, offsets, states) -> tuple:
             g_all[o:o + d.n_states] = np.where(grp >= 0, grp + base, -1)
             p_all[o:o + d.n_states] = pos
             x_all[o:o + d.n_states] = xk
-    ids = {st: i for i, st in enumerate(states)}
-    n = len(states)
+    n = len(offs) - 1
+    lens = np.diff(offs)
     grp = np.full(n, -1, dtype=np.int32)
     pos = np.full(n, -1, dtype=np.int32)
     xk = np.full(n, -1, dtype=np.int32)
     ctx = np.full(n, -1, dtype=np.int32)
     drop = np.full(n, -1, dtype=np.int64)
-    rests: dict = {}
-    for i, st in enumerate(states):
-        inside = [x for x in st if g_all[x] >= 0]
-        if len(inside) != 1:
-            continue
-        c = inside[0]
-        rest = tuple(x for x in st if x != c)
-        if rest:
-            ctx[i] = rests.setdefault(rest, len(rests))
-            drop[i] = ids.get(rest, -2)      # -2: the rest is never read alone
-        grp[i], pos[i], xk[i] = g_all[c], p_all[c], x_all[c]
+    inside = g_all[pool] >= 0
+    count = np.concatenate([[0], np.cumsum(inside)])
+    one = (count[offs[1:]] - count[offs[:-1]]) == 1
+    if not one.any():
+        return grp, pos, xk, ctx, drop, tuple(groups)
+    owner = np.repeat(np.arange(n), lens)
+    mine = inside & one[owner]
+    c = pool[mine]                       # the chain state of each such tuple, in order
+    rows = np.flatnonzero(one)
+    grp[rows], pos[rows], xk[rows] = g_all[c], p_all[c], x_all[c]
+    with_rest = one & (lens > 1)
+    if with_rest.any():
+        keep = with_rest[owner] & ~inside
+        rest_pool = pool[keep]
+        rest_offs = np.zeros(int(with_rest.sum()) + 1, dtype=np.int64)
+        rest_offs[1:] = np.cumsum(lens[with_rest] - 1)
+        rows = np.flatnonzero(with_rest)
+        ids, _ = seq_ids(rest_pool, rest_offs, rest_pool[:0], rest_offs[:1])
+        _, found = seq_ids(pool, offs, rest_pool, rest_offs)
+        ctx[rows] = ids
+        drop[rows] = np.where(found >= 0, found, -2)
     return grp, pos, xk, ctx, drop, tuple(groups)
 
 

@@ -19,7 +19,8 @@ import numpy as np
 from .. import native
 
 __all__ = ["Nfa", "TooManyStates", "determinize", "trim", "refine", "minimize",
-           "group_rows", "row_labels", "column_classes", "product_bfs"]
+           "group_rows", "row_labels", "column_classes", "product_bfs", "product_arrays",
+           "seq_ids"]
 
 
 class TooManyStates(Exception):
@@ -97,6 +98,10 @@ def determinize(nfa: Nfa, n_symbols: int, max_states: int, keep=(),
     for s in keep:
         important[s] = True
     eps = nfa.eps
+    mod = native.module()
+    if mod is not None and hasattr(mod, "determinize_arrays"):
+        return _determinize_native(mod, nfa, s2c, n_classes, important, max_states,
+                                   subsets_out)
     closure_memo: dict[int, tuple[int, ...]] = {}
 
     def closure(s: int) -> tuple[int, ...]:
@@ -186,6 +191,44 @@ def determinize(nfa: Nfa, n_symbols: int, max_states: int, keep=(),
     return trans, s2c, accepting
 
 
+def _determinize_native(mod, nfa: Nfa, s2c, n_classes: int, important: list,
+                        max_states: int, subsets_out):
+    """:func:`determinize` in the compiled extension (``_native.determinize_arrays``):
+    the NFA handed over as arrays, moves listed in the order the reference meets them;
+    the same DFA, numbered alike."""
+    n = nfa.n_states
+    eps_off = np.zeros(n + 1, dtype=np.int64)
+    eps_off[1:] = np.cumsum([len(e) for e in nfa.eps])
+    eps_to = np.fromiter((t for e in nfa.eps for t in e), dtype=np.int32, count=int(eps_off[-1]))
+    # each edge's classes in order, edge by edge: the order the reference meets them
+    # (repeated targets are harmless: the union drops them)
+    flat = [(s, lo, hi, t) for s, es in enumerate(nfa.edges) for lo, hi, t in es]
+    e = np.array(flat, dtype=np.int64).reshape(-1, 4)
+    c_lo = s2c[e[:, 1]].astype(np.int64)
+    width = s2c[e[:, 2]].astype(np.int64) - c_lo + 1
+    starts = np.cumsum(width) - width
+    total = int(width.sum())
+    which = np.repeat(np.arange(len(e)), width)
+    mv_cls = (c_lo[which] + np.arange(total) - starts[which]).astype(np.int32)
+    mv_to = e[which, 3].astype(np.int32)
+    mv_off = np.zeros(n + 1, dtype=np.int64)
+    mv_off[1:] = np.cumsum(np.bincount(e[which, 0], minlength=n)) if total else 0
+    got = mod.determinize_arrays(n_classes, nfa.start, max_states, eps_off, eps_to, mv_off,
+                                 mv_cls, mv_to, np.array(important, dtype=np.uint8))
+    if got is None:
+        raise TooManyStates(max_states)
+    trans, pool, offs = got
+    is_final = np.zeros(n + 1, dtype=bool)
+    is_final[nfa.final] = True
+    seen = np.concatenate([[0], np.cumsum(is_final[pool])])
+    accepting = seen[offs[1:]] > seen[offs[:-1]]
+    if subsets_out is not None:
+        pl = pool.tolist()
+        ol = offs.tolist()
+        subsets_out.extend(tuple(pl[ol[i]:ol[i + 1]]) for i in range(len(ol) - 1))
+    return trans, s2c, accepting
+
+
 # --------------------------------------------------------------------------
 # trimming
 # --------------------------------------------------------------------------
@@ -198,6 +241,14 @@ def trim(trans: np.ndarray, accepting: np.ndarray) -> tuple[np.ndarray, np.ndarr
     n = trans.shape[0]
     if n == 0:
         return trans, np.zeros(0, dtype=np.int64)
+    mod = native.module()
+    if mod is not None and hasattr(mod, "coreachable"):
+        alive_a = mod.coreachable(np.ascontiguousarray(trans, dtype=np.int32),
+                                  np.ascontiguousarray(accepting, dtype=np.uint8))
+        if not alive_a[0]:
+            return np.zeros((0, trans.shape[1]), dtype=np.int32), np.zeros(0, dtype=np.int64)
+        t = np.where(alive_a[np.maximum(trans, 0)] & (trans >= 0), trans, -1)
+        return _renumber_bfs(t)
     src, _cls = np.nonzero(trans >= 0)
     dst = trans[src, _cls]
     order = np.argsort(dst, kind="stable")
@@ -224,6 +275,12 @@ def _renumber_bfs(trans: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Renumber states in BFS order from state 0 (symbols in order), dropping unreachable
     ones. Returns ``(trans, old_index)``."""
     n = trans.shape[0]
+    mod = native.module()
+    if mod is not None and hasattr(mod, "bfs_order") and n:
+        old = mod.bfs_order(np.ascontiguousarray(trans, dtype=np.int32))
+        mp = np.full(n + 1, -1, dtype=np.int32)
+        mp[old] = np.arange(len(old), dtype=np.int32)
+        return mp[trans[old]].astype(np.int32), old
     rows = trans.tolist()
     new_id = [-1] * n
     new_id[0] = 0
@@ -510,16 +567,23 @@ def minimize(trans: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndar
     block = block.astype(np.int64).reshape(-1)
     n_blocks = int(block.max()) + 1
     k = trans.shape[1] + 1
+    mod = native.module()
+    if mod is not None and not hasattr(mod, "first_seen_rows"):
+        mod = None
     converged = False
     for _round in range(_MOORE_ROUNDS):
         ext = np.append(block, -1).astype(np.int32)
         sig = np.empty((n, k), dtype=np.int32)
         sig[:, 0] = block
         sig[:, 1:] = ext[trans]
-        keys = sig.view(np.dtype((np.void, 4 * k))).ravel().tolist()
-        intern: dict[bytes, int] = {}
-        block = np.array([intern.setdefault(x, len(intern)) for x in keys], dtype=np.int64)
-        nb = len(intern)
+        if mod is not None:
+            block = mod.first_seen_rows(sig)
+            nb = int(block.max()) + 1
+        else:
+            keys = sig.view(np.dtype((np.void, 4 * k))).ravel().tolist()
+            intern: dict[bytes, int] = {}
+            block = np.array([intern.setdefault(x, len(intern)) for x in keys], dtype=np.int64)
+            nb = len(intern)
         if nb == n_blocks:
             converged = True
             break
@@ -603,10 +667,35 @@ def product_bfs(gc: np.ndarray, start: tuple, max_states: int) -> tuple[list, np
     gathered at once, made canonical and deduplicated with one sort; only the new tuples
     of the level are looked up one by one. Small ones go one tuple at a time. Complete
     components (no -1) give the product of Boolean operations: every tuple holds one
-    state of each."""
+    state of each. With the compiled extension the search runs there
+    (``_native.product_arrays``, one tuple at a time, numbered as
+    :func:`_product_tuples` numbers them); these are the references."""
+    mod = native.module()
+    if mod is not None and hasattr(mod, "product_arrays"):
+        pool, offs, trans = product_arrays(gc, start, max_states)
+        pl = pool.tolist()
+        ol = offs.tolist()
+        return [tuple(pl[ol[i]:ol[i + 1]]) for i in range(len(ol) - 1)], trans
     if gc.size <= _SMALL_PRODUCT:
         return _product_tuples(gc, start, max_states)
     return _product_levels(gc, start, max_states)
+
+
+def product_arrays(gc: np.ndarray, start: tuple, max_states: int):
+    """:func:`product_bfs` as arrays: ``(pool, offsets, trans)``, tuple ``i`` being
+    ``pool[offsets[i]:offsets[i+1]]`` (int32, int64)."""
+    mod = native.module()
+    if mod is not None and hasattr(mod, "product_arrays"):
+        got = mod.product_arrays(np.ascontiguousarray(gc, dtype=np.int32), tuple(start),
+                                 max_states)
+        if got is None:
+            raise TooManyStates(max_states)
+        return got
+    states, trans = product_bfs(gc, start, max_states)
+    offs = np.zeros(len(states) + 1, dtype=np.int64)
+    offs[1:] = np.cumsum([len(st) for st in states])
+    pool = np.fromiter((x for st in states for x in st), dtype=np.int32, count=int(offs[-1]))
+    return pool, offs, trans
 
 
 def _product_tuples(gc: np.ndarray, start: tuple, max_states: int) -> tuple[list, np.ndarray]:
@@ -684,3 +773,23 @@ def _product_levels(gc: np.ndarray, start: tuple, max_states: int) -> tuple[list
     trans = np.concatenate(rows).astype(np.int32) if rows else np.zeros((0, n_classes), np.int32)
     return states, trans
 
+
+
+def seq_ids(pool: np.ndarray, offs: np.ndarray, pool2: np.ndarray, offs2: np.ndarray):
+    """Sequences numbered by content: ``(ids, found)``: per sequence ``i`` of ``pool``
+    (``pool[offs[i]:offs[i+1]]``) the number of its content in the order first met; per
+    sequence of ``pool2``/``offs2`` the number of the equal one among the first, or -1."""
+    mod = native.module()
+    if mod is not None and hasattr(mod, "seq_ids"):
+        return mod.seq_ids(np.ascontiguousarray(pool, dtype=np.int32),
+                           np.ascontiguousarray(offs, dtype=np.int64),
+                           np.ascontiguousarray(pool2, dtype=np.int32),
+                           np.ascontiguousarray(offs2, dtype=np.int64))
+    pl, ol = pool.tolist(), offs.tolist()
+    seen: dict = {}
+    ids = np.array([seen.setdefault(tuple(pl[ol[i]:ol[i + 1]]), len(seen))
+                    for i in range(len(ol) - 1)], dtype=np.int64)
+    pl2, ol2 = pool2.tolist(), offs2.tolist()
+    found = np.array([seen.get(tuple(pl2[ol2[i]:ol2[i + 1]]), -1) for i in range(len(ol2) - 1)],
+                     dtype=np.int64)
+    return ids, found
