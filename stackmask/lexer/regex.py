@@ -723,13 +723,24 @@ def _one_rep(side):
     return ("s", tuple(parts[:i])), body, lo, hi, ("s", tuple(parts[i + 1:]))
 
 
+_GROUPS: dict = {}
+
+
 def compile_counted_group(members, band: int, label: str = "") -> DFA | None:
     """One DFA for terminals whose repetitions share prefix and body (``members``: their
     :func:`counted_parts`, in order): ``accepts[s]`` holds positions in ``members``. None
     when their iterations cannot be counted together, the automaton passes the size
-    limit, or a member matches the empty string (compiled alone, it says so)."""
+    limit, or a member matches the empty string (compiled alone, it says so). Cached by
+    members and band (lexer modes of one grammar often read the same group)."""
+    key = (tuple(members), band)
+    if key in _GROUPS:
+        return _GROUPS[key]
     d = _counted_dfa(members, band, label)
-    return None if d is None or d.accepts[0] else d
+    out = None if d is None or d.accepts[0] else d
+    if len(_GROUPS) >= 64:
+        _GROUPS.clear()
+    _GROUPS[key] = out
+    return out
 
 
 def compile_terminal(regex: str, name: str = "", band: int = DEFAULT_BAND) -> DFA:
@@ -749,5 +760,7 @@ def compile_terminal(regex: str, name: str = "", band: int = DEFAULT_BAND) -> DF
 
 
 def clear_cache() -> None:
-    """Forget the terminal DFAs :func:`compile_terminal` cached."""
+    """Forget the terminal DFAs :func:`compile_terminal` cached and the counted groups
+    :func:`compile_counted_group` cached."""
     _compile_regex.cache_clear()
+    _GROUPS.clear()
