@@ -43,6 +43,7 @@ from pyroaring import BitMap
 
 from ..compile import pair_key
 from ..wfa.weights import EMPTY_ID, mask_from_bitmap
+from .count_sets import CountSets
 
 
 def _same_stack(a, b, depth: int = 4) -> bool:
@@ -151,8 +152,8 @@ class Masker:
         # diff token set of a configuration started on a base (or the tokens a restricted
         # start leaves out) -> its complement, dense
         self._not_dense: dict = {}
-        self._count_le: dict = {}       # (count table, v) -> dense tokens counting <= v
-        self._count_padded: dict = {}   # count table -> its counts padded to the mask
+        # dense "iteration count in lo..hi" sets of counted chains' near states
+        self.count_sets = CountSets(dwa.count_tables, self.n_words)
         self.bound_out = (None, None)   # the last caller's buffer (checked) and a view of it
         self._new_pool()
         # one per configuration on a base, and for the first EAGER_RESTRICT token sets of
@@ -162,7 +163,7 @@ class Masker:
         for wid in [w for _, w in dwa.init_base.values()] + restrict:
             if wid not in self._not_dense:
                 self._complement(wid)
-        self.counts_ahead = self._count_ahead() if dwa.count_split else 0
+        self.counts_ahead = self.count_sets.make_ahead(dwa.count_split) if dwa.count_split else 0
         self.prewarmed = self._prewarm(dwa.hot_weights)    # token sets made dense ahead
         self.prefilled = self._prefill()         # masks computed ahead
 
@@ -526,7 +527,7 @@ class Masker:
         """The weights of a head in a counted chain's state near a bound
         (``ParserDWA.count_split``): per term, the deep configuration's weights as one
         term ``((table, lo, hi), weights)``, its mask without the tokens whose iteration
-        count is outside ``lo..hi`` (:meth:`_count_keep`); all of them for table -1."""
+        count is outside ``lo..hi`` (:class:`.count_sets.CountSets`); all of them for table -1."""
         alias = self.dwa.alias
         out: set = set()
         for rep, table, lo, hi in terms:
@@ -677,63 +678,12 @@ class Masker:
         if m is None:
             m = self.lookup_old(base)
         if type(wid) is tuple:
-            keep = self._count_keep(*wid)
+            keep = self.count_sets.keep(*wid)
         else:
             keep = self._not_dense.get(wid)
             if keep is None:
                 keep = self._complement(wid)
         return np.bitwise_and(m.obj, keep, out=out)
-
-    #: dense "iteration count at most v" sets of counted chains' tables kept (19 KB each
-    #: with a 151k vocabulary; a string's near counts need at most a table's longest token
-    #: + 1 of them per state inside an iteration; past this many they are started over)
-    COUNT_DENSE = 1024
-
-    def _count_keep(self, table: int, lo: int, hi: int) -> np.ndarray:
-        """The dense set of tokens whose iteration count in ``count_tables[table]`` is in
-        ``lo..hi`` (:mod:`stackmask.compile.count_split`)."""
-        keep = self._at_most(table, hi)
-        if lo > 0:
-            keep = np.bitwise_and(keep, np.invert(self._at_most(table, lo - 1)))
-        return keep
-
-    def _at_most(self, table: int, v: int) -> np.ndarray:
-        le = self._count_le
-        d = le.get((table, v))
-        if d is None:
-            d = np.packbits(self._counts(table) <= v, bitorder="little").view(np.int32)
-            d.flags.writeable = False
-            if len(le) >= self.COUNT_DENSE:
-                le.clear()
-            le[(table, v)] = d
-        return d
-
-    def _counts(self, table: int) -> np.ndarray:
-        """``count_tables[table]`` padded to the mask's bits (0 past the vocabulary)."""
-        c = self._count_padded.get(table)
-        if c is None:
-            t = self.dwa.count_tables[table]
-            c = np.zeros(self.n_words * 32, dtype=t.dtype)
-            c[:len(t)] = t
-            self._count_padded[table] = c
-        return c
-
-    #: the tables whose "count at most v" sets are made ahead for every v: those most
-    #: terms read (between two characters: nearly every token's count starts there)
-    COUNT_AHEAD_TABLES = 2
-
-    def _count_ahead(self) -> int:
-        """Make the "count at most v" sets of the most used count tables dense ahead (so
-        that no mask near a bound pays for one). Returns how many."""
-        uses: Counter = Counter(t for terms in self.dwa.count_split.values()
-                                for _, t, _, _ in terms if t >= 0)
-        n = 0
-        for table, _ in uses.most_common(self.COUNT_AHEAD_TABLES):
-            top = int(self.dwa.count_tables[table].max(initial=0))
-            for v in range(top + 1):
-                self._at_most(table, v)
-                n += 1
-        return n
 
     #: restricted starts' token sets made dense ahead (19 KB each with a 151k vocabulary)
     EAGER_RESTRICT = 512

@@ -1,0 +1,82 @@
+"""Dense "iteration count in ``lo..hi``" token sets for the masks of counted chains.
+
+A counted chain's state near a bound has no start of its own
+(``ParserDWA.count_split``, :mod:`stackmask.compile.count_split`): its mask is, per
+term, a deep state's mask restricted to the tokens whose iteration count
+(``ParserDWA.count_tables[table]``, per token id) falls in ``lo..hi``. The masker
+intersects with these sets; this keeps them dense, one per ``(table, v)`` for "count
+at most ``v``" (a range is two of them), bounded in number, and makes those of the most
+used tables ahead so that no mask near a bound pays for one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+__all__ = ["CountSets"]
+
+
+class CountSets:
+    """The dense count sets of one automaton's ``count_tables`` (``tables``: per table an
+    integer array indexed by token id), as masks of ``n_words`` 32-bit words."""
+
+    #: dense "iteration count at most v" sets kept (19 KB each with a 151k vocabulary; a
+    #: string's near counts need at most a table's longest token + 1 of them per state
+    #: inside an iteration; past this many they are started over)
+    MAX_SETS = 1024
+    #: the tables whose sets are made ahead for every v: those most terms read (between
+    #: two characters: nearly every token's count starts there)
+    AHEAD_TABLES = 2
+
+    def __init__(self, tables: list, n_words: int):
+        self.tables = tables
+        self.n_words = n_words
+        self._le: dict = {}         # (table, v) -> dense tokens counting <= v
+        self._padded: dict = {}     # table -> its counts padded to the mask's bits
+
+    def keep(self, table: int, lo: int, hi: int) -> np.ndarray:
+        """The dense set of tokens whose iteration count in ``tables[table]`` is in
+        ``lo..hi``."""
+        keep = self.at_most(table, hi)
+        if lo > 0:
+            keep = np.bitwise_and(keep, np.invert(self.at_most(table, lo - 1)))
+        return keep
+
+    def at_most(self, table: int, v: int) -> np.ndarray:
+        """The dense (read-only) set of tokens whose count in ``tables[table]`` is at
+        most ``v``."""
+        le = self._le
+        d = le.get((table, v))
+        if d is None:
+            d = np.packbits(self._counts(table) <= v, bitorder="little").view(np.int32)
+            d.flags.writeable = False
+            if len(le) >= self.MAX_SETS:
+                le.clear()
+            le[(table, v)] = d
+        return d
+
+    def _counts(self, table: int) -> np.ndarray:
+        """``tables[table]`` padded to the mask's bits (0 past the vocabulary)."""
+        c = self._padded.get(table)
+        if c is None:
+            t = self.tables[table]
+            c = np.zeros(self.n_words * 32, dtype=t.dtype)
+            c[:len(t)] = t
+            self._padded[table] = c
+        return c
+
+    def make_ahead(self, count_split: dict) -> int:
+        """Make every "count at most v" set of the ``AHEAD_TABLES`` tables the terms of
+        ``count_split`` (lexer config -> ``((deep config, table, lo, hi), ...)``) read most.
+        Returns how many."""
+        uses: Counter = Counter(t for terms in count_split.values()
+                                for _, t, _, _ in terms if t >= 0)
+        n = 0
+        for table, _ in uses.most_common(self.AHEAD_TABLES):
+            top = int(self.tables[table].max(initial=0))
+            for v in range(top + 1):
+                self.at_most(table, v)
+                n += 1
+        return n
