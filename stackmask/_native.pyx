@@ -1047,7 +1047,7 @@ def hopcroft_refine(long long n, long long C, const long long[::1] state_off,
 # --------------------------------------------------------------------------
 
 from libc.stdint cimport int64_t, uint32_t, uint64_t
-from libc.stdlib cimport qsort
+from libc.stdlib cimport qsort, calloc
 from libc.string cimport memcmp
 
 import numpy as np
@@ -1546,3 +1546,90 @@ cdef int64_t _sets_find(_Sets *s, const int32_t *a, int64_t k) noexcept:
                 and memcmp(s.pool + s.off[i], a, k * sizeof(int32_t)) == 0):
             return i
         j = (j + 1) & (s.table_cap - 1)
+
+
+def preimages(const int32_t[:, ::1] trans):
+    """The transitions of ``trans`` (states x classes, -1 none) by target, for
+    ``hopcroft_refine``: ``(state_off, ucls, ustart, uend, src)``: for target ``t`` the
+    entries ``state_off[t]..state_off[t+1]`` of ``ucls``/``ustart``/``uend`` give, per
+    class (ascending), the range of ``src`` holding the states (ascending) that read
+    that class into ``t`` (what ``stackmask.lexer.fsa._hopcroft`` gets with a stable sort
+    of ``(target, class)`` keys; here two stable counting sorts)."""
+    cdef int64_t n = trans.shape[0], C = trans.shape[1], s, c, e, E = 0, i, t, g, prev, n_g
+    for s in range(n):
+        for c in range(C):
+            if trans[s, c] >= 0:
+                E += 1
+    cdef int64_t *cnt_c = <int64_t *>calloc(C + 1, sizeof(int64_t))
+    cdef int64_t *cnt_t = <int64_t *>calloc(n + 1, sizeof(int64_t))
+    cdef int64_t *by_c = <int64_t *>malloc((E + 1) * sizeof(int64_t))     # entry = s * C + c
+    cdef int64_t *by_t = <int64_t *>malloc((E + 1) * sizeof(int64_t))
+    if cnt_c == NULL or cnt_t == NULL or by_c == NULL or by_t == NULL:
+        free(cnt_c); free(cnt_t); free(by_c); free(by_t)
+        raise MemoryError()
+    try:
+        # stable by class (entries come in source order), then stable by target
+        for s in range(n):
+            for c in range(C):
+                if trans[s, c] >= 0:
+                    cnt_c[c + 1] += 1
+        for c in range(C):
+            cnt_c[c + 1] += cnt_c[c]
+        for s in range(n):
+            for c in range(C):
+                if trans[s, c] >= 0:
+                    by_c[cnt_c[c]] = s * C + c
+                    cnt_c[c] += 1
+        for i in range(E):
+            cnt_t[trans[by_c[i] // C, by_c[i] % C] + 1] += 1
+        for t in range(n):
+            cnt_t[t + 1] += cnt_t[t]
+        for i in range(E):
+            e = by_c[i]
+            t = trans[e // C, e % C]
+            by_t[cnt_t[t]] = e
+            cnt_t[t] += 1
+        # groups of (target, class)
+        n_g = 0
+        prev = -1
+        for i in range(E):
+            e = by_t[i]
+            g = <int64_t>trans[e // C, e % C] * C + e % C
+            if g != prev:
+                n_g += 1
+                prev = g
+        state_off = np.zeros(n + 1, dtype=np.int64)
+        ucls = np.empty(n_g, dtype=np.int64)
+        ustart = np.empty(n_g, dtype=np.int64)
+        uend = np.empty(n_g, dtype=np.int64)
+        src = np.empty(E, dtype=np.int64)
+        fill_groups(trans, by_t, E, C, n, state_off, ucls, ustart, uend, src)
+        return state_off, ucls, ustart, uend, src
+    finally:
+        free(cnt_c); free(cnt_t); free(by_c); free(by_t)
+
+
+cdef void fill_groups(const int32_t[:, ::1] trans, int64_t *by_t, int64_t E, int64_t C,
+                      int64_t n, int64_t[::1] state_off, int64_t[::1] ucls,
+                      int64_t[::1] ustart, int64_t[::1] uend, int64_t[::1] src) noexcept:
+    cdef int64_t i, e, g, prev = -1, k = -1, t, last_t = -1, u
+    for i in range(E):
+        e = by_t[i]
+        src[i] = e // C
+        t = trans[e // C, e % C]
+        g = t * C + e % C
+        if g != prev:
+            if k >= 0:
+                uend[k] = i
+            k += 1
+            ucls[k] = e % C
+            ustart[k] = i
+            prev = g
+            # groups of targets last_t+1..t start here
+            for u in range(last_t + 1, t + 1):
+                state_off[u] = k
+            last_t = t
+    if k >= 0:
+        uend[k] = E
+    for u in range(last_t + 1, n + 1):
+        state_off[u] = k + 1

@@ -312,6 +312,7 @@ def test_compiled_product_equals_the_reference(sizes, n_cls, limit, data):
 @settings(max_examples=200, deadline=None, database=None)
 @given(st.integers(1, 40), st.integers(1, 5), st.integers(1, 4), st.data())
 def test_compiled_trim_minimize_and_numbering_equal_the_reference(n, k, n_lab, data):
+    from stackmask import native
     from stackmask.lexer import fsa
     t = np.array(data.draw(st.lists(st.lists(st.integers(-1, n - 1), min_size=k, max_size=k),
                                     min_size=n, max_size=n)), dtype=np.int32)
@@ -324,6 +325,7 @@ def test_compiled_trim_minimize_and_numbering_equal_the_reference(n, k, n_lab, d
         pool = t.reshape(-1)
         offs = np.arange(0, n * k + 1, k, dtype=np.int64)
         ids = fsa.seq_ids(pool, offs, pool[k:], offs[:-1])
-        return [x.tolist() for x in (t2, old, m[0], m[1], ids[0], ids[1])]
+        pre = fsa._preimages(t, native.module())
+        return [x.tolist() for x in (t2, old, m[0], m[1], ids[0], ids[1]) + tuple(pre)]
     pure, fast = _twins(run)
     assert pure == fast

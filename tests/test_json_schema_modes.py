@@ -121,6 +121,32 @@ def test_the_compiler_keeps_optional_modes_only_where_smaller():
     assert t2.lexer.n_states == plain.n_states
 
 
+@pytest.mark.parametrize("small, first", [(2000, 10_000), (0, 10**9), (0, 0), (0, 300)])
+def test_the_optional_modes_choice_is_the_smaller_automaton(monkeypatch, small, first):
+    # whichever path _lexer takes (the merged automaton small enough to keep at once, built
+    # first and compared, or stopped early and compared by size before minimization), it
+    # keeps the smaller of the two automata
+    from stackmask.compile import tables as T
+    monkeypatch.setattr(T, "MERGED_SMALL", small)
+    monkeypatch.setattr(T, "MERGED_TRY", first)
+    s2 = _schema()
+    del s2["properties"]["note"]
+    for s in (_schema(), s2):
+        g = convert_schema(s).grammar
+        merged = T.merge_optional_modes(g)
+        sizes = {}
+        for read in (g, merged):
+            modes = T._mode_lists(read, g.lexed_terminals)
+            sizes[read] = compile_modal_lexer(g.lexed_terminals, modes, 129)[0].n_states
+        read, d, _ = T._lexer(g, g.lexed_terminals, 129)
+        kept = read.modes == g.modes             # else merged (a grammar of its own)
+        if sizes[merged] <= small:
+            assert not kept
+        else:                                    # ties: the merged one
+            assert d.n_states == min(sizes.values())
+            assert kept == (sizes[g] < sizes[merged])
+
+
 def test_modal_grammar_accepts_the_same_texts():
     s = _schema()
     valid = [{"id": "ab-1", "when": "2024-02-29T10:00:00Z"},

@@ -13,7 +13,7 @@ from ..errors import GrammarError
 from ..grammar import Grammar, LexerMode
 from ..glr.lalr import LRTables, build_lalr, check_deterministic
 from ..glr.normal_form import NormalForm, normalize
-from ..lexer.combined import compile_modal_lexer
+from ..lexer.combined import compile_modal_lexer, lexer_size
 from ..lexer.counted import DEFAULT_BAND
 from ..lexer.dfa import DFA, MAX_DFA_STATES
 from ..lexer.pinned import add_pinned
@@ -92,32 +92,49 @@ def _mode_lists(g: Grammar, lexed) -> list:
     return [[pos[n] for n in dict.fromkeys(m.terminals) if n in pos] for m in g.modes]
 
 
+#: the merged automaton of optional modes is built first, up to this many states (its
+#: product search is stopped there); past it, the sizes are compared first
+MERGED_TRY = 10_000
+
+
 def _lexer(g: Grammar, lexed, band: int) -> tuple:
     """``(grammar, lexer DFA, mode starts)``: optional modes (``LexerMode.merge_into``)
-    kept or merged, whichever makes the smaller automaton (the merged one first; the modes
-    are tried, with no more states than it has, only when it is large or over the limit)."""
+    kept or merged, whichever makes the smaller automaton. The merged one is built first
+    (up to ``MERGED_TRY`` states) and kept without trying the modes when it has at most
+    ``MERGED_SMALL``; otherwise the modes' size before minimization
+    (:func:`.lexer.combined.lexer_size`: the product searches alone, a small part of a
+    large automaton's cost) is compared with the merged one's, and only the smaller is
+    built (the other if that one fails)."""
     merged = merge_optional_modes(g)
     if merged is g:
         return (g,) + compile_modal_lexer(lexed, _mode_lists(g, lexed), band)
+    m_modes, s_modes = _mode_lists(merged, lexed), _mode_lists(g, lexed)
     try:
-        one = compile_modal_lexer(lexed, _mode_lists(merged, lexed), band)
-    except GrammarError as e:
-        one, merged_error = None, e
+        one = compile_modal_lexer(lexed, m_modes, band, max_states=MERGED_TRY)
+    except GrammarError:
+        one = None
     if one is not None and one[0].n_states <= MERGED_SMALL:
         return (merged,) + one
-    cap = MAX_DFA_STATES if one is None else one[0].n_states
-    try:
-        split = compile_modal_lexer(lexed, _mode_lists(g, lexed), band, max_states=cap)
-    except GrammarError as e:
-        if one is None:      # neither fits: the error of the one automaton, modes noted
-            raise GrammarError(f"{merged_error}; with its optional lexer modes kept apart: "
-                               f"{e}") from None
+    m_size = one[0].n_states if one is not None else lexer_size(lexed, m_modes, band)
+    s_size = lexer_size(lexed, s_modes, band, MAX_DFA_STATES if m_size is None else m_size)
+    if s_size is None and one is not None:
         return (merged,) + one
-    if one is None or split[0].n_states < one[0].n_states:
-        log.info("lexer modes kept: %d states, merged %s", split[0].n_states,
-                 "over the limit" if one is None else f"{one[0].n_states} states")
-        return (g,) + split
-    return (merged,) + one
+    order = [(g, s_modes), (merged, m_modes)]
+    if s_size is None:
+        order.reverse()
+    errors = []
+    for read, modes in order:
+        try:
+            out = compile_modal_lexer(lexed, modes, band)
+        except GrammarError as e:
+            errors.append(e)
+            continue
+        if read is g:
+            log.info("lexer modes kept: %d states, merged %s", out[0].n_states,
+                     "over the limit" if m_size is None else f"{m_size} states or more")
+        return (read,) + out
+    e_kept, e_merged = errors if order[0][0] is g else errors[::-1]
+    raise GrammarError(f"{e_merged}; with its optional lexer modes kept apart: {e_kept}") from None
 
 
 def _build_tables(grammar, ambiguous: bool, check, band: int) -> GrammarTables:

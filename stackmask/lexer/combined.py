@@ -13,12 +13,12 @@ import numpy as np
 
 from ..errors import GrammarError
 from .counted import DEFAULT_BAND, needs_stall, worth_chain
-from .dfa import DFA, MAX_DFA_STATES, product, restrict_accepts
+from .dfa import DFA, MAX_DFA_STATES, product, product_size, restrict_accepts
 from .regex import (clear_cache as _clear_terminals, compile_counted_group, compile_terminal,
                     counted_parts, lookahead_parts)
 from .text import free_text_dfa
 
-__all__ = ["terminal_dfas", "compile_lexer", "compile_modal_lexer", "clear_caches"]
+__all__ = ["terminal_dfas", "compile_lexer", "compile_modal_lexer", "lexer_size", "clear_caches"]
 
 
 def _regex_of(t) -> tuple[str, str]:
@@ -66,6 +66,22 @@ def compile_lexer(terminals: Sequence, band: int = DEFAULT_BAND,
     return d
 
 
+def lexer_size(terminals: Sequence, modes: Sequence[Sequence[int]], band: int = DEFAULT_BAND,
+               max_states: int = MAX_DFA_STATES) -> int | None:
+    """The states of :func:`compile_modal_lexer`'s automaton before minimization (each
+    mode's product search, :func:`.dfa.product_size`), or None past ``max_states``
+    together: what the automaton would cost, without making it. (The terminals' and
+    counted groups' automata it builds are cached for the build that follows.)"""
+    total = 0
+    for idx in (modes or [range(len(terminals))]):
+        dfas, _, _ = _parts([terminals[i] for i in idx], band)
+        n = product_size(dfas, max_states - total)
+        if n is None:
+            return None
+        total += n
+    return total
+
+
 def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) -> DFA:
     """The product of the terminals' DFAs; a counted repetition and the terminals that
     share its prefix and repeated body (JSON strings with and without a ``maxLength``)
@@ -74,6 +90,26 @@ def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) 
     others. A terminal with a lookahead on its length (:func:`.regex.lookahead_parts`: a
     JSON string with a length beside a pattern) joins the group with its lookahead side
     and enters the product with its other side too: it is accepted where both are."""
+    k = len(terminals)
+    dfas, owners, split = _parts(terminals, band)
+    try:
+        d = product(dfas, owners, max_states=max_states)
+    except GrammarError as e:
+        raise GrammarError(f"{e}; {_largest(dfas, owners, terminals)}") from None
+    if not split:
+        return d
+    both = frozenset(split)
+    accepts = [frozenset(j for j in a if j < k and (j not in both or j + k in a)) for a in d.accepts]
+    out = restrict_accepts(d, accepts)
+    if out is None:                # no terminal matches anything: the product's start
+        return DFA(trans=np.full((1, 256), -1, dtype=np.int32), accepts=(frozenset(),), n_states=1)
+    return out
+
+
+def _parts(terminals: Sequence, band: int) -> tuple:
+    """The automata :func:`_combined` multiplies: ``(dfas, owners, split)`` (``owners``:
+    per automaton the terminals it accepts for, a lookahead side's shifted by
+    ``len(terminals)``; ``split``: the terminals with a lookahead side)."""
     k = len(terminals)
     groups: dict = {}
     parts_of: dict = {}
@@ -114,18 +150,7 @@ def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) 
         if i not in grouped:
             dfas.append(_terminal_dfa(t, band))
             owners.append((i,))
-    try:
-        d = product(dfas, owners, max_states=max_states)
-    except GrammarError as e:
-        raise GrammarError(f"{e}; {_largest(dfas, owners, terminals)}") from None
-    if not split:
-        return d
-    both = frozenset(split)
-    accepts = [frozenset(j for j in a if j < k and (j not in both or j + k in a)) for a in d.accepts]
-    out = restrict_accepts(d, accepts)
-    if out is None:                # no terminal matches anything: the product's start
-        return DFA(trans=np.full((1, 256), -1, dtype=np.int32), accepts=(frozenset(),), n_states=1)
-    return out
+    return dfas, owners, split
 
 
 def _largest(dfas, owners, terminals, top_n: int = 3) -> str:

@@ -445,6 +445,29 @@ def refine(cls0: np.ndarray, succ: np.ndarray, depths) -> tuple[dict, int]:
 _MOORE_ROUNDS = 12
 
 
+def _preimages(trans: np.ndarray, mod=None) -> tuple:
+    """The transitions of ``trans`` by target, as ``_native.hopcroft_refine`` reads them:
+    ``(state_off, classes, starts, ends, sources)``; for target ``t`` the groups
+    ``state_off[t]..state_off[t+1]``, one per class (ascending) reading into ``t``, each
+    the range ``starts[g]..ends[g]`` of ``sources`` (ascending). In the compiled
+    extension when ``mod`` has it (``_native.preimages``: counting sorts), else by one
+    stable sort."""
+    n, C = trans.shape
+    if mod is not None and hasattr(mod, "preimages"):
+        return mod.preimages(np.ascontiguousarray(trans, dtype=np.int32))
+    src, cls = np.nonzero(trans >= 0)
+    dst = trans[src, cls].astype(np.int64)
+    key = dst * C + cls
+    order = np.argsort(key, kind="stable")
+    key_s = key[order]
+    ukeys, starts = np.unique(key_s, return_index=True)
+    ends = np.append(starts[1:], len(key_s)) if len(starts) else starts
+    state_off = np.searchsorted(ukeys // C, np.arange(n + 1)).astype(np.int64)
+    return (state_off, np.ascontiguousarray(ukeys % C), np.ascontiguousarray(starts, dtype=np.int64),
+            np.ascontiguousarray(ends, dtype=np.int64),
+            np.ascontiguousarray(src[order], dtype=np.int64))
+
+
 def _hopcroft(trans: np.ndarray, block: np.ndarray) -> np.ndarray:
     """Coarsest refinement of the partition ``block`` that is compatible with
     the (partial) transition table ``trans``: Hopcroft's algorithm with
@@ -455,6 +478,13 @@ def _hopcroft(trans: np.ndarray, block: np.ndarray) -> np.ndarray:
     (``_native.hopcroft_refine``, over the same preimage arrays; blocks renumbered
     alike at the end, so both return the same array); this is the reference."""
     n, C = trans.shape
+    mod = native.module()
+    if mod is not None and hasattr(mod, "hopcroft_refine"):
+        state_off, ucls, starts, ends, src_s = _preimages(trans, mod)
+        blk = np.unique(np.asarray(block, dtype=np.int64), return_inverse=True)[1]
+        blk = np.ascontiguousarray(blk.reshape(-1), dtype=np.int64)
+        mod.hopcroft_refine(n, C, state_off, ucls, starts, ends, src_s, blk)
+        return _first_seen_numbering(blk)
     src, cls = np.nonzero(trans >= 0)
     dst = trans[src, cls].astype(np.int64)
     key = dst * C + cls
@@ -462,17 +492,6 @@ def _hopcroft(trans: np.ndarray, block: np.ndarray) -> np.ndarray:
     key_s = key[order]
     ukeys, starts = np.unique(key_s, return_index=True)
     ends = np.append(starts[1:], len(key_s))
-    mod = native.module()
-    if mod is not None and hasattr(mod, "hopcroft_refine"):
-        owner = ukeys // C
-        state_off = np.searchsorted(owner, np.arange(n + 1)).astype(np.int64)
-        blk = np.unique(np.asarray(block, dtype=np.int64), return_inverse=True)[1]
-        blk = np.ascontiguousarray(blk.reshape(-1), dtype=np.int64)
-        mod.hopcroft_refine(n, C, state_off, np.ascontiguousarray(ukeys % C),
-                            np.ascontiguousarray(starts, dtype=np.int64),
-                            np.ascontiguousarray(ends, dtype=np.int64),
-                            np.ascontiguousarray(src[order], dtype=np.int64), blk)
-        return _first_seen_numbering(blk)
     src_list = src[order].tolist()
     inv = dict(zip(ukeys.tolist(), zip(starts.tolist(), ends.tolist())))
     in_classes: list[list[int]] = [[] for _ in range(n)]
