@@ -1633,3 +1633,26 @@ cdef void fill_groups(const int32_t[:, ::1] trans, int64_t *by_t, int64_t E, int
         uend[k] = E
     for u in range(last_t + 1, n + 1):
         state_off[u] = k + 1
+
+
+def run_tokens(const int32_t[::1] table, int64_t n, int64_t s,
+               const unsigned char[::1] blob, const int64_t[::1] offsets,
+               const int64_t[::1] pos, int64_t skip=0):
+    """Per token position ``p`` of ``pos`` (its bytes: ``blob[offsets[p]:offsets[p+1]]``,
+    from byte ``skip`` on) the state a run of the lexer DFA reaches from ``s``, in the run
+    table's terms (``table[q * 256 + b]``; ``n`` and ``n + 1`` absorbing: a byte led
+    nowhere, a byte entered an accepting state): the run stops there
+    (``stackmask.compile.terminal.TerminalCompiler``'s token runs)."""
+    cdef int64_t m = pos.shape[0], i, a, e, q
+    out = np.empty(m, dtype=np.int32)
+    cdef int32_t[::1] ov = out
+    with nogil:
+        for i in range(m):
+            a = offsets[pos[i]] + skip
+            e = offsets[pos[i] + 1]
+            q = s
+            while a < e and q < n:
+                q = table[q * 256 + blob[a]]
+                a += 1
+            ov[i] = <int32_t>q
+    return out

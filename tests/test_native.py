@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stackmask import Constraint, TokenRejected, native
+from stackmask import Constraint, Grammar, TokenRejected, native
 from stackmask.runtime import mask_to_ids
 
 from conftest import AMBIGUOUS_BENCH, BENCH_GRAMMARS, read_bench_grammar
@@ -491,3 +491,40 @@ def test_compiled_hopcroft_equals_the_pure_one(monkeypatch):
     block[-1] = 1
     fast, pure = _hopcroft_both(trans, block, monkeypatch)
     assert np.array_equal(fast, pure) and fast.max() + 1 == n
+
+
+def test_token_runs_equal_the_numpy_runs(qwen_vocab, monkeypatch):
+    """``_native.run_tokens`` (the lexer DFA run over tokens at construction) gives the
+    states the numpy runs give, from every lexer state: whole-vocabulary runs, narrow runs
+    (few live first bytes) and the long tokens' runs."""
+    from stackmask.compile.terminal import TerminalCompiler
+    from stackmask.compile.token_index import vocab_index
+    s = {"type": "object", "properties": {
+        "a": {"type": "string", "pattern": "^[a-z]{2,9}-[0-9]+$"}, "b": {"type": "integer"},
+        "c": {"type": "string", "format": "date-time"}, "d": {"enum": ["x y", "zz"]}}}
+    c = Constraint(Grammar.from_json_schema(s), qwen_vocab, cache_dir=False)
+    index = vocab_index(qwen_vocab)
+    fast = TerminalCompiler(c.scanner, index)
+    pure = TerminalCompiler(c.scanner, index)
+    assert fast._run_twin is not None
+    pure._run_twin = None
+    n = c.scanner.dfa.n_states
+    narrow = 0
+    for q in range(n):
+        assert np.array_equal(fast._full_run(q), pure._full_run(q)), q
+        first = pure._first_bytes(q)
+        if len(first) < pure.NARROW_BYTES:
+            narrow += 1
+            a, b = fast._narrow_sparse(q, first), pure._narrow_sparse(q, first)
+            assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]), q
+    assert narrow > 10
+    for horizon in (4, 12):
+        for q in range(min(n, 40)):
+            cfg = c.scanner.intern(q, frozenset())
+            try:
+                a, b = fast.long_outcomes(cfg, horizon), pure.long_outcomes(cfg, horizon)
+            except ValueError:
+                continue
+            assert np.array_equal(a[0], b[0]) and a[2] == b[2]
+            assert a[1].keys() == b[1].keys()
+            assert all(np.array_equal(a[1][k], b[1][k]) for k in a[1])

@@ -108,6 +108,7 @@ class TerminalCompiler:
         mod = native.module()             # the compiled diff_walk, or None (pure Python)
         self._diff_twin = getattr(mod, "diff_walk", None) if mod is not None else None
         self._walk_twin = getattr(mod, "walk_positions", None) if mod is not None else None
+        self._run_twin = getattr(mod, "run_tokens", None) if mod is not None else None
         self._rows = None                # (DFA rows as lists, accepting): _narrow_sparse
         self._bases: dict = {}           # pending DFA state -> its base state or None
         self._long: dict = {}            # horizon -> the tokens longer (long_outcomes)
@@ -419,7 +420,11 @@ class TerminalCompiler:
             lt = self._long[horizon] = self._long_tokens(horizon)
         D, perm, M, cnt, memo = lt
         n = self._n_dfa
-        if len(D) <= self.ROW_BY_ROW:
+        if self._run_twin is not None:
+            blob, offsets = self.index.flat_bytes()
+            fin = self._final[self._run_twin(self._run_table, n, d, blob, offsets,
+                                             np.ascontiguousarray(D, dtype=np.int64))]
+        elif len(D) <= self.ROW_BY_ROW:
             # a few tokens (a deep horizon): one by one, a numpy pass per byte costs more
             fin = self._final[np.fromiter((self._run_one(d, self.index.toks[p]) for p in D.tolist()),
                                           dtype=np.int32, count=len(D))]
@@ -560,6 +565,9 @@ class TerminalCompiler:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
         pos = np.concatenate(parts)
         blob, offsets = self.index.flat_bytes()
+        if self._run_twin is not None:
+            return pos, self._final[self._run_twin(self._run_table, self._n_dfa, s, blob,
+                                                   offsets, pos)]
         start = offsets[pos]
         length = offsets[pos + 1] - start
         table = self._run_table
@@ -596,7 +604,12 @@ class TerminalCompiler:
         return pos, run[pos]
 
     def _full_run(self, s: int) -> np.ndarray:
-        """:meth:`_dfa_run` from ``s`` over the whole vocabulary, column by column."""
+        """:meth:`_dfa_run` from ``s`` over the whole vocabulary, column by column (in
+        the compiled extension: token by token, ``_native.run_tokens``)."""
+        if self._run_twin is not None:
+            blob, offsets = self.index.flat_bytes()
+            pos = np.arange(len(offsets) - 1, dtype=np.int64)
+            return self._final[self._run_twin(self._run_table, self._n_dfa, s, blob, offsets, pos)]
         order, cols = self.index.byte_columns()
         table = self._run_table
         n = self._n_dfa
