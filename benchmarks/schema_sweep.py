@@ -38,6 +38,9 @@ Engines at their default settings, except where noted: ``stackmask``:
 ``Constraint(Grammar.from_json_schema(schema), vocab)`` with the artifact cache disabled (each
 construction is a real one, never a load) and no progress output; a grammar that is not LALR(1)
 falls back to ``schema_constraint`` (which picks ``ambiguous``), recorded as ``glr_fallback``.
+For stackmask, the lexer configurations started and automaton states made while the instances
+were decoded are recorded (``compiled_decoding``: a mask that compiles is the latency spike
+#24 rules out); the notes under the table name the schemas where some were.
 ``stackmask-nomodes``: the same with ``lexer_modes=False`` (an A/B of the value modes).
 Peers through :mod:`stackmask.report.engines` (xgrammar: ``any_whitespace=True,
 strict_mode=False``, as in MaskBench, so undeclared properties stay allowed; compile cache off).
@@ -248,6 +251,12 @@ def make_sweep_engine(name: str, vocab, encode):
             return {k: st.get(k) for k in ("mode", "states", "complete_states", "configs",
                                            "budget_exhausted", "explore_s", "explore_states")}
 
+        def compiled_so_far(self, h) -> tuple[int, int]:
+            """(lexer configurations started, automaton states): what grows when a mask
+            compiles (#24: no mask should)."""
+            dwa = h.compiled.dwa
+            return len(dwa.init) + len(dwa.pair_init), len(dwa.items)
+
     return StackmaskDefault(vocab, cache_dir=False)
 
 
@@ -315,6 +324,7 @@ def run_job(eng, job: dict, buf, send) -> dict:
     rec.update(outcome="ok", notes=list(eng.notes))
     if hasattr(eng, "describe"):
         rec["stats"] = eng.describe(h)
+    before = eng.compiled_so_far(h) if hasattr(eng, "compiled_so_far") else None
     send(("compiled", rec["ttfm_s"]))
     masks: list[float] = []
     rec["valid"], rec["valid_rejected_at"], rec["valid_alt"] = [], [], []
@@ -328,6 +338,9 @@ def run_job(eng, job: dict, buf, send) -> dict:
             alt = job["valid_alt"][k]
             rec["valid_alt"].append(alt is not None and not _rejects(eng, h, alt))
     rec["invalid"] = [_rejects(eng, h, toks) for toks in job["invalid"]]
+    if before is not None:
+        # starts and states added while decoding (a mask or commit compiled them)
+        rec["compiled_decoding"] = [a - b for a, b in zip(eng.compiled_so_far(h), before)]
     rec["masks_s"] = masks
     rec["peak_rss_kb"] = _peak_kb(reset_ok)
     return rec
@@ -519,6 +532,8 @@ def summarize(recs: list, timeout: float) -> dict:
         invalid=n_invalid, invalid_rej=sum(sum(r.get("invalid", ())) for r in ok),
         mask_missing=sum(r.get("mask_missing", 0) for r in ok),
         glr_fallback=sum("glr_fallback" in r.get("notes", ()) for r in recs),
+        compiled_decoding=[(r["name"], *r["compiled_decoding"]) for r in ok
+                           if any(r.get("compiled_decoding") or ())],
         errors=dict(sorted(errors.items(), key=lambda kv: -kv[1])), timeout_s=timeout)
 
 
@@ -566,6 +581,11 @@ def notes(summaries: dict) -> str:
             extra.append(f"{s['run_errors']} schemas constructed but their instances did not finish")
         if s["mask_missing"]:
             extra.append(f"{s['mask_missing']} valid-instance tokens absent from their mask")
+        if s.get("compiled_decoding"):
+            worst = max(s["compiled_decoding"], key=lambda x: (x[1], x[2]))
+            extra.append(f"{len(s['compiled_decoding'])} schemas compiled lexer configurations or "
+                         f"automaton states while decoding (most: {worst[0]}, {worst[1]} starts, "
+                         f"{worst[2]} states)")
         if s["rss_start_mb"]:
             extra.append(f"worker RSS at the start of a schema up to {s['rss_start_mb']:.0f} MB "
                          "(the vocabulary, the engine, and what earlier schemas left)")

@@ -60,6 +60,13 @@ def test_summary_and_table():
     assert "cannot be enforced / maxLength at #/...: too large" in sw.notes({"eng": s})
     recs[0]["rss_start_kb"] = 150 * 1024
     assert "up to 150 MB" in sw.notes({"eng": sw.summarize(recs, 60.0)})
+    assert "while decoding" not in sw.notes({"eng": s})
+    recs[0]["compiled_decoding"] = [0, 0]
+    recs[1]["compiled_decoding"] = [3, 40]
+    s = sw.summarize(recs, 60.0)
+    assert s["compiled_decoding"] == [("b", 3, 40)]
+    assert "1 schemas compiled lexer configurations or automaton states while decoding (most: b, " \
+           "3 starts, 40 states)" in sw.notes({"eng": s})
 
 
 def test_error_lines():
@@ -155,6 +162,7 @@ def test_sweep_stackmask_end_to_end():
     assert len(b["masks_s"]) == 4 and all(0 < m < 1 for m in b["masks_s"])
     assert 0 < b["ttfm_s"] < 120 and b["peak_rss_kb"] >= b["rss_start_kb"] > 50 * 1024
     assert b["mask_missing"] == 0 and ab["mask_missing"] >= 1
+    assert b["compiled_decoding"] == ab["compiled_decoding"] == [0, 0]   # all compiled ahead
     s = sw.summarize(res["schemas"], 120)
     assert (s["valid_ok"], s["valid"], s["invalid_rej"], s["invalid"]) == (3, 4, 4, 4)
     assert len(res["workers"]) == 1
