@@ -13,7 +13,7 @@ from ..errors import GrammarError
 from ..grammar import Grammar, LexerMode
 from ..glr.lalr import LRTables, build_lalr, check_deterministic
 from ..glr.normal_form import NormalForm, normalize
-from ..lexer.combined import compile_modal_lexer, lexer_size
+from ..lexer.combined import compile_modal_lexer
 from ..lexer.counted import DEFAULT_BAND
 from ..lexer.dfa import DFA, MAX_DFA_STATES
 from ..lexer.pinned import add_pinned
@@ -58,8 +58,9 @@ def build_tables(grammar: "Grammar | str", ambiguous: bool = False, check=None,
                            "(Python's recursion limit)") from None
 
 
-#: a lexer of optional modes merged is kept without trying the modes when it has at most
-#: this many states (the modes repeat what they share; below this they rarely pay)
+#: a lexer of optional modes merged is kept when it has at most this many states (the
+#: modes repeat what they share; below this the merged automaton makes the faster
+#: construction); a larger one is not built: the modes are kept instead
 MERGED_SMALL = 2_000
 
 
@@ -92,49 +93,33 @@ def _mode_lists(g: Grammar, lexed) -> list:
     return [[pos[n] for n in dict.fromkeys(m.terminals) if n in pos] for m in g.modes]
 
 
-#: the merged automaton of optional modes is built first, up to this many states (its
-#: product search is stopped there); past it, the sizes are compared first
-MERGED_TRY = 10_000
-
-
 def _lexer(g: Grammar, lexed, band: int) -> tuple:
     """``(grammar, lexer DFA, mode starts)``: optional modes (``LexerMode.merge_into``)
-    kept or merged, whichever makes the smaller automaton. The merged one is built first
-    (up to ``MERGED_TRY`` states) and kept without trying the modes when it has at most
-    ``MERGED_SMALL``; otherwise the modes' size before minimization
-    (:func:`.lexer.combined.lexer_size`: the product searches alone, a small part of a
-    large automaton's cost) is compared with the merged one's, and only the smaller is
-    built (the other if that one fails)."""
+    merged when that automaton has at most ``MERGED_SMALL`` states (its product search is
+    stopped at twice that), else kept (merged only when the modes do not fit the limit). Past a
+    few thousand states the merged automaton costs more to compile into masks even where
+    it has fewer states than the modes together: its configurations read every value's
+    terminals beside the keys (benchmarks/RESULTS.md, *Lexer modes*)."""
     merged = merge_optional_modes(g)
     if merged is g:
         return (g,) + compile_modal_lexer(lexed, _mode_lists(g, lexed), band)
-    m_modes, s_modes = _mode_lists(merged, lexed), _mode_lists(g, lexed)
     try:
-        one = compile_modal_lexer(lexed, m_modes, band, max_states=MERGED_TRY)
+        one = compile_modal_lexer(lexed, _mode_lists(merged, lexed), band,
+                                  max_states=2 * MERGED_SMALL)
+        if one[0].n_states <= MERGED_SMALL:
+            return (merged,) + one
     except GrammarError:
-        one = None
-    if one is not None and one[0].n_states <= MERGED_SMALL:
-        return (merged,) + one
-    m_size = one[0].n_states if one is not None else lexer_size(lexed, m_modes, band)
-    s_size = lexer_size(lexed, s_modes, band, MAX_DFA_STATES if m_size is None else m_size)
-    if s_size is None and one is not None:
-        return (merged,) + one
-    order = [(g, s_modes), (merged, m_modes)]
-    if s_size is None:
-        order.reverse()
-    errors = []
-    for read, modes in order:
+        pass
+    try:
+        out = compile_modal_lexer(lexed, _mode_lists(g, lexed), band)
+    except GrammarError as kept_error:
         try:
-            out = compile_modal_lexer(lexed, modes, band)
+            return (merged,) + compile_modal_lexer(lexed, _mode_lists(merged, lexed), band)
         except GrammarError as e:
-            errors.append(e)
-            continue
-        if read is g:
-            log.info("lexer modes kept: %d states, merged %s", out[0].n_states,
-                     "over the limit" if m_size is None else f"{m_size} states or more")
-        return (read,) + out
-    e_kept, e_merged = errors if order[0][0] is g else errors[::-1]
-    raise GrammarError(f"{e_merged}; with its optional lexer modes kept apart: {e_kept}") from None
+            raise GrammarError(f"{e}; with its optional lexer modes kept apart: "
+                               f"{kept_error}") from None
+    log.info("lexer modes kept: %d states (merged: more than %d)", out[0].n_states, MERGED_SMALL)
+    return (g,) + out
 
 
 def _build_tables(grammar, ambiguous: bool, check, band: int) -> GrammarTables:

@@ -13,12 +13,12 @@ import numpy as np
 
 from ..errors import GrammarError
 from .counted import DEFAULT_BAND, needs_stall, worth_chain
-from .dfa import DFA, MAX_DFA_STATES, product, product_size, restrict_accepts
+from .dfa import DFA, MAX_DFA_STATES, product, restrict_accepts
 from .regex import (clear_cache as _clear_terminals, compile_counted_group, compile_terminal,
                     counted_parts, lookahead_parts)
 from .text import free_text_dfa
 
-__all__ = ["terminal_dfas", "compile_lexer", "compile_modal_lexer", "lexer_size", "clear_caches"]
+__all__ = ["terminal_dfas", "compile_lexer", "compile_modal_lexer", "clear_caches"]
 
 
 def _regex_of(t) -> tuple[str, str]:
@@ -64,22 +64,6 @@ def compile_lexer(terminals: Sequence, band: int = DEFAULT_BAND,
         raise GrammarError(f"the combined lexer automaton needs more than {max_states} "
                            f"states (MAX_DFA_STATES)")
     return d
-
-
-def lexer_size(terminals: Sequence, modes: Sequence[Sequence[int]], band: int = DEFAULT_BAND,
-               max_states: int = MAX_DFA_STATES) -> int | None:
-    """The states of :func:`compile_modal_lexer`'s automaton before minimization (each
-    mode's product search, :func:`.dfa.product_size`), or None past ``max_states``
-    together: what the automaton would cost, without making it. (The terminals' and
-    counted groups' automata it builds are cached for the build that follows.)"""
-    total = 0
-    for idx in (modes or [range(len(terminals))]):
-        dfas, _, _ = _parts([terminals[i] for i in idx], band)
-        n = product_size(dfas, max_states - total)
-        if n is None:
-            return None
-        total += n
-    return total
 
 
 def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) -> DFA:

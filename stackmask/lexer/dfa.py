@@ -28,7 +28,7 @@ MAX_DFA_STATES = 100_000
 MAX_NFA_STATES = 100_000
 
 __all__ = ["DFA", "MAX_DFA_STATES", "MAX_NFA_STATES", "expand_classes", "intersection",
-           "product", "product_size", "restrict_accepts"]
+           "product", "restrict_accepts"]
 
 
 # --------------------------------------------------------------------------
@@ -208,20 +208,6 @@ def _side_by_side(dfas: Sequence[DFA]) -> tuple:
     b2c, rep = _byte_classes(g)
     gc = np.ascontiguousarray(np.concatenate([g[:, rep], pseudo], axis=1))
     return offsets, gc, b2c, len(rep)
-
-
-def product_size(dfas: Sequence[DFA], max_states: int = MAX_DFA_STATES) -> int | None:
-    """How many states :func:`product` of ``dfas`` meets before it minimizes (its
-    search), or None past ``max_states``: the size of a product without making it
-    (no accepts, no minimization)."""
-    if not dfas:
-        return 1
-    offsets, gc, _, _ = _side_by_side(dfas)
-    try:
-        _, offs, _ = product_arrays(gc, tuple(int(o) for o in offsets[:-1]), max_states)
-    except TooManyStates:
-        return None
-    return len(offs) - 1
 
 
 def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
