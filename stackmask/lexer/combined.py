@@ -75,26 +75,6 @@ def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) 
     JSON string with a length beside a pattern) joins the group with its lookahead side
     and enters the product with its other side too: it is accepted where both are."""
     k = len(terminals)
-    dfas, owners, split = _parts(terminals, band)
-    try:
-        d = product(dfas, owners, max_states=max_states)
-    except GrammarError as e:
-        raise GrammarError(f"{e}; {_largest(dfas, owners, terminals)}") from None
-    if not split:
-        return d
-    both = frozenset(split)
-    accepts = [frozenset(j for j in a if j < k and (j not in both or j + k in a)) for a in d.accepts]
-    out = restrict_accepts(d, accepts)
-    if out is None:                # no terminal matches anything: the product's start
-        return DFA(trans=np.full((1, 256), -1, dtype=np.int32), accepts=(frozenset(),), n_states=1)
-    return out
-
-
-def _parts(terminals: Sequence, band: int) -> tuple:
-    """The automata :func:`_combined` multiplies: ``(dfas, owners, split)`` (``owners``:
-    per automaton the terminals it accepts for, a lookahead side's shifted by
-    ``len(terminals)``; ``split``: the terminals with a lookahead side)."""
-    k = len(terminals)
     groups: dict = {}
     parts_of: dict = {}
     sides: dict = {}               # terminal -> the DFA of its side without the lookahead
@@ -134,7 +114,18 @@ def _parts(terminals: Sequence, band: int) -> tuple:
         if i not in grouped:
             dfas.append(_terminal_dfa(t, band))
             owners.append((i,))
-    return dfas, owners, split
+    try:
+        d = product(dfas, owners, max_states=max_states)
+    except GrammarError as e:
+        raise GrammarError(f"{e}; {_largest(dfas, owners, terminals)}") from None
+    if not split:
+        return d
+    both = frozenset(split)
+    accepts = [frozenset(j for j in a if j < k and (j not in both or j + k in a)) for a in d.accepts]
+    out = restrict_accepts(d, accepts)
+    if out is None:                # no terminal matches anything: the product's start
+        return DFA(trans=np.full((1, 256), -1, dtype=np.int32), accepts=(frozenset(),), n_states=1)
+    return out
 
 
 def _largest(dfas, owners, terminals, top_n: int = 3) -> str:
