@@ -99,7 +99,7 @@ def _lexer(g: Grammar, lexed, band: int) -> tuple:
     stopped at twice that), else kept (merged only when the modes do not fit the limit). Past a
     few thousand states the merged automaton costs more to compile into masks even where
     it has fewer states than the modes together: its configurations read every value's
-    terminals beside the keys (benchmarks/RESULTS.md, *Lexer modes*)."""
+    terminals beside the keys (benchmarks/RESULTS.md, *Which lexer modes*)."""
     merged = merge_optional_modes(g)
     if merged is g:
         return (g,) + compile_modal_lexer(lexed, _mode_lists(g, lexed), band)

@@ -183,33 +183,6 @@ def _byte_classes(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return b2c, rep
 
 
-def _side_by_side(dfas: Sequence[DFA]) -> tuple:
-    """The components of a product side by side: ``(offsets, table, byte -> class,
-    classes)``: component ``i``'s states are ``offsets[i]..offsets[i+1]``, the table
-    (states x (classes + stalls)) holds their moves on the byte classes no component tells
-    apart, then per stall of a counted repetition its rewinds (a state's own id where it
-    has none: a rewind moves its component and leaves the others where they are)."""
-    sizes = [d.n_states for d in dfas]
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    total = int(offsets[-1])
-    g = np.empty((total, 256), dtype=np.int32)
-    n_stalls = sum(len(d.counters[1]) for d in dfas if d.counters)
-    pseudo = np.repeat(np.arange(total, dtype=np.int32)[:, None], n_stalls, axis=1)
-    s0 = 0
-    for i, d in enumerate(dfas):
-        o = int(offsets[i])
-        t = d.trans
-        g[o:o + d.n_states] = np.where(t >= 0, t + o, -1)
-        if d.counters:
-            _, ow, rw, _ = d.counters
-            blk = pseudo[o:o + d.n_states, s0:s0 + len(ow)]
-            pseudo[o:o + d.n_states, s0:s0 + len(ow)] = np.where(rw >= 0, rw + o, blk)
-            s0 += len(ow)
-    b2c, rep = _byte_classes(g)
-    gc = np.ascontiguousarray(np.concatenate([g[:, rep], pseudo], axis=1))
-    return offsets, gc, b2c, len(rep)
-
-
 def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
             raw: bool = False, max_states: int = MAX_DFA_STATES, minimized: bool = True) -> DFA:
     """Product automaton of trimmed DFAs (BFS over tuples of live component
@@ -226,27 +199,38 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
     k = len(dfas)
     if k == 0:
         return DFA(trans=np.full((1, 256), -1, dtype=np.int32), accepts=(frozenset(),), n_states=1)
-    offsets, gc, b2c, n_classes = _side_by_side(dfas)
+    sizes = [d.n_states for d in dfas]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     total = int(offsets[-1])
+    g = np.empty((total, 256), dtype=np.int32)
     acc_l: list = [frozenset()] * total
-    n_stalls = gc.shape[1] - n_classes
+    n_stalls = sum(len(d.counters[1]) for d in dfas if d.counters)
+    pseudo = np.repeat(np.arange(total, dtype=np.int32)[:, None], n_stalls, axis=1)
     tags = np.zeros((total, n_stalls), dtype=np.int8)
     owed: list[int] = []
     bands = set()
     for i, d in enumerate(dfas):
         o = int(offsets[i])
+        t = d.trans
+        g[o:o + d.n_states] = np.where(t >= 0, t + o, -1)
         own = owners[i] if owners is not None else (i,)
         for q, a in enumerate(d.accepts):
             if a:
                 acc_l[o + q] = frozenset(own[p] for p in a)
         if d.counters:
-            band, ow, _, tg = d.counters
+            band, ow, rw, tg = d.counters
             bands.add(band)
             s0 = len(owed)
             owed.extend(ow)
+            blk = pseudo[o:o + d.n_states, s0:s0 + len(ow)]
+            pseudo[o:o + d.n_states, s0:s0 + len(ow)] = np.where(rw >= 0, rw + o, blk)
             tags[o:o + d.n_states, s0:s0 + len(ow)] = tg
     if len(bands) > 1:
         raise ValueError(f"terminals counted with different bands: {sorted(bands)}")
+    # global byte classes: columns identical in every automaton
+    b2c, rep = _byte_classes(g)
+    n_classes = len(rep)
+    gc = np.ascontiguousarray(np.concatenate([g[:, rep], pseudo], axis=1))
 
     try:
         pool, offs, trans = product_arrays(gc, tuple(int(o) for o in offsets[:-1]), max_states)
