@@ -121,25 +121,36 @@ def test_the_compiler_keeps_optional_modes_only_where_smaller():
     assert t2.lexer.n_states == plain.n_states
 
 
-@pytest.mark.parametrize("small", [2000, 0, 10**6])
-def test_optional_modes_are_merged_only_into_a_small_automaton(monkeypatch, small):
-    # merged where that automaton has at most MERGED_SMALL states, else the modes are kept
-    # (whichever is smaller: past a few thousand states the merged one compiles slower)
+@pytest.mark.parametrize("wide, small", [(3, 2000), (100, 2000), (100, 0), (1, 10**6)])
+def test_which_optional_modes_are_kept(monkeypatch, wide, small):
+    # modes kept where merging would put WIDE_CHAIN strings or more on one counted chain;
+    # otherwise the smaller automaton (the merged one up to MERGED_SMALL states, and on ties)
     from stackmask.compile import tables as T
+    from stackmask.lexer.combined import widest_chain
+    monkeypatch.setattr(T, "WIDE_CHAIN", wide)
     monkeypatch.setattr(T, "MERGED_SMALL", small)
     s2 = _schema()
     del s2["properties"]["note"]
+    seen = set()
     for s in (_schema(), s2):
         g = convert_schema(s).grammar
         merged = T.merge_optional_modes(g)
+        lexed = g.lexed_terminals
         sizes = {}
         for read in (g, merged):
-            modes = T._mode_lists(read, g.lexed_terminals)
-            sizes[read] = compile_modal_lexer(g.lexed_terminals, modes, 129)[0].n_states
-        read, d, _ = T._lexer(g, g.lexed_terminals, 129)
+            sizes[read] = compile_modal_lexer(lexed, T._mode_lists(read, lexed), 129)[0].n_states
+        width = widest_chain(lexed, T._mode_lists(merged, lexed), 129)
+        read, d, _ = T._lexer(g, lexed, 129)
         kept = read.modes == g.modes             # else merged (a grammar of its own)
-        assert kept == (sizes[merged] > small)
+        if width >= wide:
+            assert kept
+        elif sizes[merged] <= small:
+            assert not kept
+        else:
+            assert kept == (sizes[g] < sizes[merged])
         assert d.n_states == sizes[g if kept else merged]
+        seen.add(width)
+    assert max(seen) >= 3 > min(seen)            # the note's length joins a chain of 3
 
 
 def test_modal_grammar_accepts_the_same_texts():

@@ -13,7 +13,7 @@ from ..errors import GrammarError
 from ..grammar import Grammar, LexerMode
 from ..glr.lalr import LRTables, build_lalr, check_deterministic
 from ..glr.normal_form import NormalForm, normalize
-from ..lexer.combined import compile_modal_lexer
+from ..lexer.combined import compile_modal_lexer, widest_chain
 from ..lexer.counted import DEFAULT_BAND
 from ..lexer.dfa import DFA, MAX_DFA_STATES
 from ..lexer.pinned import add_pinned
@@ -58,10 +58,13 @@ def build_tables(grammar: "Grammar | str", ambiguous: bool = False, check=None,
                            "(Python's recursion limit)") from None
 
 
-#: a lexer of optional modes merged is kept when it has at most this many states (the
-#: modes repeat what they share; below this the merged automaton makes the faster
-#: construction); a larger one is not built: the modes are kept instead
+#: a lexer of optional modes merged is kept without trying the modes when it has at most
+#: this many states (the modes repeat what they share; below this they rarely pay)
 MERGED_SMALL = 2_000
+
+#: merged optional modes whose counted chain would read this many terminals together (JSON
+#: strings of several lengths) are kept apart unless the modes do not fit
+WIDE_CHAIN = 3
 
 
 def merge_optional_modes(g: Grammar) -> Grammar:
@@ -95,31 +98,49 @@ def _mode_lists(g: Grammar, lexed) -> list:
 
 def _lexer(g: Grammar, lexed, band: int) -> tuple:
     """``(grammar, lexer DFA, mode starts)``: optional modes (``LexerMode.merge_into``)
-    merged when that automaton has at most ``MERGED_SMALL`` states (its product search is
-    stopped at twice that), else kept (merged only when the modes do not fit the limit). Past a
-    few thousand states the merged automaton costs more to compile into masks even where
-    it has fewer states than the modes together: its configurations read every value's
-    terminals beside the keys (benchmarks/RESULTS.md, *Which lexer modes*)."""
+    kept or merged. Merged, several length-bounded strings would share one counted chain
+    (``WIDE_CHAIN`` terminals or more): then the modes are kept (merged only when they do
+    not fit the limit) whatever the sizes, because the mask automaton over the merged lexer
+    costs more to build even where that lexer is the smaller (every configuration of the
+    chain reads every string's terminal and the keys beside it; benchmarks/RESULTS.md,
+    *Which lexer modes*). Otherwise whichever makes the smaller automaton: the merged
+    one first; the modes are tried, with no more states than it has, only when it is
+    large or over the limit."""
     merged = merge_optional_modes(g)
     if merged is g:
         return (g,) + compile_modal_lexer(lexed, _mode_lists(g, lexed), band)
-    try:
-        one = compile_modal_lexer(lexed, _mode_lists(merged, lexed), band,
-                                  max_states=2 * MERGED_SMALL)
-        if one[0].n_states <= MERGED_SMALL:
-            return (merged,) + one
-    except GrammarError:
-        pass
-    try:
-        out = compile_modal_lexer(lexed, _mode_lists(g, lexed), band)
-    except GrammarError as kept_error:
+    m_modes, s_modes = _mode_lists(merged, lexed), _mode_lists(g, lexed)
+    if widest_chain(lexed, m_modes, band) >= WIDE_CHAIN:
         try:
-            return (merged,) + compile_modal_lexer(lexed, _mode_lists(merged, lexed), band)
-        except GrammarError as e:
-            raise GrammarError(f"{e}; with its optional lexer modes kept apart: "
-                               f"{kept_error}") from None
-    log.info("lexer modes kept: %d states (merged: more than %d)", out[0].n_states, MERGED_SMALL)
-    return (g,) + out
+            out = compile_modal_lexer(lexed, s_modes, band)
+        except GrammarError as kept_error:
+            try:
+                return (merged,) + compile_modal_lexer(lexed, m_modes, band)
+            except GrammarError as e:
+                raise GrammarError(f"{e}; with its optional lexer modes kept apart: "
+                                   f"{kept_error}") from None
+        log.info("lexer modes kept: %d states (merged, a counted chain would read %d strings "
+                 "together)", out[0].n_states, widest_chain(lexed, m_modes, band))
+        return (g,) + out
+    try:
+        one = compile_modal_lexer(lexed, m_modes, band)
+    except GrammarError as e:
+        one, merged_error = None, e
+    if one is not None and one[0].n_states <= MERGED_SMALL:
+        return (merged,) + one
+    cap = MAX_DFA_STATES if one is None else one[0].n_states
+    try:
+        split = compile_modal_lexer(lexed, s_modes, band, max_states=cap)
+    except GrammarError as e:
+        if one is None:      # neither fits: the error of the one automaton, modes noted
+            raise GrammarError(f"{merged_error}; with its optional lexer modes kept apart: "
+                               f"{e}") from None
+        return (merged,) + one
+    if one is None or split[0].n_states < one[0].n_states:
+        log.info("lexer modes kept: %d states, merged %s", split[0].n_states,
+                 "over the limit" if one is None else f"{one[0].n_states} states")
+        return (g,) + split
+    return (merged,) + one
 
 
 def _build_tables(grammar, ambiguous: bool, check, band: int) -> GrammarTables:

@@ -18,7 +18,7 @@ from .regex import (clear_cache as _clear_terminals, compile_counted_group, comp
                     counted_parts, lookahead_parts)
 from .text import free_text_dfa
 
-__all__ = ["terminal_dfas", "compile_lexer", "compile_modal_lexer", "clear_caches"]
+__all__ = ["terminal_dfas", "compile_lexer", "compile_modal_lexer", "widest_chain", "clear_caches"]
 
 
 def _regex_of(t) -> tuple[str, str]:
@@ -75,20 +75,7 @@ def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) 
     JSON string with a length beside a pattern) joins the group with its lookahead side
     and enters the product with its other side too: it is accepted where both are."""
     k = len(terminals)
-    groups: dict = {}
-    parts_of: dict = {}
-    sides: dict = {}               # terminal -> the DFA of its side without the lookahead
-    for i, t in enumerate(terminals):
-        if getattr(t, "text", None) is None and getattr(t, "token", None) is None:
-            regex = _regex_of(t)[0]
-            parts = counted_parts(regex, band, any_bounds=True)
-            if parts is None:
-                la = lookahead_parts(regex, band)
-                if la is not None:
-                    parts, sides[i] = la
-            if parts is not None:
-                parts_of[i] = parts
-                groups.setdefault((parts[0], parts[1]), []).append(i)
+    groups, parts_of, sides = _groups(terminals, band)
     dfas: list[DFA] = []
     owners: list[tuple] = []
     grouped: set[int] = set()
@@ -126,6 +113,43 @@ def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) 
     if out is None:                # no terminal matches anything: the product's start
         return DFA(trans=np.full((1, 256), -1, dtype=np.int32), accepts=(frozenset(),), n_states=1)
     return out
+
+
+def _groups(terminals: Sequence, band: int) -> tuple:
+    """The terminals :func:`_combined` may count on one chain: ``(groups, parts,
+    sides)``: ``(prefix, body) -> [terminal positions]``, per position its
+    :func:`.regex.counted_parts` (or its lookahead side's), and per terminal with a
+    lookahead on its length the DFA of its other side."""
+    groups: dict = {}
+    parts_of: dict = {}
+    sides: dict = {}               # terminal -> the DFA of its side without the lookahead
+    for i, t in enumerate(terminals):
+        if getattr(t, "text", None) is None and getattr(t, "token", None) is None:
+            regex = _regex_of(t)[0]
+            parts = counted_parts(regex, band, any_bounds=True)
+            if parts is None:
+                la = lookahead_parts(regex, band)
+                if la is not None:
+                    parts, sides[i] = la
+            if parts is not None:
+                parts_of[i] = parts
+                groups.setdefault((parts[0], parts[1]), []).append(i)
+    return groups, parts_of, sides
+
+
+def widest_chain(terminals: Sequence, modes: Sequence[Sequence[int]] = (),
+                 band: int = DEFAULT_BAND) -> int:
+    """The most terminals one counted chain of :func:`compile_modal_lexer` reads together
+    (strings of several lengths after one ``"``), over the modes (all terminals in one
+    mode when none); 0 without chains. Found without building any automaton."""
+    widest = 0
+    for idx in (modes or [range(len(terminals))]):
+        groups, parts_of, _ = _groups([terminals[i] for i in idx], band)
+        for members in groups.values():
+            bounds = [parts_of[i][2:4] for i in members]
+            if any(needs_stall(lo, hi, band) or worth_chain(lo, hi) for lo, hi in bounds):
+                widest = max(widest, len(members))
+    return widest
 
 
 def _largest(dfas, owners, terminals, top_n: int = 3) -> str:
