@@ -24,8 +24,9 @@ modes and compares languages with and without them.
 
 Each mode repeats the terminals it shares with others (the plain string, numbers), so the
 value modes are *optional* (``LexerMode.merge_into``): the compiler, at the vocabulary's
-band, merges them into one product where that automaton is small and keeps them otherwise
-(``stackmask.compile.tables._lexer``, ``MERGED_SMALL``). They are not offered at all where
+band, keeps them where their automata are smaller together than the one product, or where
+the one product would count several length-bounded strings on one chain
+(``stackmask.compile.tables._lexer``, ``WIDE_CHAIN``). They are not offered at all where
 the values' own terminals are small.
 """
 
