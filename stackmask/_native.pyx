@@ -1346,9 +1346,8 @@ def determinize_arrays(int64_t n_classes, int64_t start, int64_t max_states,
                     return None
                 rows[i * C + c] = <int32_t>q
             i += 1
-        trans = _rows_array(rows, sets.n, C)
         pool, offs = _sets_arrays(&sets)
-        return trans, pool, offs
+        return _rows_array(rows, sets.n, C), pool, offs
     finally:
         _sets_free(&sets)
         free(cl.off); free(cl.len); free(cl.states); free(cl.stamp); free(cl.stack)
@@ -1397,9 +1396,8 @@ def product_arrays(const int32_t[:, ::1] gc, tuple start, int64_t max_states):
                     return None
                 rows[i * C + c] = <int32_t>q
             i += 1
-        trans = _rows_array(rows, sets.n, C)
         pool, offs = _sets_arrays(&sets)
-        return pool, offs, trans
+        return pool, offs, _rows_array(rows, sets.n, C)
     finally:
         _sets_free(&sets)
         free(buf)

@@ -485,14 +485,9 @@ def _hopcroft(trans: np.ndarray, block: np.ndarray) -> np.ndarray:
         blk = np.ascontiguousarray(blk.reshape(-1), dtype=np.int64)
         mod.hopcroft_refine(n, C, state_off, ucls, starts, ends, src_s, blk)
         return _first_seen_numbering(blk)
-    src, cls = np.nonzero(trans >= 0)
-    dst = trans[src, cls].astype(np.int64)
-    key = dst * C + cls
-    order = np.argsort(key, kind="stable")
-    key_s = key[order]
-    ukeys, starts = np.unique(key_s, return_index=True)
-    ends = np.append(starts[1:], len(key_s))
-    src_list = src[order].tolist()
+    state_off, ucls, starts, ends, src_s = _preimages(trans)
+    ukeys = np.repeat(np.arange(n, dtype=np.int64), np.diff(state_off)) * C + ucls
+    src_list = src_s.tolist()
     inv = dict(zip(ukeys.tolist(), zip(starts.tolist(), ends.tolist())))
     in_classes: list[list[int]] = [[] for _ in range(n)]
     for kk in ukeys.tolist():
