@@ -664,6 +664,7 @@ def _counted_dfa(members, band: int, label: str) -> DFA | None:
                chains=chains)
 
 
+@lru_cache(maxsize=4096)
 def counted_parts(regex: str, band: int, any_bounds: bool = False):
     """The :func:`.counted.split_counted` parts of ``regex`` (a repetition far beyond
     ``band``, or with ``any_bounds`` of any bounds, between a prefix and a suffix), or
@@ -679,6 +680,7 @@ def counted_parts(regex: str, band: int, any_bounds: bool = False):
     return split_counted(x, band, any_bounds)
 
 
+@lru_cache(maxsize=1024)
 def lookahead_parts(regex: str, band: int):
     """For a terminal ``P (?=A) R`` (:func:`_lookahead_dfa`) whose lookahead side
     ``P·A·Σ*`` is one repetition between a prefix and a suffix: ``(parts, dfa)``, the
@@ -760,7 +762,10 @@ def compile_terminal(regex: str, name: str = "", band: int = DEFAULT_BAND) -> DF
 
 
 def clear_cache() -> None:
-    """Forget the terminal DFAs :func:`compile_terminal` cached and the counted groups
-    :func:`compile_counted_group` cached."""
+    """Forget the terminal DFAs :func:`compile_terminal` cached, the counted groups
+    :func:`compile_counted_group` cached, and the parts :func:`counted_parts` and
+    :func:`lookahead_parts` found."""
     _compile_regex.cache_clear()
     _GROUPS.clear()
+    counted_parts.cache_clear()
+    lookahead_parts.cache_clear()
