@@ -1601,13 +1601,13 @@ def preimages(const int32_t[:, ::1] trans):
         ustart = np.empty(n_g, dtype=np.int64)
         uend = np.empty(n_g, dtype=np.int64)
         src = np.empty(E, dtype=np.int64)
-        fill_groups(trans, by_t, E, C, n, state_off, ucls, ustart, uend, src)
+        _fill_groups(trans, by_t, E, C, n, state_off, ucls, ustart, uend, src)
         return state_off, ucls, ustart, uend, src
     finally:
         free(cnt_c); free(cnt_t); free(by_c); free(by_t)
 
 
-cdef void fill_groups(const int32_t[:, ::1] trans, int64_t *by_t, int64_t E, int64_t C,
+cdef void _fill_groups(const int32_t[:, ::1] trans, int64_t *by_t, int64_t E, int64_t C,
                       int64_t n, int64_t[::1] state_off, int64_t[::1] ucls,
                       int64_t[::1] ustart, int64_t[::1] uend, int64_t[::1] src) noexcept:
     cdef int64_t i, e, g, prev = -1, k = -1, t, last_t = -1, u

@@ -110,7 +110,8 @@ def _lexer(g: Grammar, lexed, band: int) -> tuple:
     if merged is g:
         return (g,) + compile_modal_lexer(lexed, _mode_lists(g, lexed), band)
     m_modes, s_modes = _mode_lists(merged, lexed), _mode_lists(g, lexed)
-    if widest_chain(lexed, m_modes, band) >= WIDE_CHAIN:
+    width = widest_chain(lexed, m_modes, band)
+    if width >= WIDE_CHAIN:
         try:
             out = compile_modal_lexer(lexed, s_modes, band)
         except GrammarError as kept_error:
@@ -120,7 +121,7 @@ def _lexer(g: Grammar, lexed, band: int) -> tuple:
                 raise GrammarError(f"{e}; with its optional lexer modes kept apart: "
                                    f"{kept_error}") from None
         log.info("lexer modes kept: %d states (merged, a counted chain would read %d strings "
-                 "together)", out[0].n_states, widest_chain(lexed, m_modes, band))
+                 "together)", out[0].n_states, width)
         return (g,) + out
     try:
         one = compile_modal_lexer(lexed, m_modes, band)

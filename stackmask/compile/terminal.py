@@ -421,9 +421,7 @@ class TerminalCompiler:
         D, perm, M, cnt, memo = lt
         n = self._n_dfa
         if self._run_twin is not None:
-            blob, offsets = self.index.flat_bytes()
-            fin = self._final[self._run_twin(self._run_table, n, d, blob, offsets,
-                                             np.ascontiguousarray(D, dtype=np.int64))]
+            fin = self._twin_run(d, D)
         elif len(D) <= self.ROW_BY_ROW:
             # a few tokens (a deep horizon): one by one, a numpy pass per byte costs more
             fin = self._final[np.fromiter((self._run_one(d, self.index.toks[p]) for p in D.tolist()),
@@ -564,10 +562,9 @@ class TerminalCompiler:
         if not parts:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
         pos = np.concatenate(parts)
-        blob, offsets = self.index.flat_bytes()
         if self._run_twin is not None:
-            return pos, self._final[self._run_twin(self._run_table, self._n_dfa, s, blob,
-                                                   offsets, pos)]
+            return pos, self._twin_run(s, pos)
+        blob, offsets = self.index.flat_bytes()
         start = offsets[pos]
         length = offsets[pos + 1] - start
         table = self._run_table
@@ -603,13 +600,18 @@ class TerminalCompiler:
         pos = np.flatnonzero(run != GONE)
         return pos, run[pos]
 
+    def _twin_run(self, s: int, pos: np.ndarray) -> np.ndarray:
+        """The runs from ``s`` of the tokens at positions ``pos``, as :meth:`_dfa_run`
+        reports their last states, in the compiled extension (``_native.run_tokens``)."""
+        blob, offsets = self.index.flat_bytes()
+        return self._final[self._run_twin(self._run_table, self._n_dfa, s, blob, offsets,
+                                          np.ascontiguousarray(pos, dtype=np.int64))]
+
     def _full_run(self, s: int) -> np.ndarray:
         """:meth:`_dfa_run` from ``s`` over the whole vocabulary, column by column (in
         the compiled extension: token by token, ``_native.run_tokens``)."""
         if self._run_twin is not None:
-            blob, offsets = self.index.flat_bytes()
-            pos = np.arange(len(offsets) - 1, dtype=np.int64)
-            return self._final[self._run_twin(self._run_table, self._n_dfa, s, blob, offsets, pos)]
+            return self._twin_run(s, np.arange(len(self.index.toks), dtype=np.int64))
         order, cols = self.index.byte_columns()
         table = self._run_table
         n = self._n_dfa

@@ -81,9 +81,9 @@ def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) 
     grouped: set[int] = set()
     for idx in groups.values():
         members = [parts_of[i] for i in idx]
-        stalled = any(needs_stall(m[2], m[3], band) for m in members)
-        if not stalled and not any(worth_chain(m[2], m[3]) for m in members):
+        if not _on_chain(members, band):
             continue
+        stalled = any(needs_stall(m[2], m[3], band) for m in members)
         if len(idx) < 2 and stalled:
             continue                   # counted alone: its own DFA is this chain
         d = compile_counted_group(members, band, _regex_of(terminals[idx[0]])[0])
@@ -145,11 +145,16 @@ def widest_chain(terminals: Sequence, modes: Sequence[Sequence[int]] = (),
     widest = 0
     for idx in (modes or [range(len(terminals))]):
         groups, parts_of, _ = _groups([terminals[i] for i in idx], band)
-        for members in groups.values():
-            bounds = [parts_of[i][2:4] for i in members]
-            if any(needs_stall(lo, hi, band) or worth_chain(lo, hi) for lo, hi in bounds):
-                widest = max(widest, len(members))
+        for idx2 in groups.values():
+            if _on_chain([parts_of[i] for i in idx2], band):
+                widest = max(widest, len(idx2))
     return widest
+
+
+def _on_chain(members, band: int) -> bool:
+    """Whether a group's repetitions (:func:`.regex.counted_parts` tuples) are counted on a
+    chain of positions: some bound needs a stall or is long enough for a chain."""
+    return any(needs_stall(m[2], m[3], band) or worth_chain(m[2], m[3]) for m in members)
 
 
 def _largest(dfas, owners, terminals, top_n: int = 3) -> str:
