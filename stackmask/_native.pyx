@@ -1654,3 +1654,4 @@ def run_tokens(const int32_t[::1] table, int64_t n, int64_t s,
                 a += 1
             ov[i] = <int32_t>q
     return out
+include "_expand.pxi"

@@ -74,5 +74,5 @@ def compact_weights(dwa, ids_before: dict, digest_ids: bool, kept: tuple) -> tup
         its = items[q]
         if its is not None:
             its = items[q] = tuple((it, m[w]) for it, w in its)
-            ids[state_digest(its) if digest_ids else frozenset(its)] = q
+            ids[state_digest(its) if digest_ids else dwa.state_key(its)] = q
     return before - len(dwa.weights), ids

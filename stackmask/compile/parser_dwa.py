@@ -33,6 +33,7 @@ import time
 
 from pyroaring import BitMap
 
+from .. import native
 from ..errors import LimitExceeded
 from ..glr.lalr import LRTables
 from ..wfa.weights import EMPTY_ID, WeightTable
@@ -65,8 +66,13 @@ class ParserDWA:
         self.default: list = []          # state -> (dst, wid) or None
         self.complete: list = []         # state -> all edges computed (else: computed on use)
         self._groups: list = []          # state -> item index for computing edges
-        self._ids: dict = {}             # state key -> state (frozenset of pairs, or digests)
+        self._ids: dict = {}             # state key -> state (see :meth:`state_key`, or digests)
         self._digest_ids = False         # keys are digests (:func:`_state_digest`)
+        # the compiled expansion (``_native.ExpandCore``, made on first use), or None: the
+        # pure-Python path (the extension is not built, or STACKMASK_PURE_PYTHON is set)
+        self._native = native.module()
+        self._core = None
+        self._lr_states = lr.n_states
         self.init: dict = {}             # lexer config -> (state or -1, weight id)
         #: lexer config -> (base config, weight id of the tokens that differ): the config's
         #: mask is its base's mask (walked from the same stack) without those tokens, united
@@ -132,26 +138,86 @@ class ParserDWA:
                 return -1
             key = _state_digest(items)
         else:
+            core = self._expander()
+            if core is not None:
+                key = core.key_of(pairs.items())
+                if not key:
+                    return -1
+                q = self._ids.get(key)
+                return q if q is not None else self._new_state(key, core.items_of_key(key))
             if EMPTY_ID in pairs.values():       # (a C-level scan: most states have none)
                 pairs = {it: w for it, w in pairs.items() if w != EMPTY_ID}
             if not pairs:
                 return -1
             key = items = frozenset(pairs.items())
         q = self._ids.get(key)
-        if q is None:
-            q = len(self.items)
-            if self.max_states is not None and q >= self.max_states:
-                raise LimitExceeded("max_automaton_states", q + 1, self.max_states,
-                                    "the mask automaton grew too large",
-                                    "the grammar's LR states times lexer configurations; "
-                                    "compile_budget_s or compile='lazy' compile only what masks use")
-            self._ids[key] = q
-            self.items.append(tuple(items))
-            self.trans.append({})
-            self.default.append(None)
-            self.complete.append(False)
-            self._groups.append(None)
+        return q if q is not None else self._new_state(key, tuple(items))
+
+    def _new_state(self, key, items: tuple) -> int:
+        """Add the state ``items`` under index key ``key``."""
+        q = len(self.items)
+        if self.max_states is not None and q >= self.max_states:
+            raise LimitExceeded("max_automaton_states", q + 1, self.max_states,
+                                "the mask automaton grew too large",
+                                "the grammar's LR states times lexer configurations; "
+                                "compile_budget_s or compile='lazy' compile only what masks use")
+        self._ids[key] = q
+        self.items.append(items)
+        self.trans.append({})
+        self.default.append(None)
+        self.complete.append(False)
+        self._groups.append(None)
         return q
+
+    def _intern_key(self, core, key: bytes) -> int:
+        """The state of a key of the compiled core (``b""``: -1, no state)."""
+        if not key:
+            return -1
+        q = self._ids.get(key)
+        return q if q is not None else self._new_state(key, core.items_of_key(key))
+
+    def _expander(self):
+        """The compiled expansion core (made on first use), or None: the pure-Python
+        path, or the state index is keyed by digests (a loaded or released automaton,
+        whose states are added one at a time on use). While it is in use the state index
+        is keyed by its keys (:meth:`state_key`)."""
+        if self._native is None or self._digest_ids:
+            return None
+        core = self._core
+        wt = self.weights
+        if core is None:
+            core = self._core = self._native.ExpandCore(
+                self.templates, self._lr_states, wt, wt.union, wt.difference,
+                EMPTY_ID, wt.universe_id)
+        elif core.weights_owner is not wt:      # the token sets were renumbered
+            core.set_weights(wt, wt.union, wt.difference)
+        return core
+
+    def state_key(self, items) -> object:
+        """The state index's key of a state with ``(item, weight id)`` pairs ``items``
+        (empty weights dropped): their digest where the index is keyed by digests, else
+        the compiled core's key (sorted item and weight ids as bytes), else their
+        frozenset."""
+        if self._digest_ids:
+            return _state_digest([p for p in items if p[1] != EMPTY_ID])
+        core = self._expander()
+        if core is not None:
+            return core.key_of(items)
+        return frozenset(p for p in items if p[1] != EMPTY_ID)
+
+    def _digest_keys(self) -> dict:
+        """The state index keyed by digests (:func:`_state_digest`) of the item sets."""
+        if self._digest_ids:
+            return self._ids
+        if self._core is None:
+            return _digest_index(self._ids)
+        out = {}
+        for q in self._ids.values():
+            items = self.items[q]
+            if isinstance(items, bytes):
+                items = unpack_items(items)
+            out[_state_digest(items)] = q
+        return out
 
 
     def add_config(self, cfg: int, outcomes, bitmap_of=None) -> tuple:
@@ -347,6 +413,10 @@ class ParserDWA:
         with self.lock:
             if self.complete[q]:
                 return
+            core = self._expander()
+            if core is not None:
+                self._expand_compiled(core, q)
+                return
             index = self._index(q)
             syms: set = set()
             for rel, _ in index[0]:
@@ -363,6 +433,24 @@ class ParserDWA:
             self.trans[q] = edges
             self.complete[q] = True
             self._groups[q] = None
+
+    def _expand_compiled(self, core, q: int) -> None:
+        """:meth:`expand` by the compiled core (``_native.ExpandCore.expand``, the twin of
+        :meth:`_index` and :meth:`_edge`): the same edges, default and successors."""
+        items = self.items[q]
+        if isinstance(items, bytes):
+            items = self.items[q] = unpack_items(items)
+        dkey, found = core.expand(core.key_of(items))
+        dd = -1 if dkey is None else self._intern_key(core, dkey)
+        self.default[q] = (dd, EMPTY_ID) if dd >= 0 else None
+        edges: dict = {}
+        for s, key, acc in found:
+            dst = self._intern_key(core, key)
+            if dst >= 0 or acc != EMPTY_ID:
+                edges[s] = (dst, acc)
+        self.trans[q] = edges
+        self.complete[q] = True
+        self._groups[q] = None
 
     def expand_all(self, progress=None, stop=None, guard=None, start: int = 0) -> bool:
         """Expand every state reachable from the configurations added so far (from state
@@ -402,6 +490,9 @@ class ParserDWA:
     #: estimated bytes of one symbolic-run memo entry (key and value tuples of a few
     #: items each, the dict slot); measured ~250-450 B on the benchmark grammars
     MEMO_ENTRY_BYTES = 400
+    #: estimated bytes of one entry of the compiled core's memos (a table slot of two
+    #: int64s at most half full, and the items of a step result)
+    CORE_ENTRY_BYTES = 64
     #: memo bound during an eager compile (1.5M entries)
     COMPILE_MEMO_BYTES = 1_500_000 * MEMO_ENTRY_BYTES
 
@@ -415,6 +506,9 @@ class ParserDWA:
         grammars and runtime memory when states are compiled on first use."""
         if self.memo_estimate() > self.memo_bytes:
             self.templates.clear_memos()
+        core = self._core
+        if core is not None and core.memo_entries() * self.CORE_ENTRY_BYTES > self.memo_bytes:
+            core.clear_memos()
 
     def index_by_digest(self) -> None:
         """Key the state index by digests of the item sets (:func:`_state_digest`) from
@@ -423,8 +517,9 @@ class ParserDWA:
         compile). Interning a state then costs tens of µs more: done after an eager
         compile, and from the start when states are only built on first use."""
         if not self._digest_ids:
-            self._ids = _digest_index(self._ids)
+            self._ids = self._digest_keys()
             self._digest_ids = True
+            self._core = None
 
     def release_items(self) -> int:
         """After an eager compile: drop the item sets of complete states (only incomplete
@@ -436,6 +531,7 @@ class ParserDWA:
             if done:
                 self.items[q] = None
         self._digest_ids = True
+        self._core = None
         dropped = self.compact_weights()
         self.templates.clear_memos(keep_checks=True)
         return dropped
@@ -512,8 +608,7 @@ class ParserDWA:
     def to_data(self) -> dict:
         """The automaton as plain data (:func:`.dwa_data.to_data`). Take it under the
         lock when other threads may use the automaton."""
-        ids = self._ids if self._digest_ids else _digest_index(self._ids)
-        return dwa_data.to_data(self, ids)
+        return dwa_data.to_data(self, self._digest_keys())
 
     @classmethod
     def from_data(cls, lr: LRTables, accepts_empty: bool, data: dict) -> "ParserDWA":
