@@ -397,10 +397,12 @@ def test_compiled_diff_walk_equals_the_pure_one(name, qwen_vocab):
     unrelated pairs, over the real Qwen2.5 vocabulary's byte-order trie."""
     from stackmask.compile.trie_walks import diff_walk
     from stackmask.compile.token_index import vocab_index
-    twin = native.module().diff_walk
+    from stackmask.lexer.scanner import IGNORE
     tables = _walk_tables(name)
     index = vocab_index(qwen_vocab)
     sc, pairs = _diff_walk_pairs(tables, index, 30)
+    # one set of tables across the walks, as a construction uses it
+    twin = native.module().BranchWalks(sc.step, (IGNORE,), sc.exact, sc.byte_rep)
     assert len(pairs) >= 10
 
     def key(branches):                  # an outcome key that merges some differing branches
@@ -438,8 +440,8 @@ def test_compiled_trie_walk_gives_the_pure_outcomes(name, qwen_vocab):
     index = vocab_index(qwen_vocab)
     sc = make_scanner(_walk_tables(name))
     fast, pure = TerminalCompiler(sc, index), TerminalCompiler(sc, index)
-    assert fast._walk_twin is not None
-    pure._walk_twin = None
+    assert fast.walks_twin() is not None
+    pure._native_walks = False
     todo, seen, walked = [0], {0}, 0
     while todo and walked < 25:
         cfg = todo.pop(0)

@@ -105,9 +105,9 @@ class TerminalCompiler:
         self._runs: dict = {}
         self._req: dict = {}
         self._advance_memo: dict = {}    # diff_walk: (branches, byte) -> branches
-        mod = native.module()             # the compiled diff_walk, or None (pure Python)
-        self._diff_twin = getattr(mod, "diff_walk", None) if mod is not None else None
-        self._walk_twin = getattr(mod, "walk_positions", None) if mod is not None else None
+        mod = native.module()             # the compiled walks, or None (pure Python)
+        self._native_walks = mod is not None
+        self._walks_core = None          # their _native.BranchWalks (see walks_twin)
         self._run_twin = getattr(mod, "run_tokens", None) if mod is not None else None
         self._rows = None                # (DFA rows as lists, accepting): _narrow_sparse
         self._bases: dict = {}           # pending DFA state -> its base state or None
@@ -126,6 +126,20 @@ class TerminalCompiler:
         self._n_dfa = n
         # a run's last state as _dfa_run reports it: the two absorbing states renamed
         self._final = np.concatenate([np.arange(n), [GONE, KILLED]]).astype(np.int32)
+
+    def walks_twin(self):
+        """The compiled trie walks (``_native.BranchWalks`` over this scanner: branch sets
+        as ints, the scanner's steps and their advances in tables), or None: the pure
+        walks of :mod:`.trie_walks`. Made on first use, and again when the scanner's
+        ``exact`` flag changed (its steps differ) or the caches were dropped."""
+        if not self._native_walks:
+            return None
+        core = self._walks_core
+        sc = self.scanner
+        if core is None or core.exact != sc.exact:
+            core = self._walks_core = native.module().BranchWalks(sc.step, (IGNORE,), sc.exact,
+                                                                      sc.byte_rep)
+        return core
 
     def requirement(self, cfg: int):
         r = self._req.get(cfg, 0)
@@ -147,6 +161,7 @@ class TerminalCompiler:
             self._runs.clear()
             self._req.clear()
             self._advance_memo.clear()
+            self._walks_core = None
             self._cache_used = 0
         self._cache_used += n
 
@@ -235,7 +250,7 @@ class TerminalCompiler:
         # end configurations must be compiled too
         same = None if shadows else self._outcome_key
         r = diff_walk(sc.step, self.index, sc.intern(d, frozenset()), sc.intern(db, frozenset()),
-                      self._advance_memo, max_tokens, same, self._diff_twin)
+                      self._advance_memo, max_tokens, same, self.walks_twin())
         if r is None:
             return None
         diff, base, more = r
@@ -399,7 +414,7 @@ class TerminalCompiler:
                 acc[(((), sc.intern(int(e), frozenset())),)] = [sel]
         cfg = sc.intern(d, frozenset())
         lexed = pos[fin == KILLED]
-        for k, v in trie_walk(sc, cfg, self.index, memo, lexed, self._walk_twin).items():
+        for k, v in trie_walk(sc, cfg, self.index, memo, lexed, self.walks_twin()).items():
             acc.setdefault(k, []).extend(v)
         return {k: (v[0] if len(v) == 1 else np.sort(np.concatenate(v))) for k, v in acc.items()}
 

@@ -5,7 +5,7 @@ tokens sharing a prefix share the scanner work of that prefix and a dead prefix 
 whole subtree. :func:`trie_walk` groups tokens by the scanner branches they end with from
 one lexer configuration; :func:`diff_walk` finds the tokens whose branches from one
 configuration may differ from those from another. Both have compiled twins in
-``stackmask._native``; :mod:`stackmask.compile.terminal` turns their results into outcomes.
+``stackmask._native`` (``BranchWalks``, over branch sets as ints); :mod:`stackmask.compile.terminal` turns their results into outcomes.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict, positio
     the branches ``cfg`` has after ``b``, and ``memo`` (shared by the walks of one scanner)
     keeps that subtree's result by ``(b, branches)``, so configurations that converge after
     one byte walk the shared subtrees once. Lists are ascending across the list.
-    ``twin``: the compiled :func:`_walk_positions` (``stackmask._native.walk_positions``,
-    the same results), or None."""
+    ``twin``: the compiled walks (``stackmask._native.BranchWalks`` over this scanner: its
+    ``walk_positions`` gives :func:`_walk_positions`' results), or None."""
     step = scanner.step
     toks = index.toks
     bounds = index.first_byte_bounds()
@@ -40,9 +40,6 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict, positio
     if twin is not None:
         blob, offsets = index.flat_bytes()
         pos64 = np.ascontiguousarray(positions, dtype=np.int64)
-
-        def advance(branches, x):
-            return _advance(step, branches, x)
     for b in range(256):
         plo, phi = cut[b], cut[b + 1]
         if plo == phi:
@@ -54,7 +51,7 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict, positio
         sub = memo.get(key)
         if sub is None:
             if twin is not None:
-                g = twin(scanner.step_memo, step, advance, blob, offsets, pos64[plo:phi], first)
+                g = twin.walk_positions(blob, offsets, pos64[plo:phi], first)
                 sub = memo[key] = {k: np.asarray(v, dtype=np.int64) for k, v in g.items()}
             else:
                 sub = memo[key] = _walk_positions(step, toks, positions[plo:phi].tolist(), first)
@@ -161,12 +158,12 @@ def diff_walk(step, index: VocabIndex, c: int, b: int, memo: dict,
     dead the whole subtree is in ``diff`` (whatever ``b`` does with it: a superset is
     harmless, those tokens get ``c``'s outcomes, i.e. none); where both are dead it is
     skipped. ``memo`` caches ``(branches, byte) -> branches`` (reusable across calls on the
-    same scanner). ``twin``: the compiled walk (``stackmask._native.diff_walk``, the same
-    results), or None for this one."""
+    same scanner). ``twin``: the compiled walks (``stackmask._native.BranchWalks`` over
+    the scanner of ``step``: its ``diff_walk``, the same results, with its own tables
+    instead of ``memo``), or None for this one."""
     if twin is not None:
         blob, offsets = index.flat_bytes()
-        r = twin(memo, lambda branches, x: _advance(step, branches, x), blob, offsets, c, b,
-                 max_tokens, outcome_key)
+        r = twin.diff_walk(blob, offsets, c, b, max_tokens, outcome_key)
     else:
         r = _diff_walk(step, index, c, b, memo, max_tokens, outcome_key)
     if r is None:

@@ -113,6 +113,8 @@ class Scanner:
         self.set_memo_bytes(self.DEFAULT_MEMO_BYTES)
         self._lock = threading.Lock()
         self._byte_classes = _byte_classes(dfa.trans)
+        #: per byte, the representative of its class (:attr:`byte_representatives`)
+        self.byte_rep = _byte_rep(dfa.trans)
         # per DFA state: the alternatives reachable by reading one or more bytes
         self._reach = _reachable_winners(self._trans, self._byte_classes, self.winners)
         if dfa.reach_as:                 # pinned states (:mod:`.pinned`)
@@ -285,7 +287,9 @@ class Scanner:
         key = (cid << 8) | byte
         out = self._steps.cur.get(key)
         if out is None:
-            out = self._steps.miss(key, self._step, cid, byte)
+            rep = self.byte_rep[byte]
+            # every byte of a class has its representative's outcomes: computed once
+            out = self._steps.miss(key, self._step if rep == byte else self.step, cid, rep)
         return out
 
     def _step(self, cid: int, byte: int) -> tuple:
@@ -491,6 +495,13 @@ def _byte_classes(trans: np.ndarray) -> list[int]:
     b2c = column_classes(trans)
     _, first = np.unique(b2c, return_index=True)
     return sorted(int(i) for i in first)
+
+
+def _byte_rep(trans: np.ndarray) -> bytes:
+    """Per byte, the first byte of its class (identical columns of ``trans``)."""
+    b2c = np.asarray(column_classes(trans))
+    _, first = np.unique(b2c, return_index=True)
+    return bytes(first[np.unique(b2c, return_inverse=True)[1].ravel()].tolist())
 
 
 def _reachable_winners(trans: list, reps: list[int], winners: tuple) -> tuple[frozenset, ...]:
