@@ -19,9 +19,9 @@ cdef class BranchWalks:
     (``Scanner.byte_rep``: every byte of a class has the same steps), which keys the
     tables."""
 
-    cdef object step_fn, ignore
+    cdef object step_fn, ignore, okey_fn
     cdef readonly object exact
-    cdef dict em_id
+    cdef dict em_id, okey_memo
     cdef list em_of, ems_cache, bset_cache
     cdef _Sets ems, outs, bsets
     cdef _Map ems_append, step_map, adv_map
@@ -56,6 +56,8 @@ cdef class BranchWalks:
         self.ignore = ignore
         self.exact = exact
         self.em_id = {}
+        self.okey_fn = None
+        self.okey_memo = {}
         self.em_of = []
         self.ems_cache = []
         self.bset_cache = []
@@ -228,6 +230,19 @@ cdef class BranchWalks:
         """``trie_walks._advance(step, branches, b)``."""
         return self._branches(self._advance(self._bid(branches), b))
 
+    cdef object _okey(self, object outcome_key, int64_t bid):
+        """``outcome_key(branches of bid)``, memoized per branch set (for one function:
+        another drops the memo)."""
+        cdef PyObject *p
+        if outcome_key != self.okey_fn:
+            self.okey_fn = outcome_key
+            self.okey_memo = {}
+        p = PyDict_GetItem(self.okey_memo, bid)
+        if p != NULL:
+            return <object>p
+        r = self.okey_memo[bid] = outcome_key(self._branches(bid))
+        return r
+
     # -- walks -----------------------------------------------------------------------
     def diff_walk(self, const unsigned char[::1] blob, const long long[::1] offsets, long c,
                   long b, object max_tokens, object outcome_key):
@@ -235,7 +250,8 @@ cdef class BranchWalks:
         (``VocabIndex.flat_bytes()``): the same depth-first walk of the token trie from
         configurations ``c`` and ``b`` at once, the same results (``(diff, groups,
         ends)`` or None past ``max_tokens``). A prefix's children are found by binary
-        search on the byte at the prefix's depth."""
+        search on the byte at the prefix's depth. ``outcome_key`` must depend on the
+        branches only: its results are kept per branch set."""
         cdef Py_ssize_t n = offsets.shape[0] - 1
         cdef int64_t lo, hi, depth, i, j, a, z, mid, tlen, bc, bb, nc, nb, k
         cdef long x
@@ -267,9 +283,9 @@ cdef class BranchWalks:
                 tlen = offsets[lo + 1] - offsets[lo]
                 if tlen == depth and bc != bb:    # the prefix itself is a token, and differs
                     n_diff += 1
-                    kc = outcome_key(self._branches(bc)) if outcome_key is not None and bc != E \
+                    kc = self._okey(outcome_key, bc) if outcome_key is not None and bc != E \
                         else None
-                    if kc is not None and kc[0] == outcome_key(self._branches(bb))[0]:
+                    if kc is not None and kc[0] == self._okey(outcome_key, bb)[0]:
                         ends.update(kc[1])
                     else:
                         diff.append(lo)
