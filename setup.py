@@ -18,7 +18,8 @@ else:
         [Extension("stackmask._native", ["stackmask/_native.pyx"],
                    # included by _native.pyx (one extension; listed so that a change
                    # rebuilds it and an sdist carries it)
-                   depends=["stackmask/_expand.pxi", "stackmask/_branches.pxi"],
+                   depends=["stackmask/_tables.pxi", "stackmask/_templates.pxi",
+                            "stackmask/_expand.pxi", "stackmask/_branches.pxi"],
                    extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
                    optional=True)],
         compiler_directives={"language_level": 3},

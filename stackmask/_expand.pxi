@@ -2,144 +2,27 @@
 # int-coded items, the twin of ``ParserDWA._index`` / ``_edge`` / ``expand``
 # (stackmask/compile/parser_dwa.py), which stay the reference.
 #
-# Items ``(skip, lhs, terms, F)`` get ids (``iid``) the first time they are seen; a
-# state is the sorted array of its ``(iid << 32) | weight id`` pairs, and its bytes are
-# the state's key. The per-(item, stack state) step results, the token-set unions and
-# differences, and the LR gotos are kept in open-addressing tables of int64 keys; the
-# symbolic runs (``Templates.step``) and the token-set operations themselves are
-# called in Python on a miss only.
-
-from libc.stdint cimport INT64_MIN
-
-cdef int64_t _ABSENT = INT64_MIN
-cdef int64_t _SUCCESS_ID = -2      # a step result: the run succeeded
-
-
-cdef struct _Map:
-    # int64 key (>= 0) -> int64 value; key -1 marks a free slot
-    int64_t *keys
-    int64_t *vals
-    int64_t cap, n
-
-
-cdef inline uint64_t _mix64(uint64_t x) noexcept nogil:
-    x ^= x >> 33
-    x *= 0xff51afd7ed558ccdULL
-    x ^= x >> 33
-    x *= 0xc4ceb9fe1a85ec53ULL
-    x ^= x >> 33
-    return x
-
-
-cdef int _map_init(_Map *m, int64_t cap) except -1:
-    m.cap = cap
-    m.n = 0
-    m.keys = <int64_t *>malloc(cap * sizeof(int64_t))
-    m.vals = <int64_t *>malloc(cap * sizeof(int64_t))
-    if m.keys == NULL or m.vals == NULL:
-        raise MemoryError()
-    memset(m.keys, 0xff, cap * sizeof(int64_t))
-    return 0
-
-
-cdef void _map_free(_Map *m) noexcept:
-    free(m.keys)
-    free(m.vals)
-    m.keys = NULL
-    m.vals = NULL
-
-
-cdef inline int64_t _map_get(_Map *m, int64_t key) noexcept nogil:
-    cdef int64_t j = <int64_t>(_mix64(<uint64_t>key) & <uint64_t>(m.cap - 1)), k
-    while True:
-        k = m.keys[j]
-        if k == key:
-            return m.vals[j]
-        if k == -1:
-            return _ABSENT
-        j = (j + 1) & (m.cap - 1)
-
-
-cdef int _map_grow(_Map *m) except -1:
-    cdef int64_t old_cap = m.cap, i, j, k
-    cdef int64_t *ok = m.keys
-    cdef int64_t *ov = m.vals
-    _map_init(m, old_cap * 2)
-    for i in range(old_cap):
-        k = ok[i]
-        if k != -1:
-            j = <int64_t>(_mix64(<uint64_t>k) & <uint64_t>(m.cap - 1))
-            while m.keys[j] != -1:
-                j = (j + 1) & (m.cap - 1)
-            m.keys[j] = k
-            m.vals[j] = ov[i]
-            m.n += 1
-    free(ok)
-    free(ov)
-    return 0
-
-
-cdef int _map_set(_Map *m, int64_t key, int64_t val) except -1:
-    cdef int64_t j, k
-    if 2 * (m.n + 1) > m.cap:
-        _map_grow(m)
-    j = <int64_t>(_mix64(<uint64_t>key) & <uint64_t>(m.cap - 1))
-    while True:
-        k = m.keys[j]
-        if k == key:
-            m.vals[j] = val
-            return 0
-        if k == -1:
-            m.keys[j] = key
-            m.vals[j] = val
-            m.n += 1
-            return 0
-        j = (j + 1) & (m.cap - 1)
-
-
-cdef int _map_clear(_Map *m, int64_t cap) except -1:
-    _map_free(m)
-    return _map_init(m, cap)
-
-
-cdef struct _Buf:
-    # a growable int64 array
-    int64_t *a
-    int64_t n, cap
-
-
-cdef int _buf_push(_Buf *b, int64_t x) except -1:
-    cdef int64_t *p
-    if b.n == b.cap:
-        p = <int64_t *>realloc(b.a, max(16, 2 * b.cap) * sizeof(int64_t))
-        if p == NULL:
-            raise MemoryError()
-        b.a = p
-        b.cap = max(16, 2 * b.cap)
-    b.a[b.n] = x
-    b.n += 1
-    return 0
-
-
-cdef int _cmp_i64(const void *a, const void *b) noexcept nogil:
-    cdef int64_t x = (<const int64_t *>a)[0]
-    cdef int64_t y = (<const int64_t *>b)[0]
-    return (x > y) - (x < y)
-
+# Items ``(skip, lhs, terms, F)`` have the ids of ``TemplateRuns`` (_templates.pxi), which
+# also makes their steps (the symbolic runs of ``Templates.step``); a state is the
+# sorted array of its ``(iid << 32) | weight id`` pairs, and its bytes are the state's
+# key. The token-set unions and differences and the LR gotos are kept in open-addressing
+# tables of int64 keys; the token-set operations themselves (and ``Templates.relevant``,
+# once per item) are called in Python.
 
 cdef class ExpandCore:
     """Int-coded items and the compiled expansion of Parser DWA states (see the
-    comment at the top of ``_expand.pxi``). ``templates``: the automaton's
-    :class:`~stackmask.compile.templates.Templates` (``step``, ``relevant``, ``goto``,
-    ``goto_states``); ``union`` / ``difference``: the token-set table's memoized
+    comment at the top of ``_expand.pxi``). ``runs``: the :class:`TemplateRuns` of the
+    automaton's LR tables (items and their steps); ``templates``: its
+    :class:`~stackmask.compile.templates.Templates` (``relevant``, ``goto``); ``union`` /
+    ``difference``: the token-set table's memoized
     operations on ids, called on a miss of this core's own memos (:meth:`set_weights`
     replaces them, and drops those memos, when the table is replaced); ``empty`` and
     ``universe``: the ids of the empty and the full token set."""
 
-    cdef object templates, step_fn, relevant_fn, union_fn, diff_fn
+    cdef TemplateRuns runs
+    cdef object templates, relevant_fn, union_fn, diff_fn
     cdef readonly object weights_owner
-    cdef dict item_id, rel_id
-    cdef list item_of
+    cdef dict rel_id
     cdef int64_t n_items, items_cap, n_lr, words
     cdef int32_t *skip_of
     cdef int32_t *lhs_of
@@ -152,8 +35,7 @@ cdef class ExpandCore:
     cdef _Sets rels               # relevance sets (sorted LR states), by id
     cdef uint64_t *rel_bits       # per relevance set, a bitset over LR states
     cdef int64_t rel_bits_rows
-    cdef _Sets results            # step results: sequences of item ids
-    cdef _Map step_memo, union_memo, diff_memo, goto_map
+    cdef _Map union_memo, diff_memo, goto_map
     cdef int64_t empty, universe
     cdef int64_t *lr_stamp
     cdef int64_t lr_mark
@@ -165,8 +47,6 @@ cdef class ExpandCore:
         self.rel_bits = NULL
         self.lr_stamp = NULL
         _sets_init(&self.rels)
-        _sets_init(&self.results)
-        _map_init(&self.step_memo, 1024)
         _map_init(&self.union_memo, 1024)
         _map_init(&self.diff_memo, 1024)
         _map_init(&self.goto_map, 1024)
@@ -182,20 +62,16 @@ cdef class ExpandCore:
         free(self.rel_bits)
         free(self.lr_stamp)
         _sets_free(&self.rels)
-        _sets_free(&self.results)
-        _map_free(&self.step_memo)
         _map_free(&self.union_memo)
         _map_free(&self.diff_memo)
         _map_free(&self.goto_map)
 
-    def __init__(self, templates, Py_ssize_t n_lr, owner, union, difference,
-                 Py_ssize_t empty, Py_ssize_t universe):
+    def __init__(self, TemplateRuns runs, templates, Py_ssize_t n_lr, owner, union,
+                 difference, Py_ssize_t empty, Py_ssize_t universe):
         cdef Py_ssize_t s
+        self.runs = runs
         self.templates = templates
-        self.step_fn = templates.step
         self.relevant_fn = templates.relevant
-        self.item_id = {}
-        self.item_of = []
         self.rel_id = {}
         self.n_items = 0
         self.items_cap = 0
@@ -224,53 +100,48 @@ cdef class ExpandCore:
         _map_clear(&self.diff_memo, 1024)
 
     def clear_memos(self):
-        """Drop the step results and the token-set memos (caches, recomputed on use)."""
-        _map_clear(&self.step_memo, 1024)
+        """Drop the run and token-set memos (caches, recomputed on use)."""
+        self.runs.clear_memos()
         _map_clear(&self.union_memo, 1024)
         _map_clear(&self.diff_memo, 1024)
-        _sets_free(&self.results)
-        _sets_init(&self.results)
 
     def memo_entries(self):
-        """Entries of the step and token-set memos."""
-        return self.step_memo.n + self.union_memo.n + self.diff_memo.n
+        """Entries of the run and token-set memos."""
+        return self.runs.memo_entries() + self.union_memo.n + self.diff_memo.n
 
     # -- items -----------------------------------------------------------------------
-    cdef int _grow_items(self) except -1:
-        cdef int64_t cap = max(1024, 2 * self.items_cap)
-        self.skip_of = <int32_t *>realloc(self.skip_of, cap * sizeof(int32_t))
-        self.lhs_of = <int32_t *>realloc(self.lhs_of, cap * sizeof(int32_t))
-        self.rel_of = <int32_t *>realloc(self.rel_of, cap * sizeof(int32_t))
-        self.dec_of = <int32_t *>realloc(self.dec_of, cap * sizeof(int32_t))
-        self.base_of = <int32_t *>realloc(self.base_of, cap * sizeof(int32_t))
-        self.slot_w = <int32_t *>realloc(self.slot_w, cap * sizeof(int32_t))
-        self.slot_stamp = <int64_t *>realloc(self.slot_stamp, cap * sizeof(int64_t))
-        if (self.skip_of == NULL or self.lhs_of == NULL or self.rel_of == NULL
-                or self.dec_of == NULL or self.base_of == NULL or self.slot_w == NULL
-                or self.slot_stamp == NULL):
-            raise MemoryError()
-        self.items_cap = cap
+    cdef int _sync(self) except -1:
+        """Extend the per-item arrays to the items ``runs`` has made."""
+        cdef int64_t n = self.runs.n_items, cap, i
+        if n <= self.n_items:
+            return 0
+        if n > self.items_cap:
+            cap = max(1024, 2 * n)
+            self.skip_of = <int32_t *>realloc(self.skip_of, cap * sizeof(int32_t))
+            self.lhs_of = <int32_t *>realloc(self.lhs_of, cap * sizeof(int32_t))
+            self.rel_of = <int32_t *>realloc(self.rel_of, cap * sizeof(int32_t))
+            self.dec_of = <int32_t *>realloc(self.dec_of, cap * sizeof(int32_t))
+            self.base_of = <int32_t *>realloc(self.base_of, cap * sizeof(int32_t))
+            self.slot_w = <int32_t *>realloc(self.slot_w, cap * sizeof(int32_t))
+            self.slot_stamp = <int64_t *>realloc(self.slot_stamp, cap * sizeof(int64_t))
+            if (self.skip_of == NULL or self.lhs_of == NULL or self.rel_of == NULL
+                    or self.dec_of == NULL or self.base_of == NULL or self.slot_w == NULL
+                    or self.slot_stamp == NULL):
+                raise MemoryError()
+            self.items_cap = cap
+        for i in range(self.n_items, n):
+            self.skip_of[i] = self.runs._field(i, 0)
+            self.lhs_of[i] = self.runs._field(i, 1)
+            self.rel_of[i] = -2
+            self.dec_of[i] = -2
+            self.base_of[i] = -2
+            self.slot_stamp[i] = 0
+        self.n_items = n
         return 0
 
     cdef int64_t _iid(self, object item) except -1:
-        cdef PyObject *p = PyDict_GetItem(self.item_id, item)
-        cdef int64_t i
-        if p != NULL:
-            return <int64_t><object>p
-        i = self.n_items
-        if i >= 0x7fffffff:
-            raise OverflowError("more than 2**31 automaton items")
-        if i == self.items_cap:
-            self._grow_items()
-        self.item_id[item] = i
-        self.item_of.append(item)
-        self.skip_of[i] = item[0]
-        self.lhs_of[i] = item[1]
-        self.rel_of[i] = -2
-        self.dec_of[i] = -2
-        self.base_of[i] = -2
-        self.slot_stamp[i] = 0
-        self.n_items = i + 1
+        cdef int64_t i = self.runs.iid(item)
+        self._sync()
         return i
 
     cdef int64_t _rel(self, int64_t i) except -2:
@@ -279,7 +150,7 @@ cdef class ExpandCore:
         cdef PyObject *p
         if r != -2:
             return r
-        fs = self.relevant_fn(self.item_of[i])
+        fs = self.relevant_fn(self.runs.item(i))
         p = PyDict_GetItem(self.rel_id, fs)
         if p != NULL:
             r = <int64_t><object>p
@@ -323,46 +194,27 @@ cdef class ExpandCore:
     cdef int64_t _dec(self, int64_t i) except -2:
         cdef int64_t d = self.dec_of[i]
         if d == -2:
-            it = self.item_of[i]
-            d = self._iid((it[0] - 1, it[1], it[2], it[3]))
+            d = self.runs._item(self.skip_of[i] - 1, self.lhs_of[i], self.runs._field(i, 2),
+                                self.runs._field(i, 3))
+            self._sync()
             self.dec_of[i] = <int32_t>d
         return d
 
     cdef int64_t _base(self, int64_t i) except -2:
         cdef int64_t d = self.base_of[i]
         if d == -2:
-            it = self.item_of[i]
-            d = self._iid((0, -1, it[2], it[3]))
+            d = self.runs._item(0, -1, self.runs._field(i, 2), self.runs._field(i, 3))
+            self._sync()
             self.base_of[i] = <int32_t>d
         return d
 
     # -- memoized operations ---------------------------------------------------------
-    cdef int64_t _step(self, int64_t i, int64_t s) except -3:
-        """Step result of item ``i`` on stack state ``s``: ``_SUCCESS_ID`` or the id of
-        a sequence of item ids in ``results``."""
-        cdef int64_t key = (i << 32) | s, r, k, j
-        cdef bint is_new
-        cdef int32_t *a
-        r = _map_get(&self.step_memo, key)
-        if r != _ABSENT:
-            return r
-        res = self.step_fn(self.item_of[i], s)
-        if res is True:
-            r = _SUCCESS_ID
-        else:
-            k = len(res)
-            a = <int32_t *>malloc(max(k, 1) * sizeof(int32_t))
-            if a == NULL:
-                raise MemoryError()
-            try:
-                j = 0
-                for it in res:
-                    a[j] = <int32_t>self._iid(it)
-                    j += 1
-                r = _sets_intern(&self.results, a, k, &is_new)
-            finally:
-                free(a)
-        _map_set(&self.step_memo, key, r)
+    cdef inline int64_t _step(self, int64_t i, int64_t s) except -3:
+        """Step result of item ``i`` on stack state ``s`` (``TemplateRuns.step``):
+        ``_SUCCESS_ID`` or the id of a sequence of item ids in ``runs.results``."""
+        cdef int64_t r = self.runs.step(i, s)
+        if self.runs.n_items > self.n_items:
+            self._sync()
         return r
 
     cdef inline int64_t _union(self, int64_t a, int64_t b) except -1:
@@ -424,10 +276,9 @@ cdef class ExpandCore:
         """The state's ``((item, weight id), ...)`` of a key of :meth:`key_of`."""
         cdef const int64_t *a = <const int64_t *><const char *>key
         cdef Py_ssize_t k = len(key) // 8, j
-        cdef list items = self.item_of
         out = []
         for j in range(k):
-            out.append((items[a[j] >> 32], a[j] & 0xffffffff))
+            out.append((self.runs.item(a[j] >> 32), a[j] & 0xffffffff))
         return tuple(out)
 
     # -- expansion -------------------------------------------------------------------
@@ -593,8 +444,8 @@ cdef class ExpandCore:
         cdef int64_t r = self._step(it, s), j, i2
         if r == _SUCCESS_ID:
             return self._union(acc, w)
-        for j in range(self.results.off[r], self.results.off[r + 1]):
-            i2 = self.results.pool[j]
+        for j in range(self.runs.results.off[r], self.runs.results.off[r + 1]):
+            i2 = self.runs.results.pool[j]
             if self.slot_stamp[i2] != cur:
                 self.slot_stamp[i2] = cur
                 self.slot_w[i2] = <int32_t>w
@@ -624,8 +475,8 @@ cdef class ExpandCore:
                 if r == _SUCCESS_ID:
                     acc = self._union(acc, w)
                     continue
-                for m in range(self.results.off[r], self.results.off[r + 1]):
-                    i2 = self.results.pool[m]
+                for m in range(self.runs.results.off[r], self.runs.results.off[r + 1]):
+                    i2 = self.runs.results.pool[m]
                     if self.slot_stamp[i2] != cur:
                         self.slot_stamp[i2] = cur
                         self.slot_w[i2] = <int32_t>w

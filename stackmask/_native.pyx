@@ -1467,5 +1467,7 @@ def run_tokens(const int32_t[::1] table, int64_t n, int64_t s,
                 a += 1
             ov[i] = <int32_t>q
     return out
+include "_tables.pxi"
+include "_templates.pxi"
 include "_expand.pxi"
 include "_branches.pxi"

@@ -141,7 +141,8 @@ def test_each_state_expands_alike(name, monkeypatch):
         dwa = build_parser_dwa(sc, tables.lr, tables.normal_form.accepts_empty,
                                vocab_index(vocab), vocab, WeightTable(vocab.size))
     # the index keyed as the core keys it, to intern the core's successors alike
-    core = native.module().ExpandCore(dwa.templates, dwa._lr_states, dwa.weights,
+    runs = native.module().TemplateRuns(tables.lr, tables.normal_form.accepts_empty)
+    core = native.module().ExpandCore(runs, dwa.templates, dwa._lr_states, dwa.weights,
                                       dwa.weights.union, dwa.weights.difference,
                                       EMPTY_ID, dwa.weights.universe_id)
     items = {q: its for q, its in enumerate(dwa.items) if its is not None}
@@ -170,3 +171,64 @@ def test_each_state_expands_alike(name, monkeypatch):
             assert dwa.weights.get(acc) == dwa.weights.get(want[s][1])
         checked += 1
     assert checked > 50
+
+
+@pytest.mark.parametrize("name", ["schema", "c", "tools"])
+def test_template_runs_equal_the_reference(name, qwen_vocab):
+    """``_native.TemplateRuns.step`` gives ``Templates.step``'s result, waiting items in
+    the same order, for every item of every state of an automaton built on the Python
+    path (Qwen2.5's tokens for the schemas: long tokens make long terminal sequences;
+    a small vocabulary for C) and every stack state the item reads (every state for a
+    skipping item)."""
+    from stackmask.compile import build_tables, make_scanner
+    from stackmask.compile.build import build_parser_dwa
+    from stackmask.compile.templates import SUCCESS, Templates
+    from stackmask.compile.token_index import vocab_index
+    from stackmask.wfa.weights import WeightTable
+    g, kw = _grammar(name)
+    tables = build_tables(g, ambiguous=kw.get("ambiguous", False))
+    vocab = _small_vocab() if name == "c" else qwen_vocab
+    sc = make_scanner(tables)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(ParserDWA, "_expander", lambda self: None)
+        dwa = build_parser_dwa(sc, tables.lr, tables.normal_form.accepts_empty,
+                               vocab_index(vocab), vocab, WeightTable(vocab.size))
+    items = sorted({it for its in dwa.items if its for it, _ in its}, key=repr)
+    assert len(items) > 100
+    accepts_empty = tables.normal_form.accepts_empty
+    ref = Templates(tables.lr, accepts_empty)
+    runs = native.module().TemplateRuns(tables.lr, accepts_empty)
+    n_states = tables.lr.n_states
+    steps = succeeded = 0
+    for it in items:
+        rel = ref.relevant(it)
+        for s in (range(n_states) if -1 in rel else sorted(rel)):
+            want = ref.step(it, s)
+            got = runs.step_items(it, s)
+            if want is SUCCESS:
+                assert got is True, (it, s)
+                succeeded += 1
+            else:
+                assert got is not True and got == list(want), (it, s)
+            steps += 1
+    assert steps > 1000 and succeeded > 10
+
+
+def test_tokens_of_thousands_of_terminals(monkeypatch):
+    """A token that lexes into thousands of terminals of an ambiguous grammar (runs as
+    deep as the token is long, terminal sequences longer than the interning pools'
+    first blocks): both expansions build the same automaton, without recursing per
+    terminal."""
+    from stackmask import Vocab
+    g = 'start: s\ns: s s | "a" | "ab"\n'
+    toks = [b"a", b"b", b"ab", b"ab" * 2000, b"a" * 3000, b"ba" * 700, b"<eos>"]
+    vocab = Vocab(toks, eos_token_ids=[len(toks) - 1])
+    fast = Constraint(g, vocab, ambiguous=True, cache_dir=False, progress=False)
+    with monkeypatch.context() as m:
+        m.setattr(ParserDWA, "_expander", lambda self: None)
+        pure = Constraint(g, vocab, ambiguous=True, cache_dir=False, progress=False)
+    assert canonical(fast) == canonical(pure)
+    a, b = fast.start(), pure.start()
+    for t in (2, 0, 2, 0):           # short tokens: long ones make the GSS work grow
+        assert fast.get_mask(a).tolist() == pure.get_mask(b).tolist()
+        a, b = fast.commit(a, t), pure.commit(b, t)

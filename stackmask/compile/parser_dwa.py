@@ -72,6 +72,7 @@ class ParserDWA:
         # pure-Python path (the extension is not built, or STACKMASK_PURE_PYTHON is set)
         self._native = native.module()
         self._core = None
+        self._lr = lr
         self._lr_states = lr.n_states
         self.init: dict = {}             # lexer config -> (state or -1, weight id)
         #: lexer config -> (base config, weight id of the tokens that differ): the config's
@@ -186,8 +187,9 @@ class ParserDWA:
         core = self._core
         wt = self.weights
         if core is None:
+            runs = self._native.TemplateRuns(self._lr, self._accepts_empty)
             core = self._core = self._native.ExpandCore(
-                self.templates, self._lr_states, wt, wt.union, wt.difference,
+                runs, self.templates, self._lr_states, wt, wt.union, wt.difference,
                 EMPTY_ID, wt.universe_id)
         elif core.weights_owner is not wt:      # the token sets were renumbered
             core.set_weights(wt, wt.union, wt.difference)
