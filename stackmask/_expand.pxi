@@ -20,7 +20,7 @@ cdef class ExpandCore:
     ``universe``: the ids of the empty and the full token set."""
 
     cdef TemplateRuns runs
-    cdef object templates, relevant_fn, union_fn, diff_fn
+    cdef object templates, relevant_fn, union_fn, diff_fn, union_all_fn
     cdef readonly object weights_owner
     cdef dict rel_id
     cdef int64_t n_items, items_cap, n_lr, words
@@ -31,6 +31,9 @@ cdef class ExpandCore:
     cdef int32_t *base_of         # (0, NO_LHS, terms, F) of an lhs item (-2: not computed)
     cdef int32_t *slot_w          # per item: its weight in the successor being built
     cdef int64_t *slot_stamp      # per item: the successor it was last set for
+    cdef int64_t *slot_more       # per item: more weights for it (a chain in aux), or -1
+    cdef _Buf aux                 # chains of (weight, next) united when a successor is done
+    cdef _Buf tmp                 # the weights of one union
     cdef int64_t stamp
     cdef _Sets rels               # relevance sets (sorted LR states), by id
     cdef uint64_t *rel_bits       # per relevance set, a bitset over LR states
@@ -44,6 +47,9 @@ cdef class ExpandCore:
         self.skip_of = self.lhs_of = self.rel_of = self.dec_of = self.base_of = NULL
         self.slot_w = NULL
         self.slot_stamp = NULL
+        self.slot_more = NULL
+        self.aux.a = self.tmp.a = NULL
+        self.aux.n = self.aux.cap = self.tmp.n = self.tmp.cap = 0
         self.rel_bits = NULL
         self.lr_stamp = NULL
         _sets_init(&self.rels)
@@ -59,6 +65,9 @@ cdef class ExpandCore:
         free(self.base_of)
         free(self.slot_w)
         free(self.slot_stamp)
+        free(self.slot_more)
+        free(self.aux.a)
+        free(self.tmp.a)
         free(self.rel_bits)
         free(self.lr_stamp)
         _sets_free(&self.rels)
@@ -96,6 +105,7 @@ cdef class ExpandCore:
         self.weights_owner = owner
         self.union_fn = union
         self.diff_fn = difference
+        self.union_all_fn = owner.union_all
         _map_clear(&self.union_memo, 1024)
         _map_clear(&self.diff_memo, 1024)
 
@@ -124,9 +134,10 @@ cdef class ExpandCore:
             self.base_of = <int32_t *>realloc(self.base_of, cap * sizeof(int32_t))
             self.slot_w = <int32_t *>realloc(self.slot_w, cap * sizeof(int32_t))
             self.slot_stamp = <int64_t *>realloc(self.slot_stamp, cap * sizeof(int64_t))
+            self.slot_more = <int64_t *>realloc(self.slot_more, cap * sizeof(int64_t))
             if (self.skip_of == NULL or self.lhs_of == NULL or self.rel_of == NULL
                     or self.dec_of == NULL or self.base_of == NULL or self.slot_w == NULL
-                    or self.slot_stamp == NULL):
+                    or self.slot_stamp == NULL or self.slot_more == NULL):
                 raise MemoryError()
             self.items_cap = cap
         for i in range(self.n_items, n):
@@ -297,13 +308,14 @@ cdef class ExpandCore:
         cdef int64_t *gstart = NULL          # group boundaries in order
         cdef int64_t *grel = NULL            # per group: relevance id (plain) or lhs
         cdef bint *gis_lhs = NULL
-        cdef _Buf dnext, out, syms, stage_buf, stage_vals
+        cdef _Buf dnext, out, syms, stage_buf, stage_vals, acc_ids
         cdef _Map stage_memo
         cdef const int32_t *res
         cdef int64_t res_n
         cdef bint any_
         cdef uint64_t *bits
-        dnext.a = out.a = syms.a = stage_buf.a = stage_vals.a = NULL
+        dnext.a = out.a = syms.a = stage_buf.a = stage_vals.a = acc_ids.a = NULL
+        acc_ids.n = acc_ids.cap = 0
         dnext.n = dnext.cap = out.n = out.cap = syms.n = syms.cap = 0
         stage_buf.n = stage_buf.cap = stage_vals.n = stage_vals.cap = 0
         _map_init(&stage_memo, 16)
@@ -318,18 +330,13 @@ cdef class ExpandCore:
             # relevance set (plain) or by lhs (waiting for a goto), lhs groups first
             self.stamp += 1
             cur = self.stamp
+            self.aux.n = 0
             k = 0
             for j in range(n):
                 it = pairs[j] >> 32
                 w = pairs[j] & 0xffffffff
                 if self.skip_of[it]:
-                    i = self._dec(it)
-                    if self.slot_stamp[i] != cur:
-                        self.slot_stamp[i] = cur
-                        self.slot_w[i] = <int32_t>w
-                        _buf_push(&dnext, i)
-                    elif self.slot_w[i] != w:
-                        self.slot_w[i] = <int32_t>self._union(self.slot_w[i], w)
+                    self._add(self._dec(it), w, cur, &dnext)
                 elif self.lhs_of[it] != -1:
                     order[k] = (<int64_t>self.lhs_of[it] << 32) | j
                     k += 1
@@ -354,7 +361,7 @@ cdef class ExpandCore:
             d_n = dnext.n
             for j in range(d_n):
                 i = dnext.a[j]
-                dnext.a[j] = (i << 32) | self.slot_w[i]
+                dnext.a[j] = (i << 32) | self._resolve(i)
             dkey = self._key_bytes(&dnext, 0) if d_n else None
             # the stack states some item reads
             self.lr_mark += 1
@@ -386,12 +393,14 @@ cdef class ExpandCore:
                 self.stamp += 1
                 cur = self.stamp
                 out.n = 0
+                self.aux.n = 0
+                acc_ids.n = 0
                 for j in range(d_n):
                     i = dnext.a[j] >> 32
                     self.slot_stamp[i] = cur
                     self.slot_w[i] = <int32_t>(dnext.a[j] & 0xffffffff)
+                    self.slot_more[i] = -1
                     _buf_push(&out, i)
-                acc = self.empty
                 any_ = False
                 for e in range(n_groups):
                     if gis_lhs[e]:
@@ -401,10 +410,11 @@ cdef class ExpandCore:
                             continue
                         any_ = True
                         stage_at = _map_get(&stage_memo, (lhs << 32) | g)
-                        acc = self._union(acc, stage_vals.a[stage_at])
+                        if stage_vals.a[stage_at] != self.empty:
+                            _buf_push(&acc_ids, stage_vals.a[stage_at])
                         for j in range(stage_vals.a[stage_at + 1], stage_vals.a[stage_at + 2]):
-                            acc = self._step_pair(stage_buf.a[j] >> 32,
-                                                  stage_buf.a[j] & 0xffffffff, s, acc, cur, &out)
+                            self._step_pair(stage_buf.a[j] >> 32, stage_buf.a[j] & 0xffffffff,
+                                            s, cur, &out, &acc_ids)
                     else:
                         r = grel[e]
                         if not (bits[r * self.words + (s >> 6)] >> (s & 63)) & 1:
@@ -412,13 +422,14 @@ cdef class ExpandCore:
                         any_ = True
                         for j in range(gstart[e], gstart[e + 1]):
                             i = pairs[order[j] & 0xffffffff]
-                            acc = self._step_pair(i >> 32, i & 0xffffffff, s, acc, cur, &out)
+                            self._step_pair(i >> 32, i & 0xffffffff, s, cur, &out, &acc_ids)
                 if not any_:
                     continue
+                acc = self._union_all(&acc_ids)
                 start = out.n
                 for j in range(start):
                     i = out.a[j]
-                    w = self.slot_w[i]
+                    w = self._resolve(i)
                     if acc != self.empty:
                         w = self._difference(w, acc)
                     if w != self.empty:
@@ -435,37 +446,88 @@ cdef class ExpandCore:
             free(syms.a)
             free(stage_buf.a)
             free(stage_vals.a)
+            free(acc_ids.a)
             _map_free(&stage_memo)
 
-    cdef inline int64_t _step_pair(self, int64_t it, int64_t w, int64_t s, int64_t acc,
-                                   int64_t cur, _Buf *out) except -1:
-        """``ParserDWA._step_pairs`` for one pair: the accumulated weight of items that
-        succeed (returned), waiting items' weights into the successor being built."""
-        cdef int64_t r = self._step(it, s), j, i2
+    cdef inline int _add(self, int64_t i, int64_t w, int64_t cur, _Buf *out) except -1:
+        """Add weight ``w`` to item ``i`` of the successor being built (stamp ``cur``;
+        ``out``: its items in order): its first weight, or one more in its chain in
+        ``aux`` (united once, by :meth:`_resolve`: a union per pair would intern every
+        partial union as a token set of its own)."""
+        if self.slot_stamp[i] != cur:
+            self.slot_stamp[i] = cur
+            self.slot_w[i] = <int32_t>w
+            self.slot_more[i] = -1
+            _buf_push(out, i)
+        elif self.slot_w[i] != w:
+            _buf_push(&self.aux, w)
+            _buf_push(&self.aux, self.slot_more[i])
+            self.slot_more[i] = self.aux.n - 2
+        return 0
+
+    cdef int64_t _resolve(self, int64_t i) except -1:
+        """The weight of item ``i`` in the successor being built: the union of its
+        weights."""
+        cdef int64_t j = self.slot_more[i]
+        if j < 0:
+            return self.slot_w[i]
+        self.tmp.n = 0
+        _buf_push(&self.tmp, self.slot_w[i])
+        while j >= 0:
+            _buf_push(&self.tmp, self.aux.a[j])
+            j = self.aux.a[j + 1]
+        return self._union_all(&self.tmp)
+
+    cdef int64_t _union_all(self, _Buf *ids) except -1:
+        """The union of the token sets ``ids`` (reordered), interned once
+        (``WeightTable.union_all`` for three or more)."""
+        cdef int64_t j, m = 0, x
+        if ids.n == 0:
+            return self.empty
+        if ids.n == 1:
+            return ids.a[0]
+        qsort(ids.a, ids.n, sizeof(int64_t), _cmp_i64)
+        for j in range(ids.n):
+            x = ids.a[j]
+            if x == self.universe:
+                return self.universe
+            if x != self.empty and (m == 0 or ids.a[m - 1] != x):
+                ids.a[m] = x
+                m += 1
+        if m == 0:
+            return self.empty
+        if m == 1:
+            return ids.a[0]
+        if m == 2:
+            return self._union(ids.a[0], ids.a[1])
+        return self.union_all_fn(tuple([ids.a[j] for j in range(m)]))
+
+    cdef inline int _step_pair(self, int64_t it, int64_t w, int64_t s, int64_t cur, _Buf *out,
+                               _Buf *acc) except -1:
+        """``ParserDWA._step_pairs`` for one pair: its weight into ``acc`` (the weights of
+        the items that succeed, united at the end) or to its waiting items in the
+        successor being built."""
+        cdef int64_t r = self._step(it, s), j
         if r == _SUCCESS_ID:
-            return self._union(acc, w)
+            _buf_push(acc, w)
+            return 0
         for j in range(self.runs.results.off[r], self.runs.results.off[r + 1]):
-            i2 = self.runs.results.pool[j]
-            if self.slot_stamp[i2] != cur:
-                self.slot_stamp[i2] = cur
-                self.slot_w[i2] = <int32_t>w
-                _buf_push(out, i2)
-            elif self.slot_w[i2] != w:
-                self.slot_w[i2] = <int32_t>self._union(self.slot_w[i2], w)
-        return acc
+            self._add(self.runs.results.pool[j], w, cur, out)
+        return 0
 
     cdef int _stage(self, const int64_t *pairs, const int64_t *order, int64_t lo, int64_t hi,
                     int64_t g, _Buf *buf, _Buf *vals) except -1:
         """``ParserDWA._stage``: the items ``order[lo:hi]`` (waiting for a goto on one
         lhs) run from the known stack ``(g,)``; appends ``(weight of those that
         succeed, start, end)`` of their waiting ``(item << 32) | weight`` in ``buf``."""
-        cdef int64_t acc = self.empty, j, p, it, w, r, m, i2, start = buf.n
+        cdef int64_t acc, j, p, it, w, r, m, i2, start = buf.n
         cdef int64_t cur
-        cdef _Buf tmp
+        cdef _Buf tmp, accs
         self.stamp += 1
         cur = self.stamp
-        tmp.a = NULL
-        tmp.n = tmp.cap = 0
+        self.aux.n = 0
+        tmp.a = accs.a = NULL
+        tmp.n = tmp.cap = accs.n = accs.cap = 0
         try:
             for j in range(lo, hi):
                 p = pairs[order[j] & 0xffffffff]
@@ -473,21 +535,17 @@ cdef class ExpandCore:
                 w = p & 0xffffffff
                 r = self._step(self._base(it), g)
                 if r == _SUCCESS_ID:
-                    acc = self._union(acc, w)
+                    _buf_push(&accs, w)
                     continue
                 for m in range(self.runs.results.off[r], self.runs.results.off[r + 1]):
-                    i2 = self.runs.results.pool[m]
-                    if self.slot_stamp[i2] != cur:
-                        self.slot_stamp[i2] = cur
-                        self.slot_w[i2] = <int32_t>w
-                        _buf_push(&tmp, i2)
-                    else:
-                        self.slot_w[i2] = <int32_t>self._union(self.slot_w[i2], w)
+                    self._add(self.runs.results.pool[m], w, cur, &tmp)
             for j in range(tmp.n):
                 i2 = tmp.a[j]
-                _buf_push(buf, (i2 << 32) | self.slot_w[i2])
+                _buf_push(buf, (i2 << 32) | self._resolve(i2))
+            acc = self._union_all(&accs)
         finally:
             free(tmp.a)
+            free(accs.a)
         _buf_push(vals, acc)
         _buf_push(vals, start)
         _buf_push(vals, buf.n)

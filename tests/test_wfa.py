@@ -389,3 +389,26 @@ def test_interning_key_is_the_run_optimized_serialization(bm, form):
     before.run_optimize()
     assert _canonical(x).serialize() == FrozenBitMap(before).serialize()
     assert _canonical(x) == as_frozen(x)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 299), max_size=40), min_size=3, max_size=8))
+def test_weight_table_union_all_interns_only_the_union(parts):
+    """``union_all`` of three or more sets is the set union, interned once (no partial
+    union becomes a set of its own), the same id as pairwise unions reach, memoized."""
+    wt = WeightTable(300)
+    ids = sorted({wt.intern(BitMap(p)) for p in parts} - {0, 1})
+    if len(ids) < 3:
+        return
+    n = len(wt)
+    r = wt.union_all(tuple(ids))
+    assert len(wt) <= n + 1
+    want = BitMap()
+    for i in ids:
+        want |= wt.get(i)
+    assert wt.get(r) == want
+    assert wt.union_all(tuple(ids)) == r
+    acc = ids[0]
+    for i in ids[1:]:
+        acc = wt.union(acc, i)
+    assert acc == r

@@ -493,6 +493,20 @@ class WeightTable:
             r = self._or[key] = self.intern(sa | sb, a if len(sa) >= len(sb) else b)
         return r
 
+    def union_all(self, ids: tuple) -> int:
+        """The union of the sets ``ids`` (three or more distinct ids in ascending order,
+        none the empty or the full set), interned once: uniting them a pair at a time
+        would intern every partial union too (a compile's expansion unites the weights of
+        many items at once; on Go 182,000 partial unions held 1.4 GB). Memoized with
+        :meth:`union`'s pairs, by the tuple."""
+        r = self._or.get(ids)
+        if r is None:
+            self.bound_memos()
+            sets = [self._get(i) for i in ids]
+            big = max(range(len(ids)), key=lambda k: len(sets[k]))
+            r = self._or[ids] = self.intern(BitMap.union(*sets), ids[big])
+        return r
+
     def difference(self, a: int, b: int) -> int:
         if b == EMPTY_ID or a == EMPTY_ID:
             return a
