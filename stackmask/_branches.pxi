@@ -136,9 +136,8 @@ cdef class BranchWalks:
         """``trie_walks._advance``: the branch set after byte ``b`` (in order, without
         duplicates; ``bset_empty`` when every branch dies)."""
         cdef int64_t key, r, j, m, o, e, c, em, e2, nc, q
-        cdef bint is_new, dup
+        cdef bint dup
         cdef _Buf out
-        cdef int32_t *a
         b = self.rep[b]
         key = (bid << 8) | b
         r = _map_get(&self.adv_map, key)
@@ -146,7 +145,6 @@ cdef class BranchWalks:
             return r
         out.a = NULL
         out.n = out.cap = 0
-        a = NULL
         try:
             for j in range(self.bsets.off[bid], self.bsets.off[bid + 1], 2):
                 e = self.bsets.pool[j]
@@ -164,15 +162,9 @@ cdef class BranchWalks:
                     if not dup:
                         _buf_push(&out, e2)
                         _buf_push(&out, nc)
-            a = <int32_t *>malloc(max(out.n, 1) * sizeof(int32_t))
-            if a == NULL:
-                raise MemoryError()
-            for j in range(out.n):
-                a[j] = <int32_t>out.a[j]
-            r = _sets_intern(&self.bsets, a, out.n, &is_new)
+            r = _intern_buf(&self.bsets, &out)
         finally:
             free(out.a)
-            free(a)
         _map_set(&self.adv_map, key, r)
         return r
 
@@ -190,22 +182,19 @@ cdef class BranchWalks:
     cdef object _branches(self, int64_t bid):
         """The branch set ``bid`` as ``trie_walks._advance`` gives it."""
         cdef list cache = self.bset_cache
-        cdef int64_t j
+        cdef int64_t j, lo = self.bsets.off[bid], hi = self.bsets.off[bid + 1]
         while len(cache) <= bid:
             cache.append(None)
         t = cache[bid]
         if t is None:
             t = cache[bid] = tuple([(self._ems_tuple(self.bsets.pool[j]),
-                                     <long>self.bsets.pool[j + 1])
-                                    for j in range(self.bsets.off[bid], self.bsets.off[bid + 1], 2)])
+                                     <long>self.bsets.pool[j + 1]) for j in range(lo, hi, 2)])
         return t
 
     cdef int64_t _bid(self, object branches) except -1:
         """The id of a branch set given as tuples."""
         cdef _Buf out
-        cdef int32_t *a = NULL
         cdef int64_t e, j, r
-        cdef bint is_new
         out.a = NULL
         out.n = out.cap = 0
         try:
@@ -215,15 +204,9 @@ cdef class BranchWalks:
                     e = self._append(e, self._em(em))
                 _buf_push(&out, e)
                 _buf_push(&out, c)
-            a = <int32_t *>malloc(max(out.n, 1) * sizeof(int32_t))
-            if a == NULL:
-                raise MemoryError()
-            for j in range(out.n):
-                a[j] = <int32_t>out.a[j]
-            r = _sets_intern(&self.bsets, a, out.n, &is_new)
+            r = _intern_buf(&self.bsets, &out)
         finally:
             free(out.a)
-            free(a)
         return r
 
     def advance(self, branches, long b):

@@ -9,6 +9,9 @@
 # tables of int64 keys; the token-set operations themselves (and ``Templates.relevant``,
 # once per item) are called in Python.
 
+from cpython.bytes cimport PyBytes_AsString
+
+
 cdef class ExpandCore:
     """Int-coded items and the compiled expansion of Parser DWA states (see the
     comment at the top of ``_expand.pxi``). ``runs``: the :class:`TemplateRuns` of the
@@ -283,9 +286,9 @@ cdef class ExpandCore:
                 m += 1
         return (<char *>(b.a + start))[:m * sizeof(int64_t)]
 
-    def items_of_key(self, bytes key):
+    def items_of_key(self, object key):
         """The state's ``((item, weight id), ...)`` of a key of :meth:`key_of`."""
-        cdef const int64_t *a = <const int64_t *><const char *>key
+        cdef const int64_t *a = <const int64_t *>PyBytes_AsString(key)
         cdef Py_ssize_t k = len(key) // 8, j
         out = []
         for j in range(k):
@@ -293,14 +296,14 @@ cdef class ExpandCore:
         return tuple(out)
 
     # -- expansion -------------------------------------------------------------------
-    def expand(self, bytes key):
+    def expand(self, object key):
         """Every edge of the state with key ``key`` (its pairs sorted by item id):
         ``(default key or None, [(stack state, successor key, weight id), ...])``, the
         edges in ascending stack state. The default is the state of the items that
         discard the entry unread (None: there are none); an edge is listed for each stack
         state some item reads (``ParserDWA._edge`` returns an edge for it), successor
         key ``b""`` for no item left. Equal to ``ParserDWA._index`` and ``_edge``."""
-        cdef const int64_t *pairs = <const int64_t *><const char *>key
+        cdef const int64_t *pairs = <const int64_t *>PyBytes_AsString(key)   # (a subclass too)
         cdef int64_t n = len(key) // 8
         cdef int64_t i, j, k, it, w, r, s, lhs, g, acc, e, cur, start, stage_at
         cdef int64_t n_groups = 0, n_lhs = 0, n_lhs_groups = 0, d_n

@@ -119,3 +119,18 @@ cdef int _cmp_i64(const void *a, const void *b) noexcept nogil:
     return (x > y) - (x < y)
 
 
+
+
+cdef int64_t _intern_buf(_Sets *s, const _Buf *vals, int64_t start=0) except -1:
+    """The id in ``s`` of the sequence ``vals.a[start:vals.n]`` (int32 values)."""
+    cdef int64_t k = vals.n - start, j
+    cdef int32_t *a = <int32_t *>malloc(max(k, 1) * sizeof(int32_t))
+    cdef bint is_new
+    if a == NULL:
+        raise MemoryError()
+    try:
+        for j in range(k):
+            a[j] = <int32_t>vals.a[start + j]
+        return _sets_intern(s, a, k, &is_new)
+    finally:
+        free(a)

@@ -199,7 +199,7 @@ cdef class TemplateRuns:
     cdef int64_t _fid(self, object F) except -2:
         """Id of check set ``F`` (an int bitmask of terminals; None: -1)."""
         cdef PyObject *p
-        cdef int64_t r, j
+        cdef int64_t r, j, cap
         cdef uint64_t *w
         if F is None:
             return -1
@@ -208,11 +208,12 @@ cdef class TemplateRuns:
             return <int64_t><object>p
         r = self.n_f
         if r == self.f_cap:
-            w = <uint64_t *>realloc(self.f_words, max(64, 2 * self.f_cap) * self.W * sizeof(uint64_t))
+            cap = max(64, 2 * self.f_cap)
+            w = <uint64_t *>realloc(self.f_words, cap * self.W * sizeof(uint64_t))
             if w == NULL:
                 raise MemoryError()
             self.f_words = w
-            self.f_cap = max(64, 2 * self.f_cap)
+            self.f_cap = cap
         if F < 0 or F >> (64 * self.W):
             raise ValueError("a check set outside the grammar's terminals")
         for j in range(self.W):
@@ -298,17 +299,12 @@ cdef class TemplateRuns:
                 + self.split_memo.n)
 
     # -- results ---------------------------------------------------------------------
-    cdef int64_t _merge(self, _Buf *parts) except -1:
-        """The waiting items of the results ``parts`` together, in order, without
-        duplicates (``no_wait`` for none; a part itself when it is the only one)."""
-        return self._merge_range(parts.a, parts.n)
-
     cdef int64_t _merge_range(self, const int64_t *parts, int64_t n_parts) except -1:
-        """:meth:`_merge` of the results ``parts[:n_parts]``."""
+        """The waiting items of the results ``parts[:n_parts]`` together, in order,
+        without duplicates (``no_wait`` for none; a part itself when it is the only
+        one)."""
         cdef int64_t k, j, r, i
         cdef _Buf out
-        cdef int32_t *a = NULL
-        cdef bint is_new
         if n_parts == 0:
             return self.no_wait
         if n_parts == 1:
@@ -331,28 +327,9 @@ cdef class TemplateRuns:
                     if self.mstamp[i] != self.mcur:
                         self.mstamp[i] = self.mcur
                         _buf_push(&out, i)
-            a = <int32_t *>malloc(max(out.n, 1) * sizeof(int32_t))
-            if a == NULL:
-                raise MemoryError()
-            for j in range(out.n):
-                a[j] = <int32_t>out.a[j]
-            return _sets_intern(&self.results, a, out.n, &is_new)
+            return _intern_buf(&self.results, &out)
         finally:
             free(out.a)
-            free(a)
-
-    cdef int64_t _result_of(self, _Buf *iids) except -1:
-        cdef int32_t *a = <int32_t *>malloc(max(iids.n, 1) * sizeof(int32_t))
-        cdef int64_t j
-        cdef bint is_new
-        if a == NULL:
-            raise MemoryError()
-        try:
-            for j in range(iids.n):
-                a[j] = <int32_t>iids.a[j]
-            return _sets_intern(&self.results, a, iids.n, &is_new)
-        finally:
-            free(a)
 
     # -- the runs --------------------------------------------------------------------
     cdef int64_t _closure(self, int64_t aid, int64_t t) except -1:
@@ -433,7 +410,7 @@ cdef class TemplateRuns:
                 _buf_push(&out, shifted.a[x])
             for x in range(pops.n):
                 _buf_push(&out, pops.a[x])
-            r = self._result_seq(&self.clos, &out)
+            r = _intern_buf(&self.clos, &out)
         finally:
             free(work.a)
             free(shifted.a)
@@ -443,19 +420,6 @@ cdef class TemplateRuns:
             free(buf)
         _map_set(&self.closure_memo, key, r)
         return r
-
-    cdef int64_t _result_seq(self, _Sets *s, _Buf *vals) except -1:
-        cdef int32_t *a = <int32_t *>malloc(max(vals.n, 1) * sizeof(int32_t))
-        cdef int64_t j
-        cdef bint is_new
-        if a == NULL:
-            raise MemoryError()
-        try:
-            for j in range(vals.n):
-                a[j] = <int32_t>vals.a[j]
-            return _sets_intern(s, a, vals.n, &is_new)
-        finally:
-            free(a)
 
     cdef int64_t _split(self, int64_t q, int64_t fid) except -1:
         """``Templates.split``: a sequence in ``splits`` of ``(rule, id of the terminals
@@ -496,7 +460,7 @@ cdef class TemplateRuns:
             for x in range(rules.n):
                 _buf_push(&out, rules.a[x])
                 _buf_push(&out, self._fid_words(acc + x * W))
-            r = self._result_seq(&self.splits, &out)
+            r = _intern_buf(&self.splits, &out)
         finally:
             free(rules.a)
             free(out.a)
@@ -572,7 +536,7 @@ cdef class TemplateRuns:
                                 break
                         if not dup:
                             _buf_push(&waiting, x)
-            return self._result_of(&waiting)
+            return _intern_buf(&self.results, &waiting)
         finally:
             free(work.a)
             free(seen.a)
@@ -589,7 +553,7 @@ cdef class TemplateRuns:
         try:
             for j in range(start + 1 + ns, self.clos.off[cl + 1], 2):
                 _buf_push(&out, self._item(self.clos.pool[j], self.clos.pool[j + 1], tid, fid))
-            return self._result_of(&out)
+            return _intern_buf(&self.results, &out)
         finally:
             free(out.a)
 
@@ -716,7 +680,7 @@ cdef class TemplateRuns:
                     return _SUCCESS_ID
                 if self.results.off[r + 1] > self.results.off[r]:
                     _buf_push(&parts, r)
-            return self._merge(&parts)
+            return self._merge_range(parts.a, parts.n)
         finally:
             self.nesting -= 1
             free(parts.a)
@@ -743,7 +707,7 @@ cdef class TemplateRuns:
                     return _SUCCESS_ID
                 if self.results.off[r + 1] > self.results.off[r]:
                     _buf_push(&parts, r)
-            return self._merge(&parts)
+            return self._merge_range(parts.a, parts.n)
         finally:
             free(parts.a)
 
@@ -777,7 +741,7 @@ cdef class TemplateRuns:
             b.n = b.cap = 0
             try:
                 _buf_push(&b, self._item(skip - 1, lhs, tid, fid))
-                r = self._result_of(&b)
+                r = _intern_buf(&self.results, &b)
             finally:
                 free(b.a)
         elif lhs == -1:

@@ -381,7 +381,7 @@ def test_runs_above_a_state_equal_the_runs_on_the_whole_known_stack(name, amb, q
     checked = {"start": 0, "goto": 0}
     q = 0
     while q < min(len(dwa.items), 60):
-        for it, _ in dwa.items[q]:
+        for it, _ in dwa.state_items(q):
             skip, lhs, seq, F = it
             if skip or (lhs == NO_LHS and not seq):
                 continue

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..wfa.weights import EMPTY_ID
-from .dwa_data import state_digest, unpack_items
+from .dwa_data import state_digest
 
 
 def compact_weights(dwa, ids_before: dict, digest_ids: bool, kept: tuple) -> tuple:
@@ -38,11 +38,9 @@ def compact_weights(dwa, ids_before: dict, digest_ids: bool, kept: tuple) -> tup
     used.update(w for _, w in dwa.special_weights or ())
     items = dwa.items
     for q in range(kept_q, len(items)):
-        its = items[q]
-        if its is None:
+        if items[q] is None:
             continue
-        if isinstance(its, bytes):
-            its = items[q] = unpack_items(its)
+        its = items[q] = dwa.state_items(q)      # as pairs: the weight ids change
         used.update(w for _, w in its)
     before = len(dwa.weights)
     dwa.weights, new = dwa.weights.subset(used)

@@ -38,8 +38,8 @@ def to_data(dwa, digests: dict) -> dict:
     has_default = np.fromiter((d is not None for d in dwa.default), dtype=bool, count=n)
     ddst = np.array([d[0] if d is not None else 0 for d in dwa.default], dtype=np.int32)
     dwid = np.array([d[1] if d is not None else 0 for d in dwa.default], dtype=np.int32)
-    items = tuple(it if it is None or isinstance(it, bytes) else pack_items(it)
-                  for it in dwa.items)
+    items = tuple(it if it is None or type(it) is bytes else pack_items(dwa.state_items(q))
+                  for q, it in enumerate(dwa.items))
     init_keys = sorted(dwa.init)
     pair_keys = sorted(dwa.pair_init)
     # (a counted configuration whose deep ones a budget left uncompiled is not kept: it is

@@ -16,7 +16,6 @@ import numpy as np
 from pyroaring import BitMap
 
 from ..wfa.weights import EMPTY_ID, UNIVERSE_ID
-from .dwa_data import unpack_items
 from .templates import END, NO_LHS, expand_emissions
 from .terminal import TRUE
 
@@ -368,11 +367,9 @@ def pair_start(dwa, c_top: int, c_low: int, below: bool, whole_start=None) -> tu
             acc = wt.union(acc, w)
             if q < 0:
                 continue
-            items = dwa.items[q]
+            items = dwa.state_items(q)
             if items is None:             # released after an eager compile
                 return None
-            if isinstance(items, bytes):
-                items = unpack_items(items)
             if keep is not None:
                 items = [(it, wt.intersect(w2, keep)) for it, w2 in items]
         for (skip, lhs, terms, F), w2 in items:

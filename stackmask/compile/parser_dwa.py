@@ -47,6 +47,15 @@ from .dwa_minimize import STOP
 log = logging.getLogger("stackmask")
 
 
+class CoreItems(bytes):
+    """A state's items as the compiled core's key (its ``(item id << 32) | weight id``
+    values, sorted, as bytes): what a state made by the core holds instead of a tuple of
+    ``(item, weight)`` pairs while the core is in use (the same object is its key in the
+    state index). :meth:`ParserDWA.state_items` gives the pairs."""
+
+    __slots__ = ()
+
+
 
 class ParserDWA:
     """The determinized token-set automaton over stack states, built lazily or eagerly.
@@ -145,7 +154,10 @@ class ParserDWA:
                 if not key:
                     return -1
                 q = self._ids.get(key)
-                return q if q is not None else self._new_state(key, core.items_of_key(key))
+                if q is None:
+                    key = CoreItems(key)
+                    q = self._new_state(key, key)
+                return q
             if EMPTY_ID in pairs.values():       # (a C-level scan: most states have none)
                 pairs = {it: w for it, w in pairs.items() if w != EMPTY_ID}
             if not pairs:
@@ -175,7 +187,10 @@ class ParserDWA:
         if not key:
             return -1
         q = self._ids.get(key)
-        return q if q is not None else self._new_state(key, core.items_of_key(key))
+        if q is None:
+            key = CoreItems(key)
+            q = self._new_state(key, key)
+        return q
 
     def _expander(self):
         """The compiled expansion core (made on first use), or None: the pure-Python
@@ -213,13 +228,27 @@ class ParserDWA:
             return self._ids
         if self._core is None:
             return _digest_index(self._ids)
-        out = {}
-        for q in self._ids.values():
-            items = self.items[q]
-            if isinstance(items, bytes):
-                items = unpack_items(items)
-            out[_state_digest(items)] = q
-        return out
+        return {_state_digest(self.state_items(q)): q for q in self._ids.values()}
+
+    def state_items(self, q: int):
+        """State ``q``'s ``((item, weight id), ...)`` (None once released): decoded from an
+        artifact's packed form (kept decoded) or from the compiled core's key."""
+        items = self.items[q]
+        if type(items) is CoreItems:
+            return self._core.items_of_key(items)
+        if isinstance(items, bytes):          # from an artifact: decoded on first use
+            items = self.items[q] = unpack_items(items)
+        return items
+
+    def _drop_core(self) -> None:
+        """Stop using the compiled core: the states it made get their items as pairs."""
+        core = self._core
+        if core is not None:
+            items = self.items
+            for q, its in enumerate(items):
+                if type(its) is CoreItems:
+                    items[q] = core.items_of_key(its)
+            self._core = None
 
 
     def add_config(self, cfg: int, outcomes, bitmap_of=None) -> tuple:
@@ -296,9 +325,7 @@ class ParserDWA:
         groups: dict = {}
         by_lhs: dict = {}
         d_next: dict = {}
-        items = self.items[q]
-        if isinstance(items, bytes):          # from an artifact: decoded on first use
-            items = self.items[q] = unpack_items(items)
+        items = self.state_items(q)
         union = wt.union
         relevant = self.templates.relevant
         for pair in items:
@@ -440,9 +467,11 @@ class ParserDWA:
         """:meth:`expand` by the compiled core (``_native.ExpandCore.expand``, the twin of
         :meth:`_index` and :meth:`_edge`): the same edges, default and successors."""
         items = self.items[q]
-        if isinstance(items, bytes):
-            items = self.items[q] = unpack_items(items)
-        dkey, found = core.expand(core.key_of(items))
+        if type(items) is not CoreItems:
+            if isinstance(items, bytes):
+                items = self.items[q] = unpack_items(items)
+            items = core.key_of(items)
+        dkey, found = core.expand(items)
         dd = -1 if dkey is None else self._intern_key(core, dkey)
         self.default[q] = (dd, EMPTY_ID) if dd >= 0 else None
         edges: dict = {}
@@ -520,8 +549,8 @@ class ParserDWA:
         compile, and from the start when states are only built on first use."""
         if not self._digest_ids:
             self._ids = self._digest_keys()
+            self._drop_core()
             self._digest_ids = True
-            self._core = None
 
     def release_items(self) -> int:
         """After an eager compile: drop the item sets of complete states (only incomplete
@@ -532,8 +561,8 @@ class ParserDWA:
         for q, done in enumerate(self.complete):
             if done:
                 self.items[q] = None
+        self._drop_core()
         self._digest_ids = True
-        self._core = None
         dropped = self.compact_weights()
         self.templates.clear_memos(keep_checks=True)
         return dropped

@@ -5,7 +5,8 @@ tokens sharing a prefix share the scanner work of that prefix and a dead prefix 
 whole subtree. :func:`trie_walk` groups tokens by the scanner branches they end with from
 one lexer configuration; :func:`diff_walk` finds the tokens whose branches from one
 configuration may differ from those from another. Both have compiled twins in
-``stackmask._native`` (``BranchWalks``, over branch sets as ints); :mod:`stackmask.compile.terminal` turns their results into outcomes.
+``stackmask._native`` (``BranchWalks``, over branch sets as ints);
+:mod:`stackmask.compile.terminal` turns their results into outcomes.
 """
 
 from __future__ import annotations
