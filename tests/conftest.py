@@ -35,6 +35,25 @@ def pytest_unconfigure(config):
         os.environ.pop("STACKMASK_CACHE_DIR", None)
 
 
+def require_native() -> None:
+    """Skip the calling test without the compiled extension (``stackmask._native``), or
+    fail it under ``STACKMASK_REQUIRE_NATIVE=1`` (set by ``.ci/run``, which builds it)."""
+    from stackmask import native
+    if native.module() is None:
+        if os.environ.get("STACKMASK_REQUIRE_NATIVE") == "1":
+            pytest.fail(f"STACKMASK_REQUIRE_NATIVE=1 but {native.describe()}")
+        pytest.skip(native.describe())
+
+
+@pytest.fixture
+def needs_native(monkeypatch):
+    """The compiled path for the test (``STACKMASK_PURE_PYTHON`` unset), or a skip
+    (:func:`require_native`)."""
+    from stackmask import native
+    monkeypatch.delenv(native.ENV, raising=False)
+    require_native()
+
+
 def bench_grammar_path(name: str) -> Path:
     """The Lark file of benchmark grammar ``name`` (one of BENCH_GRAMMARS) in GRAMMAR_DIR."""
     from stackmask.report.workload import bench_grammar_file

@@ -219,15 +219,12 @@ def _twins(fn):
     runs many examples per fixture.)"""
     import os
 
-    import pytest
+    from conftest import require_native
 
     from stackmask import native
     saved = os.environ.pop(native.ENV, None)
     try:
-        if native.module() is None:
-            if os.environ.get("STACKMASK_REQUIRE_NATIVE") == "1":
-                pytest.fail(f"STACKMASK_REQUIRE_NATIVE=1 but {native.describe()}")
-            pytest.skip(native.describe())
+        require_native()
         os.environ[native.ENV] = "1"
         pure = fn()
         del os.environ[native.ENV]

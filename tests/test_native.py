@@ -15,7 +15,6 @@ Without the extension these tests skip, unless ``STACKMASK_REQUIRE_NATIVE=1`` (s
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 
@@ -30,13 +29,7 @@ from conftest import AMBIGUOUS_BENCH, BENCH_GRAMMARS, read_bench_grammar
 TRACES = Path(__file__).resolve().parents[1] / "benchmarks" / "traces"
 
 
-@pytest.fixture(autouse=True)
-def _needs_native(monkeypatch):
-    monkeypatch.delenv(native.ENV, raising=False)
-    if native.module() is None:
-        if os.environ.get("STACKMASK_REQUIRE_NATIVE") == "1":
-            pytest.fail(f"STACKMASK_REQUIRE_NATIVE=1 but {native.describe()}")
-        pytest.skip(native.describe())
+pytestmark = pytest.mark.usefixtures("needs_native")
 
 
 def pair(grammar, vocab, monkeypatch, **kw) -> tuple[Constraint, Constraint]:

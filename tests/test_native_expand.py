@@ -15,7 +15,6 @@ Without the extension these tests skip, unless ``STACKMASK_REQUIRE_NATIVE=1``.
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
@@ -26,13 +25,7 @@ from stackmask.wfa.weights import EMPTY_ID
 from conftest import read_bench_grammar
 
 
-@pytest.fixture(autouse=True)
-def _needs_native(monkeypatch):
-    monkeypatch.delenv(native.ENV, raising=False)
-    if native.module() is None:
-        if os.environ.get("STACKMASK_REQUIRE_NATIVE") == "1":
-            pytest.fail(f"STACKMASK_REQUIRE_NATIVE=1 but {native.describe()}")
-        pytest.skip(native.describe())
+pytestmark = pytest.mark.usefixtures("needs_native")
 
 
 SCHEMA = {"type": "object", "properties": {

@@ -150,14 +150,7 @@ class ParserDWA:
         else:
             core = self._expander()
             if core is not None:
-                key = core.key_of(pairs.items())
-                if not key:
-                    return -1
-                q = self._ids.get(key)
-                if q is None:
-                    key = CoreItems(key)
-                    q = self._new_state(key, key)
-                return q
+                return self._intern_key(core.key_of(pairs.items()))
             if EMPTY_ID in pairs.values():       # (a C-level scan: most states have none)
                 pairs = {it: w for it, w in pairs.items() if w != EMPTY_ID}
             if not pairs:
@@ -182,8 +175,9 @@ class ParserDWA:
         self._groups.append(None)
         return q
 
-    def _intern_key(self, core, key: bytes) -> int:
-        """The state of a key of the compiled core (``b""``: -1, no state)."""
+    def _intern_key(self, key: bytes) -> int:
+        """The state of a key of the compiled core (``b""``: -1, no state); a new state
+        holds its key as its items (:class:`CoreItems`)."""
         if not key:
             return -1
         q = self._ids.get(key)
@@ -472,11 +466,11 @@ class ParserDWA:
                 items = self.items[q] = unpack_items(items)
             items = core.key_of(items)
         dkey, found = core.expand(items)
-        dd = -1 if dkey is None else self._intern_key(core, dkey)
+        dd = -1 if dkey is None else self._intern_key(dkey)
         self.default[q] = (dd, EMPTY_ID) if dd >= 0 else None
         edges: dict = {}
         for s, key, acc in found:
-            dst = self._intern_key(core, key)
+            dst = self._intern_key(key)
             if dst >= 0 or acc != EMPTY_ID:
                 edges[s] = (dst, acc)
         self.trans[q] = edges
