@@ -174,7 +174,7 @@ def expand_classes(trans_cls: np.ndarray, b2c: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(trans_cls[:, b2c], dtype=np.int32)
 
 
-def _byte_classes(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def byte_classes(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(byte -> class, class -> its least byte)`` of a ``(n, 256)`` table: bytes whose
     columns are equal share a class."""
     b2c = column_classes(table)
@@ -228,7 +228,7 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
     if len(bands) > 1:
         raise ValueError(f"terminals counted with different bands: {sorted(bands)}")
     # global byte classes: columns identical in every automaton
-    b2c, rep = _byte_classes(g)
+    b2c, rep = byte_classes(g)
     n_classes = len(rep)
     gc = np.ascontiguousarray(np.concatenate([g[:, rep], pseudo], axis=1))
 
@@ -378,7 +378,7 @@ def restrict_accepts(p: DFA, accepts) -> DFA | None:
     trimmed and minimized, stalls kept; None when nothing is accepted any more."""
     acc_sets = list(accepts)
     acc = np.array([bool(x) for x in acc_sets], dtype=bool)
-    b2c, rep = _byte_classes(p.trans)
+    b2c, rep = byte_classes(p.trans)
     n_classes = len(rep)
     cols = p.trans[:, rep]
     if p.counters:

@@ -56,8 +56,7 @@ from ..errors import GrammarError
 from ..grammar import TerminalDef
 from ..memo import Generations, Memo
 from .counted import Stalls
-from .dfa import DFA
-from .fsa import column_classes
+from .dfa import DFA, byte_classes
 
 BOUNDARY = -1          # no pending lexeme
 IGNORE = -1            # emitted alternative: an ignored terminal
@@ -112,9 +111,11 @@ class Scanner:
         self._finish = Generations()     # cid -> finishable alternatives
         self.set_memo_bytes(self.DEFAULT_MEMO_BYTES)
         self._lock = threading.Lock()
-        self._byte_classes = _byte_classes(dfa.trans)
-        #: per byte, the representative of its class (:attr:`byte_representatives`)
-        self.byte_rep = _byte_rep(dfa.trans)
+        b2c, rep = byte_classes(dfa.trans)
+        #: per byte, the representative (least byte) of its class: bytes with identical
+        #: columns of the DFA, which :meth:`step` reads alike
+        self.byte_rep = bytes(rep[b2c].tolist())
+        self._byte_classes = sorted(rep.tolist())
         # per DFA state: the alternatives reachable by reading one or more bytes
         self._reach = _reachable_winners(self._trans, self._byte_classes, self.winners)
         if dfa.reach_as:                 # pinned states (:mod:`.pinned`)
@@ -488,20 +489,6 @@ def _state_of(x):
         return int(x)
     q, owed = x
     return (int(q), tuple((int(s), int(r)) for s, r in owed))
-
-
-def _byte_classes(trans: np.ndarray) -> list[int]:
-    """One representative byte (the first) per class of bytes with identical columns."""
-    b2c = column_classes(trans)
-    _, first = np.unique(b2c, return_index=True)
-    return sorted(int(i) for i in first)
-
-
-def _byte_rep(trans: np.ndarray) -> bytes:
-    """Per byte, the first byte of its class (identical columns of ``trans``)."""
-    b2c = np.asarray(column_classes(trans))
-    _, first = np.unique(b2c, return_index=True)
-    return bytes(first[np.unique(b2c, return_inverse=True)[1].ravel()].tolist())
 
 
 def _reachable_winners(trans: list, reps: list[int], winners: tuple) -> tuple[frozenset, ...]:
