@@ -5,9 +5,9 @@
 # Items ``(skip, lhs, terms, F)`` have the ids of ``TemplateRuns`` (_templates.pxi), which
 # also makes their steps (the symbolic runs of ``Templates.step``); a state is the
 # sorted array of its ``(iid << 32) | weight id`` pairs, and its bytes are the state's
-# key. The token-set unions and differences and the LR gotos are kept in open-addressing
-# tables of int64 keys; the token-set operations themselves (and ``Templates.relevant``,
-# once per item) are called in Python.
+# key. The token-set unions and differences are kept in open-addressing tables of int64
+# keys (the LR gotos are ``TemplateRuns``'); the token-set operations themselves (and
+# ``Templates.relevant``, once per item) are called in Python.
 
 from cpython.bytes cimport PyBytes_AsString
 
@@ -15,20 +15,18 @@ from cpython.bytes cimport PyBytes_AsString
 cdef class ExpandCore:
     """Int-coded items and the compiled expansion of Parser DWA states (see the
     comment at the top of ``_expand.pxi``). ``runs``: the :class:`TemplateRuns` of the
-    automaton's LR tables (items and their steps); ``templates``: its
-    :class:`~stackmask.compile.templates.Templates` (``relevant``, ``goto``); ``union`` /
-    ``difference``: the token-set table's memoized
-    operations on ids, called on a miss of this core's own memos (:meth:`set_weights`
-    replaces them, and drops those memos, when the table is replaced); ``empty`` and
+    automaton's LR tables (items, their steps, the gotos); ``relevant``:
+    ``Templates.relevant`` (the stack states an item reads); ``owner``: the token-set
+    table (:class:`~stackmask.wfa.weights.WeightTable`), whose memoized ``union``,
+    ``difference`` and ``union_all`` on ids are called on a miss of this core's own memos
+    (:meth:`set_weights` replaces the table, and drops those memos); ``empty`` and
     ``universe``: the ids of the empty and the full token set."""
 
     cdef TemplateRuns runs
-    cdef object templates, relevant_fn, union_fn, diff_fn, union_all_fn
+    cdef object relevant_fn, union_fn, diff_fn, union_all_fn
     cdef readonly object weights_owner
     cdef dict rel_id
-    cdef int64_t n_items, items_cap, n_lr, words
-    cdef int32_t *skip_of
-    cdef int32_t *lhs_of
+    cdef int64_t n_items, items_cap, words
     cdef int32_t *rel_of          # -2: not computed yet
     cdef int32_t *dec_of          # the item with one skip less (-2: not computed)
     cdef int32_t *base_of         # (0, NO_LHS, terms, F) of an lhs item (-2: not computed)
@@ -40,14 +38,13 @@ cdef class ExpandCore:
     cdef int64_t stamp
     cdef _Sets rels               # relevance sets (sorted LR states), by id
     cdef uint64_t *rel_bits       # per relevance set, a bitset over LR states
-    cdef int64_t rel_bits_rows
-    cdef _Map union_memo, diff_memo, goto_map
+    cdef _Map union_memo, diff_memo
     cdef int64_t empty, universe
     cdef int64_t *lr_stamp
     cdef int64_t lr_mark
 
     def __cinit__(self):
-        self.skip_of = self.lhs_of = self.rel_of = self.dec_of = self.base_of = NULL
+        self.rel_of = self.dec_of = self.base_of = NULL
         self.slot_w = NULL
         self.slot_stamp = NULL
         self.slot_more = NULL
@@ -58,11 +55,8 @@ cdef class ExpandCore:
         _sets_init(&self.rels)
         _map_init(&self.union_memo, 1024)
         _map_init(&self.diff_memo, 1024)
-        _map_init(&self.goto_map, 1024)
 
     def __dealloc__(self):
-        free(self.skip_of)
-        free(self.lhs_of)
         free(self.rel_of)
         free(self.dec_of)
         free(self.base_of)
@@ -76,38 +70,30 @@ cdef class ExpandCore:
         _sets_free(&self.rels)
         _map_free(&self.union_memo)
         _map_free(&self.diff_memo)
-        _map_free(&self.goto_map)
 
-    def __init__(self, TemplateRuns runs, templates, Py_ssize_t n_lr, owner, union,
-                 difference, Py_ssize_t empty, Py_ssize_t universe):
-        cdef Py_ssize_t s
+    def __init__(self, TemplateRuns runs, relevant, owner, Py_ssize_t empty,
+                 Py_ssize_t universe):
         self.runs = runs
-        self.templates = templates
-        self.relevant_fn = templates.relevant
+        self.relevant_fn = relevant
         self.rel_id = {}
         self.n_items = 0
         self.items_cap = 0
-        self.n_lr = n_lr
-        self.words = (n_lr + 63) // 64
-        self.rel_bits_rows = 0
+        self.words = (runs.n_lr + 63) // 64
         self.stamp = 0
         self.empty = empty
         self.universe = universe
-        self.lr_stamp = <int64_t *>calloc(max(n_lr, 1), sizeof(int64_t))
+        self.lr_stamp = <int64_t *>calloc(max(runs.n_lr, 1), sizeof(int64_t))
         if self.lr_stamp == NULL:
             raise MemoryError()
         self.lr_mark = 0
-        for s, row in enumerate(templates.goto):
-            for lhs, g in row.items():
-                _map_set(&self.goto_map, (<int64_t>s << 32) | <int64_t>lhs, g)
-        self.set_weights(owner, union, difference)
+        self.set_weights(owner)
 
-    def set_weights(self, owner, union, difference):
-        """Use the token-set operations ``union`` / ``difference`` of table ``owner``
-        from now on; the memos of the previous table's ids are dropped."""
+    def set_weights(self, owner):
+        """Use the token-set table ``owner`` (its ``union``, ``difference`` and
+        ``union_all``) from now on; the memos of the previous table's ids are dropped."""
         self.weights_owner = owner
-        self.union_fn = union
-        self.diff_fn = difference
+        self.union_fn = owner.union
+        self.diff_fn = owner.difference
         self.union_all_fn = owner.union_all
         _map_clear(&self.union_memo, 1024)
         _map_clear(&self.diff_memo, 1024)
@@ -130,22 +116,17 @@ cdef class ExpandCore:
             return 0
         if n > self.items_cap:
             cap = max(1024, 2 * n)
-            self.skip_of = <int32_t *>realloc(self.skip_of, cap * sizeof(int32_t))
-            self.lhs_of = <int32_t *>realloc(self.lhs_of, cap * sizeof(int32_t))
             self.rel_of = <int32_t *>realloc(self.rel_of, cap * sizeof(int32_t))
             self.dec_of = <int32_t *>realloc(self.dec_of, cap * sizeof(int32_t))
             self.base_of = <int32_t *>realloc(self.base_of, cap * sizeof(int32_t))
             self.slot_w = <int32_t *>realloc(self.slot_w, cap * sizeof(int32_t))
             self.slot_stamp = <int64_t *>realloc(self.slot_stamp, cap * sizeof(int64_t))
             self.slot_more = <int64_t *>realloc(self.slot_more, cap * sizeof(int64_t))
-            if (self.skip_of == NULL or self.lhs_of == NULL or self.rel_of == NULL
-                    or self.dec_of == NULL or self.base_of == NULL or self.slot_w == NULL
+            if (self.rel_of == NULL or self.dec_of == NULL or self.base_of == NULL or self.slot_w == NULL
                     or self.slot_stamp == NULL or self.slot_more == NULL):
                 raise MemoryError()
             self.items_cap = cap
         for i in range(self.n_items, n):
-            self.skip_of[i] = self.runs._field(i, 0)
-            self.lhs_of[i] = self.runs._field(i, 1)
             self.rel_of[i] = -2
             self.dec_of[i] = -2
             self.base_of[i] = -2
@@ -184,7 +165,7 @@ cdef class ExpandCore:
         try:
             j = 0
             for s in fs:
-                if not 0 <= s < self.n_lr:      # the ALL marker: skip items only
+                if not 0 <= s < self.runs.n_lr:      # the ALL marker: skip items only
                     raise ValueError("a relevance set outside the LR states")
                 a[j] = <int32_t>s
                 j += 1
@@ -202,14 +183,13 @@ cdef class ExpandCore:
             for j in range(self.rels.off[r], self.rels.off[r + 1]):
                 s = self.rels.pool[j]
                 bits[r * self.words + (s >> 6)] |= (<uint64_t>1) << (s & 63)
-            self.rel_bits_rows = r + 1
         return r
 
     cdef int64_t _dec(self, int64_t i) except -2:
         cdef int64_t d = self.dec_of[i]
         if d == -2:
-            d = self.runs._item(self.skip_of[i] - 1, self.lhs_of[i], self.runs._field(i, 2),
-                                self.runs._field(i, 3))
+            d = self.runs._item(self.runs._field(i, 0) - 1, self.runs._field(i, 1),
+                                self.runs._field(i, 2), self.runs._field(i, 3))
             self._sync()
             self.dec_of[i] = <int32_t>d
         return d
@@ -338,15 +318,15 @@ cdef class ExpandCore:
             for j in range(n):
                 it = pairs[j] >> 32
                 w = pairs[j] & 0xffffffff
-                if self.skip_of[it]:
+                if self.runs._field(it, 0):
                     self._add(self._dec(it), w, cur, &dnext)
-                elif self.lhs_of[it] != -1:
-                    order[k] = (<int64_t>self.lhs_of[it] << 32) | j
+                elif self.runs._field(it, 1) != -1:
+                    order[k] = (<int64_t>self.runs._field(it, 1) << 32) | j
                     k += 1
             n_lhs = k
             for j in range(n):
                 it = pairs[j] >> 32
-                if not self.skip_of[it] and self.lhs_of[it] == -1:
+                if not self.runs._field(it, 0) and self.runs._field(it, 1) == -1:
                     order[k] = (self._rel(it) << 32) | j
                     k += 1
             qsort(order, n_lhs, sizeof(int64_t), _cmp_i64)
@@ -384,7 +364,7 @@ cdef class ExpandCore:
                 s = syms.a[k]
                 for e in range(n_lhs_groups):
                     lhs = grel[e]
-                    g = _map_get(&self.goto_map, (s << 32) | lhs)
+                    g = _map_get(&self.runs.goto_map, (s << 32) | lhs)
                     if g != _ABSENT and _map_get(&stage_memo, (lhs << 32) | g) == _ABSENT:
                         _map_set(&stage_memo, (lhs << 32) | g, stage_vals.n)
                         self._stage(pairs, order, gstart[e], gstart[e + 1], g,
@@ -408,7 +388,7 @@ cdef class ExpandCore:
                 for e in range(n_groups):
                     if gis_lhs[e]:
                         lhs = grel[e]
-                        g = _map_get(&self.goto_map, (s << 32) | lhs)
+                        g = _map_get(&self.runs.goto_map, (s << 32) | lhs)
                         if g == _ABSENT:
                             continue
                         any_ = True

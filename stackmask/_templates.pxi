@@ -35,6 +35,8 @@ cdef class TemplateRuns:
     cdef int nesting
     cdef int64_t *mstamp
     cdef int64_t mstamp_cap, mcur
+    cdef int32_t *sbuf              # scratch of _stack
+    cdef int64_t sbuf_cap
 
     def __cinit__(self):
         _sets_init(&self.items)
@@ -58,6 +60,8 @@ cdef class TemplateRuns:
         self.red_pool = NULL
         self.shiftable = self.f_words = NULL
         self.mstamp = NULL
+        self.sbuf = NULL
+        self.sbuf_cap = 0
 
     def __dealloc__(self):
         _sets_free(&self.items)
@@ -83,6 +87,7 @@ cdef class TemplateRuns:
         free(self.shiftable)
         free(self.f_words)
         free(self.mstamp)
+        free(self.sbuf)
 
     def __init__(self, lr, bint accepts_empty):
         cdef int64_t q, t, n_rules, j, r, k
@@ -274,6 +279,27 @@ cdef class TemplateRuns:
         cdef bint is_new
         return _sets_intern(&self.stacks, a, k, &is_new)
 
+    cdef int64_t _stack(self, int64_t below, int64_t aid, int64_t lo, int64_t hi,
+                        int64_t above) except -1:
+        """The id of the stack ``(below,) + A[lo:hi] + (above,)`` for stack ``A`` = ``aid``
+        (``below`` / ``above`` -1: none), built in a scratch buffer (interning may move
+        the pool ``A`` is read from)."""
+        cdef int64_t k = (below >= 0) + (hi - lo) + (above >= 0), m = 0
+        if k > self.sbuf_cap:
+            self.sbuf_cap = max(2 * k, 64)
+            self.sbuf = <int32_t *>realloc(self.sbuf, self.sbuf_cap * sizeof(int32_t))
+            if self.sbuf == NULL:
+                raise MemoryError()
+        if below >= 0:
+            self.sbuf[0] = <int32_t>below
+            m = 1
+        if hi > lo:
+            memcpy(self.sbuf + m, self.stacks.pool + self.stacks.off[aid] + lo,
+                   (hi - lo) * sizeof(int32_t))
+        if above >= 0:
+            self.sbuf[k - 1] = <int32_t>above
+        return self._aid(self.sbuf, k)
+
     def clear_memos(self):
         """Drop the run memos (the item table stays: state keys hold item ids)."""
         cdef int32_t dummy = 0
@@ -337,9 +363,7 @@ cdef class TemplateRuns:
         their ids, then ``(entries to discard, lhs)`` per reduction popping below."""
         cdef int64_t key = (aid << 20) | t, r, k1, q, q2, rl, j, n, lhs, g, a1, a2, x, rule
         cdef _Buf work, shifted, pops, seen, out
-        cdef int32_t *buf = NULL
-        cdef int64_t buf_cap = 0
-        cdef bint dup, is_new
+        cdef bint dup
         if t >= (1 << 20):
             raise OverflowError("more than 2**20 terminals")
         r = _map_get(&self.closure_memo, key)
@@ -355,17 +379,10 @@ cdef class TemplateRuns:
                 work.n -= 1
                 a1 = work.a[work.n]
                 k1 = self.stacks.off[a1 + 1] - self.stacks.off[a1]
-                if buf_cap < k1 + 1:
-                    buf_cap = 2 * (k1 + 1)
-                    buf = <int32_t *>realloc(buf, buf_cap * sizeof(int32_t))
-                    if buf == NULL:
-                        raise MemoryError()
                 q = self.stacks.pool[self.stacks.off[a1] + k1 - 1]
                 q2 = _map_get(&self.shift_map, (q << 32) | t)
                 if q2 != _ABSENT:
-                    memcpy(buf, self.stacks.pool + self.stacks.off[a1], k1 * sizeof(int32_t))
-                    buf[k1] = <int32_t>q2
-                    a2 = self._aid(buf, k1 + 1)
+                    a2 = self._stack(-1, a1, 0, k1, q2)
                     dup = False
                     for x in range(shifted.n):
                         if shifted.a[x] == a2:
@@ -384,10 +401,7 @@ cdef class TemplateRuns:
                         q = self.stacks.pool[self.stacks.off[a1] + k1 - n - 1]
                         g = _map_get(&self.goto_map, (q << 32) | lhs)
                         if g != _ABSENT:
-                            memcpy(buf, self.stacks.pool + self.stacks.off[a1],
-                                   (k1 - n) * sizeof(int32_t))
-                            buf[k1 - n] = <int32_t>g
-                            a2 = self._aid(buf, k1 - n + 1)
+                            a2 = self._stack(-1, a1, 0, k1 - n, g)
                             dup = False
                             for x in range(seen.n):
                                 if seen.a[x] == a2:
@@ -417,7 +431,6 @@ cdef class TemplateRuns:
             free(pops.a)
             free(seen.a)
             free(out.a)
-            free(buf)
         _map_set(&self.closure_memo, key, r)
         return r
 
@@ -473,11 +486,9 @@ cdef class TemplateRuns:
         shifted on the stack after reductions, else the waiting items (a result)."""
         cdef _Buf work, seen, waiting
         cdef int64_t a1, f1, k1, q, sp, j, j2, rule, n, lhs, g, a2, fs, x, w, W = self.W
+        cdef bint dup, ok
         if fid < 0:
             raise ValueError("a check without a check set")
-        cdef int32_t *buf = NULL
-        cdef int64_t buf_cap = 0
-        cdef bint dup, ok
         work.a = seen.a = waiting.a = NULL
         work.n = work.cap = seen.n = seen.cap = waiting.n = waiting.cap = 0
         try:
@@ -499,11 +510,6 @@ cdef class TemplateRuns:
                 if ok:
                     return _SUCCESS_ID
                 sp = self._split(q, f1)
-                if buf_cap < k1 + 1:
-                    buf_cap = 2 * (k1 + 1)
-                    buf = <int32_t *>realloc(buf, buf_cap * sizeof(int32_t))
-                    if buf == NULL:
-                        raise MemoryError()
                 for j in range(self.splits.off[sp], self.splits.off[sp + 1], 2):
                     rule = self.splits.pool[j]
                     fs = self.splits.pool[j + 1]
@@ -513,10 +519,7 @@ cdef class TemplateRuns:
                         q = self.stacks.pool[self.stacks.off[a1] + k1 - n - 1]
                         g = _map_get(&self.goto_map, (q << 32) | lhs)
                         if g != _ABSENT:
-                            memcpy(buf, self.stacks.pool + self.stacks.off[a1],
-                                   (k1 - n) * sizeof(int32_t))
-                            buf[k1 - n] = <int32_t>g
-                            a2 = self._aid(buf, k1 - n + 1)
+                            a2 = self._stack(-1, a1, 0, k1 - n, g)
                             dup = False
                             for x in range(0, seen.n, 2):
                                 if seen.a[x] == a2 and seen.a[x + 1] == fs:
@@ -541,7 +544,6 @@ cdef class TemplateRuns:
             free(work.a)
             free(seen.a)
             free(waiting.a)
-            free(buf)
 
     cdef int64_t _pop_waits(self, int64_t cl, int64_t tid, int64_t fid) except -1:
         """``Templates.pop_waits``: the items ``(skip, lhs, terms, F)`` of the pops of
@@ -650,21 +652,11 @@ cdef class TemplateRuns:
     cdef int64_t _run_above(self, int64_t s, int64_t bid, int64_t tid, int64_t fid) except -3:
         """``Templates.run_above``: the run on ``(s,) + B`` as the run on ``B`` whose
         waiting items then read ``s``."""
-        cdef int64_t waits, j, r, k
-        cdef int32_t *buf
+        cdef int64_t waits, j, r
         cdef _Buf parts
         if self.nesting >= 32:                    # Templates.MAX_NESTING
-            k = self.stacks.off[bid + 1] - self.stacks.off[bid]
-            buf = <int32_t *>malloc((k + 1) * sizeof(int32_t))
-            if buf == NULL:
-                raise MemoryError()
-            try:
-                buf[0] = <int32_t>s
-                memcpy(buf + 1, self.stacks.pool + self.stacks.off[bid], k * sizeof(int32_t))
-                j = self._aid(buf, k + 1)
-            finally:
-                free(buf)
-            return self._run(j, tid, fid)
+            return self._run(self._stack(s, bid, 0, self.stacks.off[bid + 1]
+                                         - self.stacks.off[bid], -1), tid, fid)
         waits = self._run(bid, tid, fid)
         if waits == _SUCCESS_ID:
             return _SUCCESS_ID
@@ -702,7 +694,8 @@ cdef class TemplateRuns:
                 if self._tlen(rest) == 0 and fid < 0:
                     return _SUCCESS_ID
                 a2 = self.clos.pool[self.clos.off[cl] + 1 + j]
-                r = self._run_above(s, self._tail_stack(a2), rest, fid)     # A2[1:]
+                r = self._run_above(s, self._stack(-1, a2, 1, self.stacks.off[a2 + 1]
+                                                   - self.stacks.off[a2], -1), rest, fid)
                 if r == _SUCCESS_ID:
                     return _SUCCESS_ID
                 if self.results.off[r + 1] > self.results.off[r]:
@@ -710,18 +703,6 @@ cdef class TemplateRuns:
             return self._merge_range(parts.a, parts.n)
         finally:
             free(parts.a)
-
-    cdef int64_t _tail_stack(self, int64_t aid) except -1:
-        cdef int64_t k = self.stacks.off[aid + 1] - self.stacks.off[aid], r
-        cdef int32_t *buf = <int32_t *>malloc(max(k, 1) * sizeof(int32_t))
-        if buf == NULL:
-            raise MemoryError()
-        try:
-            memcpy(buf, self.stacks.pool + self.stacks.off[aid] + 1, (k - 1) * sizeof(int32_t))
-            r = self._aid(buf, k - 1)
-        finally:
-            free(buf)
-        return r
 
     cpdef int64_t step(self, int64_t iid, int64_t s) except -3:
         """``Templates.step``: item ``iid`` reading stack state ``s``: ``-2`` (success)

@@ -135,9 +135,8 @@ def test_each_state_expands_alike(name, monkeypatch):
                                vocab_index(vocab), vocab, WeightTable(vocab.size))
     # the index keyed as the core keys it, to intern the core's successors alike
     runs = native.module().TemplateRuns(tables.lr, tables.normal_form.accepts_empty)
-    core = native.module().ExpandCore(runs, dwa.templates, dwa._lr_states, dwa.weights,
-                                      dwa.weights.union, dwa.weights.difference,
-                                      EMPTY_ID, dwa.weights.universe_id)
+    core = native.module().ExpandCore(runs, dwa.templates.relevant, dwa.weights, EMPTY_ID,
+                                      dwa.weights.universe_id)
     items = {q: its for q, its in enumerate(dwa.items) if its is not None}
     assert len(items) > 50
     by_key = {core.key_of(its): q for q, its in items.items()}

@@ -82,7 +82,6 @@ class ParserDWA:
         self._native = native.module()
         self._core = None
         self._lr = lr
-        self._lr_states = lr.n_states
         self.init: dict = {}             # lexer config -> (state or -1, weight id)
         #: lexer config -> (base config, weight id of the tokens that differ): the config's
         #: mask is its base's mask (walked from the same stack) without those tokens, united
@@ -197,11 +196,10 @@ class ParserDWA:
         wt = self.weights
         if core is None:
             runs = self._native.TemplateRuns(self._lr, self._accepts_empty)
-            core = self._core = self._native.ExpandCore(
-                runs, self.templates, self._lr_states, wt, wt.union, wt.difference,
-                EMPTY_ID, wt.universe_id)
+            core = self._core = self._native.ExpandCore(runs, self.templates.relevant, wt,
+                                                        EMPTY_ID, wt.universe_id)
         elif core.weights_owner is not wt:      # the token sets were renumbered
-            core.set_weights(wt, wt.union, wt.difference)
+            core.set_weights(wt)
         return core
 
     def state_key(self, items) -> object:
@@ -460,12 +458,10 @@ class ParserDWA:
     def _expand_compiled(self, core, q: int) -> None:
         """:meth:`expand` by the compiled core (``_native.ExpandCore.expand``, the twin of
         :meth:`_index` and :meth:`_edge`): the same edges, default and successors."""
-        items = self.items[q]
-        if type(items) is not CoreItems:
-            if isinstance(items, bytes):
-                items = self.items[q] = unpack_items(items)
-            items = core.key_of(items)
-        dkey, found = core.expand(items)
+        key = self.items[q]
+        if type(key) is not CoreItems:       # made by the Python path, or loaded
+            key = core.key_of(self.state_items(q))
+        dkey, found = core.expand(key)
         dd = -1 if dkey is None else self._intern_key(dkey)
         self.default[q] = (dd, EMPTY_ID) if dd >= 0 else None
         edges: dict = {}
