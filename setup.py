@@ -19,7 +19,8 @@ else:
                    # included by _native.pyx (one extension; listed so that a change
                    # rebuilds it and an sdist carries it)
                    depends=["stackmask/_tables.pxi", "stackmask/_templates.pxi",
-                            "stackmask/_expand.pxi", "stackmask/_branches.pxi"],
+                            "stackmask/_expand.pxi", "stackmask/_branches.pxi",
+                            "stackmask/_load.pxi"],
                    extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
                    optional=True)],
         compiler_directives={"language_level": 3},

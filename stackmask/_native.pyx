@@ -129,7 +129,7 @@ cdef class MaskPath:
         cdef object default = None
         cdef object complete = None
         cdef object below
-        cdef object s
+        cdef object s, t
         cdef type nc = self.node_class
         while q >= 0:
             if q >= PyList_GET_SIZE(trans):
@@ -139,7 +139,10 @@ cdef class MaskPath:
                 s = <object>p if p is not NULL else node.state
             else:
                 s = node.state
-            p = PyDict_GetItem(<object>PyList_GET_ITEM(trans, q), s)
+            t = <object>PyList_GET_ITEM(trans, q)
+            if t is None:            # a loaded state's edges, made on first use
+                t = dwa.state_edges(q)
+            p = PyDict_GetItem(t, s)
             if p is NULL:
                 if complete is None:
                     complete = dwa.complete
@@ -1471,3 +1474,4 @@ include "_tables.pxi"
 include "_templates.pxi"
 include "_expand.pxi"
 include "_branches.pxi"
+include "_load.pxi"

@@ -216,8 +216,41 @@ def test_an_artifact_is_plain_data_and_round_trips(tmp_path):
     assert comp.configs == c.compiled.configs
     assert comp.tables.lr.shift == c.compiled.tables.lr.shift
     assert comp.tables.grammar == c.compiled.tables.grammar
-    assert comp.dwa.trans == c.compiled.dwa.trans and comp.dwa.init == c.compiled.dwa.init
-    assert decode_artifact(encode_artifact(comp)).dwa.trans == comp.dwa.trans
+    # a loaded automaton's complete states keep their edges in the arrays until read
+    assert all(t is None for t, done in zip(comp.dwa.trans, comp.dwa.complete) if done)
+    assert [comp.dwa.state_edges(q) for q in range(len(comp.dwa.trans))] == c.compiled.dwa.trans
+    assert comp.dwa.init == c.compiled.dwa.init
+    again = decode_artifact(encode_artifact(comp)).dwa
+    again.materialize()
+    assert again.trans == comp.dwa.trans and again.edge_arrays is None
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_loaded_edges_are_made_on_first_read(tmp_path, monkeypatch, pure):
+    """Compiled and pure-Python edge arrays (``dwa_data.EdgeArrays``) give every state
+    the edges the compile made; ``materialize`` with a deadline stops part way, and
+    masks of a loaded constraint whose states were not made at load equal the
+    compiled constraint's."""
+    import time as _time
+    if pure:
+        monkeypatch.setenv("STACKMASK_PURE_PYTHON", "1")
+    v = small_vocab()
+    c = Constraint(JSON, v, cache_dir=tmp_path)
+    monkeypatch.setattr("stackmask.compile.EDGES_AHEAD_S", 0.0)   # nothing made at load
+    d = Constraint(JSON, v, cache_dir=tmp_path)
+    assert d.loaded_from_cache
+    dwa = d.compiled.dwa
+    assert (type(dwa.edge_arrays).__module__ == "stackmask.compile.dwa_data") == pure
+    s1, s2 = c.start(), d.start()
+    for b in [b'{"a"', b': [1', b', 2.5e3', b', "x\\u00e9"', b']}']:
+        assert np.array_equal(c.get_mask(s1), d.get_mask(s2))
+        s1, s2 = c.commit_bytes(s1, b), d.commit_bytes(s2, b)
+    assert np.array_equal(c.get_mask(s1), d.get_mask(s2))
+    if all(t is not None for t in dwa.trans):     # (the masks ahead read them all)
+        dwa.trans[-1] = None
+    assert not dwa.materialize(_time.perf_counter() - 1) and dwa.edge_arrays is not None
+    assert dwa.materialize() and dwa.edge_arrays is None
+    assert dwa.trans == c.compiled.dwa.trans
 
 
 def test_cache_disabled_writes_nothing(tmp_path, monkeypatch):
@@ -381,8 +414,8 @@ def test_writer_killed_mid_write_leaves_no_artifact_and_its_temp_is_cleaned(tmp_
 
 def _weights_referenced(dwa) -> set:
     used = {0, 1, dwa.eos_weight}
-    for t in dwa.trans:
-        used.update(w for _, w in (t or {}).values())
+    for q in range(len(dwa.trans)):
+        used.update(w for _, w in dwa.state_edges(q).values())
     used.update(d[1] for d in dwa.default if d)
     used.update(w for _, w in list(dwa.init.values()) + list(dwa.pair_init.values()))
     used.update(w for _, w in dwa.init_base.values())

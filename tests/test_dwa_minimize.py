@@ -62,6 +62,9 @@ class _D:
         self.trans, self.default, self.init = trans, default, init
         self.pair_init = pair_init or {}
 
+    def state_edges(self, q):
+        return self.trans[q]
+
 
 def test_depth_and_successors():
     items, trans, default, complete = _auto()

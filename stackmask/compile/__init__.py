@@ -136,6 +136,11 @@ def counting_band(vocab) -> int:
     return max(MIN_BAND, vocab.max_token_bytes + 1)
 
 
+#: after loading an artifact, its automaton's edges are made into dicts for this long
+#: (states in order: the shallow ones first); the others' when a mask first reads them
+EDGES_AHEAD_S = 0.1
+
+
 def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
                        progress: bool = True, mode: str = "eager",
                        budget_s: float | None = None, limits: Limits | None = None,
@@ -168,6 +173,8 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
             scanner.import_configs(comp.configs)
             scanner.bind_aliases(comp.dwa.alias)
             comp.dwa.mark_loaded()
+            # the first states' edges made now, the rest when a mask first reads them
+            comp.dwa.materialize(time.perf_counter() + EDGES_AHEAD_S)
             comp.stats["load_s"] = time.perf_counter() - t0
             comp.stats["artifact"] = str(path)
             comp.dwa.set_limits(limits.max_automaton_states, memo_bytes, limits.max_token_sequences)

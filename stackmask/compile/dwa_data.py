@@ -13,6 +13,7 @@ import marshal
 
 import numpy as np
 
+from .. import native
 from ..plain import Codec
 
 
@@ -81,13 +82,7 @@ def load_data(dwa, data: dict) -> dict:
     raises ``ValueError``, ``KeyError`` or ``TypeError``). Returns the state index
     (item-set digest -> state) for the automaton to keep."""
     n = int(data["n_states"])
-    offsets = data["offsets"].tolist()
-    if len(offsets) != n + 1 or offsets[0] != 0:
-        raise ValueError("bad automaton edge offsets")
-    sym, dst, wid = (data[k].tolist() for k in ("sym", "dst", "wid"))
-    edges = list(zip(sym, zip(dst, wid)))
-    # most states of a partial automaton have no edge yet: no slicing for those
-    dwa.trans = [dict(edges[a:b]) if b > a else {} for a, b in zip(offsets, offsets[1:])]
+    arrays = check_edge_arrays(n, data["offsets"], data["sym"], data["dst"], data["wid"])
     dd, dw = data["default_dst"].tolist(), data["default_wid"].tolist()
     dwa.default = [(d, w) if h else None
                    for h, d, w in zip(data["has_default"].tolist(), dd, dw)]
@@ -95,6 +90,12 @@ def load_data(dwa, data: dict) -> dict:
     dwa.items = list(data["items"])
     if not (len(dwa.default) == len(dwa.complete) == len(dwa.items) == n):
         raise ValueError("automaton arrays of different lengths")
+    # complete states keep their edges in the arrays until a walk first reads them
+    # (ParserDWA.state_edges): a large automaton's millions of edges are not all made
+    # into dicts at load; states not complete get theirs now (first uses add to them)
+    edges = edge_arrays(*arrays)
+    dwa.trans = [None if done else edges.state(q) for q, done in enumerate(dwa.complete)]
+    dwa.edge_arrays = edges
     digests = data["digests"]
     index = dict(zip([digests[i:i + 16] for i in range(0, len(digests), 16)],
                      data["digest_states"].tolist()))
@@ -134,6 +135,49 @@ def load_data(dwa, data: dict) -> dict:
     dwa.budget_exhausted = bool(data["budget_exhausted"])
     dwa.budget_used_up = data["budget_used_up"]
     return index
+
+
+def check_edge_arrays(n: int, offsets, sym, dst, wid) -> tuple:
+    """``(offsets, sym, dst, wid)`` of :func:`to_data` for ``n`` states, checked: of the
+    kinds written (int64 offsets, int32 edges), C-contiguous, offsets ascending from 0
+    to the number of edges. Anything else raises ``ValueError`` or ``TypeError``."""
+    if not all(isinstance(a, np.ndarray) and a.ndim == 1 for a in (offsets, sym, dst, wid)):
+        raise TypeError("automaton edge arrays of the wrong kind")
+    if offsets.dtype != np.int64 or any(a.dtype != np.int32 for a in (sym, dst, wid)):
+        raise TypeError("automaton edge arrays of the wrong kind")
+    m = len(sym)
+    if len(offsets) != n + 1 or len(dst) != m or len(wid) != m or offsets[0] != 0 \
+            or offsets[-1] != m or (np.diff(offsets) < 0).any():
+        raise ValueError("bad automaton edge offsets")
+    return tuple(np.ascontiguousarray(a) for a in (offsets, sym, dst, wid))
+
+
+class EdgeArrays:
+    """An automaton's edges as :func:`to_data` stores them, read one state at a time:
+    ``state(q)`` is a new dict ``{stack state: (next state, token set id)}``. The
+    reference of the compiled ``_native.EdgeArrays`` (its pairs and dicts are not
+    tracked by the garbage collector)."""
+
+    __slots__ = ("offsets", "sym", "dst", "wid", "n_states")
+
+    def __init__(self, offsets, sym, dst, wid):
+        self.offsets, self.sym, self.dst, self.wid = offsets, sym, dst, wid
+        self.n_states = len(offsets) - 1
+
+    def state(self, q: int) -> dict:
+        if not 0 <= q < self.n_states:
+            raise IndexError(q)
+        a, b = int(self.offsets[q]), int(self.offsets[q + 1])
+        return dict(zip(self.sym[a:b].tolist(), zip(self.dst[a:b].tolist(),
+                                                     self.wid[a:b].tolist())))
+
+
+def edge_arrays(offsets, sym, dst, wid):
+    """The edges of checked arrays (:func:`check_edge_arrays`): compiled where the
+    extension is available, else :class:`EdgeArrays`."""
+    nat = native.module()
+    cls = EdgeArrays if nat is None else nat.EdgeArrays
+    return cls(offsets, sym, dst, wid)
 
 
 _ITEMS = Codec()

@@ -14,14 +14,13 @@ STOP = (-1, EMPTY_ID)   # an edge that ends the walk (stored where the default e
 
 def successors(dwa, q: int) -> set:
     """The states ``q``'s edges (default included) lead to."""
-    return _succ(dwa.trans, dwa.default, q)
+    return _succ(dwa.state_edges(q), dwa.default[q])
 
 
-def _succ(trans: list, default: list, q: int) -> set:
-    out = {d for d, _ in trans[q].values() if d >= 0}
-    d = default[q]
-    if d is not None and d[0] >= 0:
-        out.add(d[0])
+def _succ(edges: dict, default) -> set:
+    out = {d for d, _ in edges.values() if d >= 0}
+    if default is not None and default[0] >= 0:
+        out.add(default[0])
     return out
 
 
@@ -47,7 +46,7 @@ def minimize(items: list, trans: list, default: list, complete: list):
     complete)`` with ``new`` mapping each old state to its new one (-1: gives nothing),
     or None for a cyclic automaton."""
     n = len(trans)
-    order = topological_order(range(n), [_succ(trans, default, q) for q in range(n)])
+    order = topological_order(range(n), [_succ(trans[q], default[q]) for q in range(n)])
     if order is None:
         return None
     cls = [-1] * n               # state -> class (-1: gives nothing)

@@ -62,7 +62,8 @@ class ParserDWA:
 
     ``trans[q]`` maps a stack state id to ``(next state or -1, weight id)``; ``default[q]``
     is the else-edge (or None). ``-1`` as next state means "nothing left to decide".
-    ``trans[q] is None`` for a state not expanded yet (:meth:`expand`).
+    ``trans[q] is None`` for a complete state of a loaded automaton whose edges are
+    still in the artifact's arrays: read them with :meth:`state_edges`.
     """
 
     def __init__(self, lr: LRTables, accepts_empty: bool, weights: WeightTable):
@@ -71,7 +72,10 @@ class ParserDWA:
         self.templates = Templates(lr, accepts_empty)    # the symbolic runs and their memos
         # the automaton
         self.items: list = []            # state -> tuple of (item, weight id); None once released
-        self.trans: list = []            # state -> dict symbol -> (dst, wid)
+        self.trans: list = []            # state -> dict symbol -> (dst, wid), or None
+        #: a loaded automaton's edges as the artifact stores them (``dwa_data.EdgeArrays``):
+        #: the states whose ``trans`` entry is None read theirs from here
+        self.edge_arrays = None
         self.default: list = []          # state -> (dst, wid) or None
         self.complete: list = []         # state -> all edges computed (else: computed on use)
         self._groups: list = []          # state -> item index for computing edges
@@ -232,6 +236,36 @@ class ParserDWA:
             items = self.items[q] = unpack_items(items)
         return items
 
+    def state_edges(self, q: int) -> dict:
+        """State ``q``'s edges ``{stack state: (next state or -1, weight id)}`` (the
+        default edge apart). A loaded automaton makes a complete state's dict from the
+        artifact's arrays when first asked (two threads asking at once make equal ones;
+        the arrays are read before the entry: :meth:`materialize` drops them only once
+        every entry is made)."""
+        arrays = self.edge_arrays
+        t = self.trans[q]
+        if t is None:
+            t = self.trans[q] = arrays.state(q)
+        return t
+
+    def materialize(self, deadline: float | None = None) -> bool:
+        """Every state's edges as a dict, in state order (breadth first from the
+        starts, as states were made), until ``time.perf_counter()`` passes ``deadline``
+        (None: all, before an operation on the whole automaton: minimization,
+        compaction, writing it). Returns whether all are."""
+        if self.edge_arrays is None:
+            return True
+        trans, state = self.trans, self.edge_arrays.state
+        made = 0
+        for q, t in enumerate(trans):
+            if t is None:
+                if deadline is not None and not made & 63 and time.perf_counter() > deadline:
+                    return False
+                trans[q] = state(q)
+                made += 1
+        self.edge_arrays = None
+        return True
+
     def _drop_core(self) -> None:
         """Stop using the compiled core: the states it made get their items as pairs."""
         core = self._core
@@ -368,7 +402,7 @@ class ParserDWA:
         """The edge of state ``q`` on stack state ``s`` (computed on first use; thread-safe).
         Returns ``(dst or -1, weight id)`` or None (the walk stops)."""
         with self.lock:
-            t = self.trans[q]
+            t = self.state_edges(q)
             e = t.get(s)
             if e is not None or (self.complete[q] and s in t):
                 return e
@@ -574,6 +608,7 @@ class ParserDWA:
         are), so saving after use costs what was added, not the whole automaton."""
         with self.lock:
             self.end_restricting()
+            self.materialize()
             dropped, self._ids = dwa_compact.compact_weights(
                 self, self._ids, self._digest_ids, self._loaded or (0, 0))
             self._groups = [None] * len(self.items)     # hold weight ids
@@ -610,6 +645,7 @@ class ParserDWA:
         automaton no runtime walks yet."""
         with self.lock:
             self.end_restricting()
+            self.materialize()
             r = dwa_minimize.minimize(self.items, self.trans, self.default, self.complete)
             if r is None:
                 return 0
@@ -629,6 +665,7 @@ class ParserDWA:
     def to_data(self) -> dict:
         """The automaton as plain data (:func:`.dwa_data.to_data`). Take it under the
         lock when other threads may use the automaton."""
+        self.materialize()
         return dwa_data.to_data(self, self._digest_keys())
 
     @classmethod
@@ -644,7 +681,8 @@ class ParserDWA:
     # -- reports -----------------------------------------------------------------------
     def stats(self) -> dict:
         n = len(self.trans)
-        edges = sum(len(t) for t in self.trans if t is not None)
+        self.materialize()
+        edges = sum(len(t) for t in self.trans)
         depth, acyclic = dwa_minimize.depth(self)
         return {"configs": len(self.init), "states": n, "complete_states": sum(self.complete),
                 "budget_exhausted": self.budget_exhausted,

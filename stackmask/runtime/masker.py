@@ -242,6 +242,7 @@ class Masker:
         cap = min(self.PREFILL_BYTES, self.cache_bytes // 4) // (self.n_words * 4)
         deadline = time.perf_counter() + self.PREFILL_S
         trans, default, complete = dwa.trans, dwa.default, dwa.complete
+        edges_of = dwa.state_edges           # a loaded state's edges, made on first use
         if not any(complete):
             return 0
         memo = self.memo
@@ -279,7 +280,9 @@ class Masker:
             for q, key in level:
                 if not complete[q]:
                     continue
-                edges = set(trans[q].values())
+                if time.perf_counter() > deadline:     # (memo hits take no time check)
+                    return added
+                edges = set((trans[q] or edges_of(q)).values())
                 if default[q] is not None:
                     edges.add(default[q])
                 for q2, w in edges:
@@ -302,6 +305,7 @@ class Masker:
         Returns the number of masks computed."""
         dwa = self.dwa
         trans, default, complete = dwa.trans, dwa.default, dwa.complete
+        edges_of = dwa.state_edges           # a loaded state's edges, made on first use
         memo = self.memo
         added = 0
 
@@ -310,7 +314,7 @@ class Masker:
             or None where the walk stops (or would compile)."""
             if q < 0 or not complete[q]:
                 return None
-            e = None if s is None else trans[q].get(s)
+            e = None if s is None else (trans[q] or edges_of(q)).get(s)
             return default[q] if e is None else e
 
         def grow(k: frozenset, w: int) -> frozenset:
@@ -345,6 +349,8 @@ class Masker:
         while level:
             nxt = []
             for r, wid, q_own, q_base, k_own, k_base in level:
+                if time.perf_counter() > deadline:     # (memo hits take no time check)
+                    return added
                 # the key mask() makes (a restricted start, own or the base's: its
                 # template's walk without the tokens left out)
                 key = _restricted(r[0], k_own) | {(wid, _restricted(r[1], k_base))}
@@ -353,7 +359,7 @@ class Masker:
                 syms = {None}
                 for q in (q_own, q_base):
                     if q >= 0 and complete[q]:
-                        syms.update(trans[q])
+                        syms.update(trans[q] or edges_of(q))
                 for s in syms:
                     a, b = step(q_own, s), step(q_base, s)
                     if a is None and b is None:
@@ -384,6 +390,7 @@ class Masker:
                 return r
         dwa = self.dwa
         trans, default, complete = dwa.trans, dwa.default, dwa.complete
+        edges_of = dwa.state_edges           # a loaded state's edges, made on first use
         limit = self.WALK_MEMO_ENTRIES
         done: dict = {}          # (q, node) -> weights met, for the parts of this call
         waiting: dict = {}       # (q, node) -> (weights met above its parts below, parts)
@@ -405,7 +412,7 @@ class Masker:
                 if groups is None:
                     groups = n1.link_groups = _link_groups(n1.links)
                 for s, nodes in groups:      # the links read alike while their states are
-                    e = trans[q1].get(s)     # equal (a dense GSS: ~50 links, ~2 states)
+                    e = (trans[q1] or edges_of(q1)).get(s)     # equal (a dense GSS: ~50 links, ~2 states)
                     if e is None:
                         e = default[q1] if complete[q1] else dwa.edge(q1, s)
                         if e is None:
@@ -429,7 +436,7 @@ class Masker:
                                         kids.append((q3, nd))
                                 break
                             nd = below
-                            e = trans[q3].get(nd.state)
+                            e = (trans[q3] or edges_of(q3)).get(nd.state)
                             if e is None:
                                 e = default[q3] if complete[q3] else dwa.edge(q3, nd.state)
                                 if e is None:
@@ -557,9 +564,9 @@ class Masker:
         q, w = e
         outs = {w} if w else set()
         add = outs.add
-        trans = dwa.trans
+        trans, edges_of = dwa.trans, dwa.state_edges
         while q >= 0:            # one path: one link per node
-            e = trans[q].get(node.state)
+            e = (trans[q] or edges_of(q)).get(node.state)
             if e is None:
                 e = dwa.default[q] if dwa.complete[q] else dwa.edge(q, node.state)
                 if e is None:

@@ -15,6 +15,7 @@ from typing import Iterable, Union
 import numpy as np
 from pyroaring import BitMap, FrozenBitMap
 
+from .. import native
 from ..memo import Memo
 
 __all__ = [
@@ -70,8 +71,16 @@ def _canonical(bm: WeightLike) -> FrozenBitMap:
     return FrozenBitMap(bm) if isinstance(bm, (BitMap, FrozenBitMap)) else as_frozen(bm)
 
 
-def mask_from_bitmap(bm: WeightLike, n_bits: int) -> np.ndarray:
+_RESOLVE = object()
+
+
+def mask_from_bitmap(bm: WeightLike, n_bits: int, compiled=_RESOLVE) -> np.ndarray:
     """Dense packed mask (int32 words, bit ``i % 32`` of word ``i // 32``) of a token set.
+
+    Compiled (``_native.roaring_dense``; ``compiled``: the module, None for the
+    pure-Python path, by default :func:`stackmask.native.module`): the set's portable
+    serialization decoded container by container. The pure-Python path below is the
+    reference.
 
     Ids ``>= n_bits`` raise ValueError (a weight must fit the mask width). Small sets
     scatter their ids' bits; large ones decode the roaring portable serialization
@@ -87,6 +96,12 @@ def mask_from_bitmap(bm: WeightLike, n_bits: int) -> np.ndarray:
     if bm.max() >= n_bits:
         raise ValueError(f"token id {bm.max()} does not fit a mask of {n_bits} bits")
     n = len(bm)
+    if compiled is _RESOLVE:
+        compiled = native.module()
+    if compiled is not None:
+        out = np.zeros(nw, dtype=np.int32)
+        compiled.roaring_dense(bm.serialize(), out.view(np.uint32))
+        return out
     out = _mask_by_pattern(bm, n_bits)
     if out is not None:
         return out
@@ -95,7 +110,7 @@ def mask_from_bitmap(bm: WeightLike, n_bits: int) -> np.ndarray:
         # missing ids are cheaper to scatter than the set's containers to decode
         universe = BitMap()
         universe.add_range(0, n_bits)
-        out = ~mask_from_bitmap(universe - bm, n_bits)
+        out = ~mask_from_bitmap(universe - bm, n_bits, None)
         if n_bits & 31:
             out[-1] &= np.int32((1 << (n_bits & 31)) - 1)     # no bits past n_bits
         return out
@@ -256,7 +271,7 @@ class WeightTable:
     """
 
     __slots__ = ("n_tokens", "_sets", "_ids", "_dense", "_and", "_or", "_sub", "_blob", "_offsets",
-                 "_dense_old", "_cache_bytes", "_base", "_delta")
+                 "_dense_old", "_cache_bytes", "_base", "_delta", "_nat")
 
     #: a delta is stored when it is at most this fraction of the set's own serialization
     DELTA_RATIO = 0.5
@@ -285,6 +300,7 @@ class WeightTable:
         self._sub: dict[tuple[int, int], int] = Memo()
         self._dense_old: dict = Memo()
         self._cache_bytes: int | None = None             # None: memos unbounded (compile)
+        self._nat = native.module()                      # dense masks compiled, or None
         self.intern(FrozenBitMap())                      # EMPTY_ID == 0
         u = BitMap()
         if self.n_tokens:
@@ -326,6 +342,7 @@ class WeightTable:
         """The table of :meth:`to_data`. A base must precede the set stored against it
         (so decoding always ends); malformed data raises ``ValueError``."""
         t = cls.__new__(cls)
+        t._nat = native.module()
         t.n_tokens = int(data["n_tokens"])
         t._blob = bytes(data["blob"])
         t._offsets = np.asarray(data["offsets"], dtype=np.int64)
@@ -446,6 +463,7 @@ class WeightTable:
         t._or = Memo()
         t._sub = Memo()
         t._cache_bytes = self._cache_bytes
+        t._nat = self._nat
         return t, new_id
 
     def get(self, wid: int) -> FrozenBitMap:
@@ -525,7 +543,7 @@ class WeightTable:
         nb = self.n_tokens if n_bits is None else int(n_bits)
         d = self.cached_dense(wid, nb)
         if d is None:
-            d = mask_from_bitmap(self._get(wid), nb)
+            d = mask_from_bitmap(self._get(wid), nb, self._nat)
             d.flags.writeable = False
             self._keep_dense((wid, nb), d)
         return d

@@ -1,0 +1,144 @@
+"""Compiled loading helpers (``stackmask/_load.pxi``) equal their pure-Python references.
+
+``roaring_dense`` (token sets made dense) against ``mask_from_bitmap``'s Python path, on
+random sets of every container kind and mask width, and on malformed serializations
+(an error, never a crash or a write out of bounds); ``EdgeArrays`` (a loaded automaton's
+edges, one state at a time) against ``dwa_data.EdgeArrays``, and the checks of
+``dwa_data.check_edge_arrays``.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pyroaring import BitMap
+
+from stackmask import native
+from stackmask.compile import dwa_data
+from stackmask.wfa.weights import mask_from_bitmap
+
+pytestmark = pytest.mark.usefixtures("needs_native")
+
+WIDTHS = (1, 31, 32, 33, 4096, 65535, 65536, 65537, 151665, 200000)
+
+
+@st.composite
+def token_sets(draw):
+    n_bits = draw(st.sampled_from(WIDTHS))
+    bm = BitMap()
+    for _ in range(draw(st.integers(0, 5))):
+        kind = draw(st.sampled_from(["range", "scatter", "one"]))
+        lo = draw(st.integers(0, n_bits - 1))
+        if kind == "range":                  # run or bitmap containers
+            bm.add_range(lo, draw(st.integers(lo, n_bits)))
+        elif kind == "scatter":              # array or bitmap containers
+            rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+            bm.update(rng.integers(0, n_bits, draw(st.integers(0, 9000))).tolist())
+        else:
+            bm.add(lo)
+    if draw(st.booleans()):
+        bm.run_optimize()
+    return bm, n_bits
+
+
+@settings(max_examples=300, deadline=None)
+@given(token_sets())
+def test_dense_equals_the_python_path(case):
+    bm, n_bits = case
+    words = (n_bits + 31) // 32
+    out = np.zeros(words, dtype=np.uint32)
+    native.module().roaring_dense(bm.serialize(), out)
+    ref = mask_from_bitmap(bm, n_bits, None)
+    assert np.array_equal(out.view(np.int32), ref)
+    assert np.array_equal(mask_from_bitmap(bm, n_bits), ref)     # the default: compiled
+
+
+def test_dense_rejects_ids_past_the_mask_and_malformed_data():
+    nat = native.module()
+    for bm in (BitMap([100]), BitMap(range(90, 200)), BitMap(range(0, 70000, 2))):
+        with pytest.raises(ValueError, match="does not fit"):
+            nat.roaring_dense(bm.serialize(), np.zeros(3, dtype=np.uint32))
+    good = BitMap(range(0, 70000, 3))
+    good.add_range(100000, 120000)
+    data = good.serialize()
+    for bad in (b"", b"\x00\x01", b"junkjunkjunk", data[:len(data) // 2], data[:9]):
+        with pytest.raises(ValueError):
+            nat.roaring_dense(bad, np.zeros(5000, dtype=np.uint32))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200), st.integers(0, 40))
+def test_dense_of_random_bytes_raises_or_stays_in_bounds(data, words):
+    """Garbage in: ValueError or bits within the buffer, never a write past it."""
+    guard = np.full(words + 8, 0x5A5A5A5A, dtype=np.uint32)
+    out = guard[:words]
+    out[:] = 0
+    try:
+        native.module().roaring_dense(data, out)
+    except ValueError:
+        pass
+    assert (guard[words:] == 0x5A5A5A5A).all()
+
+
+@st.composite
+def edge_arrays(draw):
+    n = draw(st.integers(1, 40))
+    lens = draw(st.lists(st.integers(0, 12), min_size=n, max_size=n))
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    m = int(offsets[-1])
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    sym = np.concatenate([rng.choice(5000, k, replace=False) for k in lens] or
+                         [np.zeros(0)]).astype(np.int32)
+    dst = rng.integers(-1, n, m).astype(np.int32)
+    wid = rng.choice([0, 1, 2, 7, 300, 70000], m).astype(np.int32)
+    return n, offsets, sym, dst, wid
+
+
+@settings(max_examples=200, deadline=None)
+@given(edge_arrays())
+def test_edge_arrays_equal_the_reference(case):
+    n, *arrays = case
+    arrays = dwa_data.check_edge_arrays(n, *arrays)
+    fast = native.module().EdgeArrays(*arrays)
+    ref = dwa_data.EdgeArrays(*arrays)
+    for q in range(n):
+        t = fast.state(q)
+        assert t == ref.state(q)
+        assert not gc.is_tracked(t) and not any(gc.is_tracked(e) for e in t.values())
+    for q in (-1, n):
+        for a in (fast, ref):
+            with pytest.raises(IndexError):
+                a.state(q)
+
+
+def test_edge_dicts_are_tracked_again_when_given_an_object():
+    """An untracked dict of ints is tracked again when a tracked object is put in it
+    (CPython's rule): untracking cannot hide a cycle made later."""
+    arrays = dwa_data.check_edge_arrays(1, np.array([0, 1], dtype=np.int64),
+                                        *(np.array([v], dtype=np.int32) for v in (3, 0, 5)))
+    t = native.module().EdgeArrays(*arrays).state(0)
+    assert not gc.is_tracked(t)
+    t[4] = [t]
+    assert gc.is_tracked(t)
+
+
+def test_edge_array_checks():
+    i64, i32 = np.int64, np.int32
+    ok = (np.array([0, 1, 3], dtype=i64),) + tuple(np.arange(3, dtype=i32) for _ in range(3))
+    assert len(dwa_data.check_edge_arrays(2, *ok)) == 4
+    with pytest.raises(TypeError):
+        dwa_data.check_edge_arrays(2, ok[0].astype(i32), *ok[1:])
+    with pytest.raises(TypeError):
+        dwa_data.check_edge_arrays(2, ok[0], ok[1].astype(i64), *ok[2:])
+    with pytest.raises(TypeError):
+        dwa_data.check_edge_arrays(2, [0, 1, 3], *ok[1:])
+    for offsets in ([0, 2, 1], [1, 1, 3], [0, 1, 4], [0, 1], [0, 1, 2, 3]):
+        with pytest.raises(ValueError):
+            dwa_data.check_edge_arrays(2, np.array(offsets, dtype=i64), *ok[1:])
+    with pytest.raises(ValueError):
+        dwa_data.check_edge_arrays(2, ok[0], ok[1], ok[2][:2], ok[3])
