@@ -532,6 +532,13 @@ def test_minimized_automaton_walks_like_the_compiled_one(name, partial, qwen_voc
             dwa.complete[q] = False
             dwa.default[q] = None
     small = plain_copy(dwa, tables)
+    from stackmask import native
+    from stackmask.compile import dwa_minimize
+    if native.module() is not None:        # the compiled minimization is the same
+        small.materialize()
+        lists = (small.items, small.trans, small.default, small.complete)
+        assert (dwa_minimize.minimize(*lists, native.module())
+                == dwa_minimize.minimize(*lists, None))
     merged = small.minimize()
     assert merged > 0 and len(small.trans) == len(dwa.trans) - merged
     if not partial:

@@ -24,7 +24,7 @@ def _succ(edges: dict, default) -> set:
     return out
 
 
-def minimize(items: list, trans: list, default: list, complete: list):
+def minimize(items: list, trans: list, default: list, complete: list, compiled=None):
     """Merge the states that give every stack the same tokens.
 
     A walk unites the weights of the edges it takes and ends where there is no
@@ -38,20 +38,29 @@ def minimize(items: list, trans: list, default: list, complete: list):
     the same as no edge where there is no default edge). A state that can give no
     token on any stack becomes -1, so walks end there. A state not compiled yet is
     a class of its own (its missing edges are unknown), and so are the states
-    leading to different ones. The states are renumbered in their old order; the
-    state index maps the item sets of merged states to the state they merged into
-    (the same masks on every stack). A cyclic automaton is left as it is.
+    leading to different ones. The classes are numbered in the order of their lowest
+    states (which give their items): the result does not depend on the order the
+    states were visited in. The state index maps the item sets of merged states to the
+    state they merged into (the same masks on every stack). A cyclic automaton is left
+    as it is.
 
     The automaton's lists in, its minimized lists out: ``(new, items, trans, default,
     complete)`` with ``new`` mapping each old state to its new one (-1: gives nothing),
-    or None for a cyclic automaton."""
+    or None for a cyclic automaton. ``compiled``: the compiled module
+    (``_native.minimize_edges``, the twin of what follows), or None for this one."""
+    if compiled is not None:
+        r = compiled.minimize_edges(trans, default, complete)
+        if r is None:
+            return None
+        new, reps, trans2, default2 = r
+        return new, [items[q] for q in reps], trans2, default2, [complete[q] for q in reps]
     n = len(trans)
     order = topological_order(range(n), [_succ(trans[q], default[q]) for q in range(n)])
     if order is None:
         return None
     cls = [-1] * n               # state -> class (-1: gives nothing)
     sigs: dict = {}
-    reps: list = []              # class -> (its first state, its signature or None)
+    reps: list = []              # class -> (its lowest state, its signature or None)
 
     def edge(e):
         d, w = e
@@ -78,6 +87,8 @@ def minimize(items: list, trans: list, default: list, complete: list):
             c = sigs.get(sig)
             if c is not None:
                 cls[q] = c
+                if q < reps[c][0]:
+                    reps[c] = (q, sig)
                 continue
             sigs[sig] = len(reps)
         cls[q] = len(reps)

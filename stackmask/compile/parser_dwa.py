@@ -646,7 +646,8 @@ class ParserDWA:
         with self.lock:
             self.end_restricting()
             self.materialize()
-            r = dwa_minimize.minimize(self.items, self.trans, self.default, self.complete)
+            r = dwa_minimize.minimize(self.items, self.trans, self.default, self.complete,
+                                      self._native)
             if r is None:
                 return 0
             n = len(self.items)
