@@ -1,7 +1,7 @@
 # Included by _native.pyx (one extension): int64 hash tables and growable arrays shared by
 # the compiled construction (_templates.pxi, _expand.pxi, _branches.pxi).
 
-from libc.stdint cimport INT64_MIN
+from libc.stdint cimport INT64_MIN, INT32_MIN, INT32_MAX
 
 cdef int64_t _ABSENT = INT64_MIN
 cdef int64_t _SUCCESS_ID = -2      # a step result: the run succeeded
@@ -92,6 +92,110 @@ cdef int _map_set(_Map *m, int64_t key, int64_t val) except -1:
 cdef int _map_clear(_Map *m, int64_t cap) except -1:
     _map_free(m)
     return _map_init(m, cap)
+
+
+cdef struct _Rows:
+    # per row (an int id >= 0): a small open-addressing table int32 key (>= 0) -> int32
+    # value, its pairs side by side (a row's lookups stay in a cache line or two, where
+    # one table keyed by (row, key) pairs puts every lookup on a line of its own)
+    int32_t **kv        # per row: 2 * cap int32 (key, value); key -1 free; NULL: empty
+    int32_t *cap        # per row: its capacity (a power of two, or 0)
+    int32_t *cnt        # per row: its entries
+    int64_t n_rows      # rows allocated
+    int64_t total       # entries in all rows
+
+
+cdef int _rows_init(_Rows *r) except -1:
+    r.kv = NULL
+    r.cap = r.cnt = NULL
+    r.n_rows = r.total = 0
+    return 0
+
+
+cdef void _rows_free(_Rows *r) noexcept:
+    cdef int64_t i
+    for i in range(r.n_rows):
+        free(r.kv[i])
+    free(r.kv)
+    free(r.cap)
+    free(r.cnt)
+    r.kv = NULL
+    r.cap = r.cnt = NULL
+    r.n_rows = r.total = 0
+
+
+cdef inline int64_t _rows_get(_Rows *r, int64_t row, int32_t key) noexcept nogil:
+    """The value of ``key`` in row ``row``, or ``_ABSENT``."""
+    cdef uint32_t m, j
+    cdef int32_t *kv
+    cdef int32_t k
+    if row >= r.n_rows or r.cap[row] == 0:
+        return _ABSENT
+    kv = r.kv[row]
+    m = <uint32_t>r.cap[row] - 1
+    j = (<uint32_t>key * 2654435761u) & m
+    while True:
+        k = kv[2 * j]
+        if k == key:
+            return kv[2 * j + 1]
+        if k == -1:
+            return _ABSENT
+        j = (j + 1) & m
+
+
+cdef int _rows_set(_Rows *r, int64_t row, int32_t key, int64_t val) except -1:
+    """Set ``key`` to ``val`` (an int32) in row ``row`` (rows grow as needed)."""
+    cdef int64_t n, i, c, old_c
+    cdef uint32_t m, j
+    cdef int32_t *kv
+    cdef int32_t *old
+    if val < INT32_MIN or val > INT32_MAX:
+        raise OverflowError("a memo value does not fit 32 bits")
+    if row >= r.n_rows:
+        n = max(row + 1, 2 * r.n_rows, 1024)
+        r.kv = <int32_t **>_grow(r.kv, r.n_rows, n, sizeof(int32_t *))
+        r.cap = <int32_t *>_grow(r.cap, r.n_rows, n, sizeof(int32_t))
+        r.cnt = <int32_t *>_grow(r.cnt, r.n_rows, n, sizeof(int32_t))
+        r.n_rows = n
+    if 2 * (r.cnt[row] + 1) > r.cap[row]:
+        old_c = r.cap[row]
+        old = r.kv[row]
+        c = max(4, 2 * old_c)
+        kv = <int32_t *>malloc(2 * c * sizeof(int32_t))
+        if kv == NULL:
+            raise MemoryError()
+        memset(kv, 0xff, 2 * c * sizeof(int32_t))
+        m = <uint32_t>c - 1
+        for i in range(old_c):
+            if old[2 * i] != -1:
+                j = (<uint32_t>old[2 * i] * 2654435761u) & m
+                while kv[2 * j] != -1:
+                    j = (j + 1) & m
+                kv[2 * j] = old[2 * i]
+                kv[2 * j + 1] = old[2 * i + 1]
+        free(old)
+        r.kv[row] = kv
+        r.cap[row] = <int32_t>c
+    kv = r.kv[row]
+    m = <uint32_t>r.cap[row] - 1
+    j = (<uint32_t>key * 2654435761u) & m
+    while kv[2 * j] != -1 and kv[2 * j] != key:
+        j = (j + 1) & m
+    if kv[2 * j] == -1:
+        r.cnt[row] += 1
+        r.total += 1
+    kv[2 * j] = key
+    kv[2 * j + 1] = <int32_t>val
+    return 0
+
+
+cdef void *_grow(void *p, int64_t n, int64_t n2, size_t size) except NULL:
+    """``p`` (``n`` elements of ``size`` bytes) reallocated to ``n2``, the new ones zero."""
+    cdef char *q = <char *>realloc(p, max(n2, 1) * size)
+    if q == NULL:
+        raise MemoryError()
+    memset(q + n * size, 0, (n2 - n) * size)
+    return q
 
 
 cdef struct _Buf:

@@ -23,7 +23,8 @@ cdef class TemplateRuns:
     cdef list item_of, terms_of, f_of
     cdef _Sets items, terms, stacks, results, triples, clos, splits, rules
     cdef _Map tail_map, shift_map, reduce_map, goto_map
-    cdef _Map step_memo, run_memo, closure_memo, split_memo
+    cdef _Map run_memo, closure_memo, split_memo
+    cdef _Rows step_memo            # item id -> stack state -> step result
     cdef int64_t *red_off        # per LR state: its reduction terminals, in order,
     cdef int32_t *red_pool       # red_pool[red_off[q]:red_off[q + 1]]
     cdef int32_t *rlen
@@ -51,7 +52,7 @@ cdef class TemplateRuns:
         _map_init(&self.shift_map, 1024)
         _map_init(&self.reduce_map, 1024)
         _map_init(&self.goto_map, 1024)
-        _map_init(&self.step_memo, 1024)
+        _rows_init(&self.step_memo)
         _map_init(&self.run_memo, 1024)
         _map_init(&self.closure_memo, 1024)
         _map_init(&self.split_memo, 1024)
@@ -78,7 +79,7 @@ cdef class TemplateRuns:
         _map_free(&self.shift_map)
         _map_free(&self.reduce_map)
         _map_free(&self.goto_map)
-        _map_free(&self.step_memo)
+        _rows_free(&self.step_memo)
         _map_free(&self.run_memo)
         _map_free(&self.closure_memo)
         _map_free(&self.split_memo)
@@ -304,7 +305,7 @@ cdef class TemplateRuns:
         """Drop the run memos (the item table stays: state keys hold item ids)."""
         cdef int32_t dummy = 0
         cdef bint is_new
-        _map_clear(&self.step_memo, 1024)
+        _rows_free(&self.step_memo)
         _map_clear(&self.run_memo, 1024)
         _map_clear(&self.closure_memo, 1024)
         _map_clear(&self.split_memo, 1024)
@@ -321,7 +322,7 @@ cdef class TemplateRuns:
         _sets_init(&self.splits)
 
     def memo_entries(self):
-        return (self.step_memo.n + self.run_memo.n + self.closure_memo.n
+        return (self.step_memo.total + self.run_memo.n + self.closure_memo.n
                 + self.split_memo.n)
 
     # -- results ---------------------------------------------------------------------
@@ -707,10 +708,10 @@ cdef class TemplateRuns:
     cpdef int64_t step(self, int64_t iid, int64_t s) except -3:
         """``Templates.step``: item ``iid`` reading stack state ``s``: ``-2`` (success)
         or the id of its waiting items (:meth:`waits`)."""
-        cdef int64_t key = (iid << 32) | s, r, skip, lhs, tid, fid, g, x
+        cdef int64_t r, skip, lhs, tid, fid, g, x
         cdef int32_t one
         cdef _Buf b
-        r = _map_get(&self.step_memo, key)
+        r = _rows_get(&self.step_memo, iid, <int32_t>s)
         if r != _ABSENT:
             return r
         skip = self._field(iid, 0)
@@ -738,7 +739,7 @@ cdef class TemplateRuns:
             else:
                 one = <int32_t>g
                 r = self._run_above(s, self._aid(&one, 1), tid, fid)
-        _map_set(&self.step_memo, key, r)
+        _rows_set(&self.step_memo, iid, <int32_t>s, r)
         return r
 
     def waits(self, int64_t r):
