@@ -155,6 +155,13 @@ def test_compiled_minimization_equals_the_python_one():
         ref = dwa_minimize.minimize(*auto)
         got = dwa_minimize.minimize(*auto, compiled=native.module())
         assert got == ref, trial
+        items, trans, default, complete = auto
+        mine = [dict(t) for t in trans]           # consumed: emptied on the way
+        assert dwa_minimize.minimize(items, mine, default, complete, native.module(),
+                                     consume=True) == ref
+        assert mine == [None] * len(trans)
+        pairs = [e for t in got[2] for e in t.values()] + [e for e in got[3] if e]
+        assert len({id(e) for e in pairs}) == len(set(pairs))    # equal pairs: one tuple
         merged += len(auto[0]) - len(ref[1])
     assert merged > 400                       # the cases merge states
     cyclic = [{1: (1, 0)}, {2: (0, 1)}]

@@ -8,6 +8,7 @@ Parser DWA) and stores it.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import time
@@ -80,13 +81,22 @@ def decode_artifact(payload: bytes) -> Compiled:
     grammar's dataclasses (loading runs no code the file chooses)."""
     # decoding allocates millions of small objects and none of them is garbage: the
     # collector's passes meanwhile would only walk them (a third of a Java load)
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         data = _CODEC.loads(payload)
         if not isinstance(data, dict):
             raise TypeError("the artifact is not a mapping")
         return Compiled.from_data(data)
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """The cyclic garbage collector off inside (and on again after, if it was on): for
+    work that allocates millions of objects that stay alive and makes next to no
+    cycles, which the collector's passes would only walk again and again."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if was_enabled:
             gc.enable()
@@ -196,15 +206,20 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
         comp = Compiled(tables=tables, configs=[], dwa=dwa,
                         stats={"mode": "lazy", "tables_s": t1 - t0, "compile_s": t1 - t0})
         return comp, scanner, False
-    dwa = build_parser_dwa(scanner, tables.lr, tables.normal_form.accepts_empty,
-                           vocab_index(vocab, index_dir), vocab, weights, progress=progress,
-                           budget_s=budget_s, guard=guard, specials=special_bindings(tables))
-    scanner.bind_aliases(dwa.alias)
-    merged = dwa.minimize()
-    stats = dwa.stats()
-    stats["states_merged"] = merged
-    interned = len(dwa.weights)
-    dwa.release_items()          # also drops the token sets only interned on the way
+    index = vocab_index(vocab, index_dir)
+    # the automaton's states, edges and memos: millions of objects that stay alive (Go's
+    # construction spent 17% of its time in the collector's passes; the few cycles it
+    # makes are collected after)
+    with gc_paused():
+        dwa = build_parser_dwa(scanner, tables.lr, tables.normal_form.accepts_empty, index,
+                               vocab, weights, progress=progress, budget_s=budget_s,
+                               guard=guard, specials=special_bindings(tables))
+        scanner.bind_aliases(dwa.alias)
+        merged = dwa.minimize()
+        stats = dwa.stats()
+        stats["states_merged"] = merged
+        interned = len(dwa.weights)
+        dwa.release_items()          # also drops the token sets only interned on the way
     t2 = time.perf_counter()
     stats.update(mode="eager", tables_s=t1 - t0, automaton_s=t2 - t1, compile_s=t2 - t0,
                  weights=len(dwa.weights), weights_interned=interned)

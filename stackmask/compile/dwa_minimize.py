@@ -24,7 +24,8 @@ def _succ(edges: dict, default) -> set:
     return out
 
 
-def minimize(items: list, trans: list, default: list, complete: list, compiled=None):
+def minimize(items: list, trans: list, default: list, complete: list, compiled=None,
+             consume: bool = False):
     """Merge the states that give every stack the same tokens.
 
     A walk unites the weights of the edges it takes and ends where there is no
@@ -47,9 +48,11 @@ def minimize(items: list, trans: list, default: list, complete: list, compiled=N
     The automaton's lists in, its minimized lists out: ``(new, items, trans, default,
     complete)`` with ``new`` mapping each old state to its new one (-1: gives nothing),
     or None for a cyclic automaton. ``compiled``: the compiled module
-    (``_native.minimize_edges``, the twin of what follows), or None for this one."""
+    (``_native.minimize_edges``, the twin of what follows), or None for this one.
+    ``consume``: the caller replaces ``trans`` with the result, so the compiled path
+    may empty it on the way (freeing the old edges before it makes the new ones)."""
     if compiled is not None:
-        r = compiled.minimize_edges(trans, default, complete)
+        r = compiled.minimize_edges(trans, default, complete, consume)
         if r is None:
             return None
         new, reps, trans2, default2 = r

@@ -76,6 +76,10 @@ class ParserDWA:
         #: a loaded automaton's edges as the artifact stores them (``dwa_data.EdgeArrays``):
         #: the states whose ``trans`` entry is None read theirs from here
         self.edge_arrays = None
+        #: edges made by the compiled core, each distinct ``(next state, weight id)`` pair
+        #: once (Java's unminimized automaton: 7.8 million edges, 1 million pairs);
+        #: emptied when the automaton is minimized or released
+        self._edge_pairs: dict = {}
         self.default: list = []          # state -> (dst, wid) or None
         self.complete: list = []         # state -> all edges computed (else: computed on use)
         self._groups: list = []          # state -> item index for computing edges
@@ -499,10 +503,12 @@ class ParserDWA:
         dd = -1 if dkey is None else self._intern_key(dkey)
         self.default[q] = (dd, EMPTY_ID) if dd >= 0 else None
         edges: dict = {}
+        shared = self._edge_pairs
         for s, key, acc in found:
             dst = self._intern_key(key)
             if dst >= 0 or acc != EMPTY_ID:
-                edges[s] = (dst, acc)
+                e = (dst, acc)
+                edges[s] = shared.setdefault(e, e)
         self.trans[q] = edges
         self.complete[q] = True
         self._groups[q] = None
@@ -585,6 +591,7 @@ class ParserDWA:
         for q, done in enumerate(self.complete):
             if done:
                 self.items[q] = None
+        self._edge_pairs = {}
         self._drop_core()
         self._digest_ids = True
         dropped = self.compact_weights()
@@ -647,11 +654,12 @@ class ParserDWA:
             self.end_restricting()
             self.materialize()
             r = dwa_minimize.minimize(self.items, self.trans, self.default, self.complete,
-                                      self._native)
+                                      self._native, consume=True)
             if r is None:
                 return 0
             n = len(self.items)
             new, self.items, self.trans, self.default, self.complete = r
+            self._edge_pairs = {}
             self._groups = [None] * len(self.items)
             self._ids = {k: new[q] for k, q in self._ids.items()}
 
