@@ -130,13 +130,38 @@ def test_compile_memory_limit_real_measurement():
 
 
 def test_automaton_size_limit_eager(tmp_path):
+    """Without a budget (compile everything) the state limit raises and nothing is
+    cached."""
     with pytest.raises(LimitExceeded) as ei:
-        Constraint(JSON, BYTES, cache_dir=tmp_path, progress=False,
+        Constraint(JSON, BYTES, cache_dir=tmp_path, progress=False, compile_budget_s=None,
                    limits=Limits(max_automaton_states=5))
     check_message(ei.value, "max_automaton_states")
     assert cache_files(tmp_path) == []
     full = Constraint(JSON, BYTES, cache_dir=tmp_path, progress=False)
     assert full.compile_stats()["states"] > 5
+
+
+def test_compile_with_a_budget_stops_softly_at_half_the_state_limit():
+    """With a soft budget the up-front compile stops once the automaton has half of
+    max_automaton_states (the other half is left to first uses); masks stay exact up to
+    the limit, and a first use past it raises (the constraint stays usable)."""
+    ref = Constraint(JSON, BYTES, cache_dir=False, progress=False)
+    n = ref.compile_stats()["states"]
+    lim = Limits(max_automaton_states=max(8, 2 * n // 3))
+    c = Constraint(JSON, BYTES, cache_dir=False, progress=False, explore_sentences=0,
+                   limits=lim)
+    st = c.compile_stats()
+    assert st["budget_exhausted"] and "automaton states" in st["budget_used_up"]
+    assert lim.max_automaton_states // 2 < len(c.compiled.dwa.items) <= lim.max_automaton_states
+    s1, s2 = c.start(), ref.start()
+    for b in b'{"a": [1, -2.5e3, "x\\n", true, null], "bc": {}}':
+        try:
+            m = c.get_mask(s1)
+        except LimitExceeded as e:
+            check_message(e, "max_automaton_states")
+        else:
+            assert np.array_equal(m, ref.get_mask(s2))
+        s1, s2 = c.commit(s1, b), ref.commit(s2, b)
 
 
 def test_automaton_size_limit_lazy_keeps_the_constraint_usable():

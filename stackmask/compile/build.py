@@ -106,6 +106,12 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
             used_up.append(f"memory: half of max_compile_memory_bytes, "
                            f"{guard.max_rss / 2 ** 30 / 2:.1f} GiB grown")
             return True
+        if dwa.max_states is not None and len(dwa.items) > dwa.max_states // 2:
+            # the other half is left to the states masks compile on first use (past
+            # max_automaton_states they would raise)
+            used_up.append(f"automaton states: half of max_automaton_states, "
+                           f"{dwa.max_states // 2:,} states")
+            return True
         return False
 
     def report(msg):
