@@ -18,7 +18,7 @@ else:
         [Extension("stackmask._native", ["stackmask/_native.pyx"],
                    # included by _native.pyx (one extension; listed so that a change
                    # rebuilds it and an sdist carries it)
-                   depends=["stackmask/_tables.pxi", "stackmask/_templates.pxi",
+                   depends=["stackmask/_tables.pxi", "stackmask/_fsa.pxi", "stackmask/_templates.pxi",
                             "stackmask/_expand.pxi", "stackmask/_branches.pxi",
                             "stackmask/_load.pxi", "stackmask/_minimize.pxi"],
                    extra_compile_args=[] if sys.platform == "win32" else ["-O3"],

@@ -1,5 +1,6 @@
-# Included by _native.pyx (one extension): int64 hash tables and growable arrays shared by
-# the compiled construction (_templates.pxi, _expand.pxi, _branches.pxi).
+# Included by _native.pyx (one extension): int64 hash tables, growable arrays, interned
+# int32 sequences (_Sets) and per-row tables (_Rows) shared by the compiled construction
+# (_fsa.pxi, _templates.pxi, _expand.pxi, _branches.pxi, _minimize.pxi).
 
 from libc.stdint cimport INT64_MIN, INT32_MIN, INT32_MAX
 
@@ -223,6 +224,130 @@ cdef int _cmp_i64(const void *a, const void *b) noexcept nogil:
     return (x > y) - (x < y)
 
 
+
+
+cdef int _cmp_i32(const void *a, const void *b) noexcept nogil:
+    cdef int32_t x = (<const int32_t *>a)[0]
+    cdef int32_t y = (<const int32_t *>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef struct _Sets:
+    # interned int32 sequences: pool[off[i]:off[i + 1]] is sequence i; an open-addressing
+    # table of sequence ids by content
+    int32_t *pool
+    int64_t pool_n, pool_cap
+    int64_t *off
+    int64_t n, off_cap
+    int64_t *table
+    int64_t table_cap
+
+
+cdef inline uint64_t _hash_seq(const int32_t *a, int64_t k) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL ^ <uint64_t>k
+    cdef int64_t i
+    for i in range(k):
+        h ^= <uint64_t><uint32_t>a[i]
+        h *= 1099511628211ULL
+        h ^= h >> 29
+    return h
+
+
+cdef int _sets_init(_Sets *s) except -1:
+    s.pool_cap = 1024
+    s.pool_n = 0
+    s.pool = <int32_t *>malloc(s.pool_cap * sizeof(int32_t))
+    s.off_cap = 256
+    s.off = <int64_t *>malloc(s.off_cap * sizeof(int64_t))
+    s.n = 0
+    s.table_cap = 512
+    s.table = <int64_t *>malloc(s.table_cap * sizeof(int64_t))
+    if s.pool == NULL or s.off == NULL or s.table == NULL:
+        raise MemoryError()
+    s.off[0] = 0
+    memset(s.table, 0xff, s.table_cap * sizeof(int64_t))
+    return 0
+
+
+cdef void _sets_free(_Sets *s) noexcept:
+    free(s.pool)
+    free(s.off)
+    free(s.table)
+
+
+cdef int _sets_grow_table(_Sets *s) except -1:
+    cdef int64_t cap = s.table_cap * 2, i, j
+    cdef int64_t *t = <int64_t *>malloc(cap * sizeof(int64_t))
+    cdef uint64_t h
+    if t == NULL:
+        raise MemoryError()
+    memset(t, 0xff, cap * sizeof(int64_t))
+    for i in range(s.n):
+        h = _hash_seq(s.pool + s.off[i], s.off[i + 1] - s.off[i])
+        j = <int64_t>(h & <uint64_t>(cap - 1))
+        while t[j] >= 0:
+            j = (j + 1) & (cap - 1)
+        t[j] = i
+    free(s.table)
+    s.table = t
+    s.table_cap = cap
+    return 0
+
+
+cdef int64_t _sets_intern(_Sets *s, const int32_t *a, int64_t k, bint *is_new) except -2:
+    """The id of the sequence ``a[:k]``, interned if new (then ``is_new``)."""
+    cdef uint64_t h = _hash_seq(a, k)
+    cdef int64_t j = <int64_t>(h & <uint64_t>(s.table_cap - 1)), i, m
+    cdef int32_t *p
+    cdef int64_t *o
+    while True:
+        i = s.table[j]
+        if i < 0:
+            break
+        if (s.off[i + 1] - s.off[i] == k
+                and memcmp(s.pool + s.off[i], a, k * sizeof(int32_t)) == 0):
+            is_new[0] = False
+            return i
+        j = (j + 1) & (s.table_cap - 1)
+    if s.pool_n + k > s.pool_cap:
+        m = max(2 * s.pool_cap, s.pool_n + k)
+        p = <int32_t *>realloc(s.pool, m * sizeof(int32_t))
+        if p == NULL:
+            raise MemoryError()
+        s.pool = p
+        s.pool_cap = m
+    if s.n + 2 > s.off_cap:
+        o = <int64_t *>realloc(s.off, 2 * s.off_cap * sizeof(int64_t))
+        if o == NULL:
+            raise MemoryError()
+        s.off = o
+        s.off_cap *= 2
+    if k:
+        memcpy(s.pool + s.pool_n, a, k * sizeof(int32_t))
+    s.pool_n += k
+    i = s.n
+    s.n += 1
+    s.off[s.n] = s.pool_n
+    s.table[j] = i
+    is_new[0] = True
+    if 2 * s.n > s.table_cap:
+        _sets_grow_table(s)
+    return i
+
+
+
+cdef int64_t _sets_find(_Sets *s, const int32_t *a, int64_t k) noexcept:
+    """The id of the sequence ``a[:k]``, or -1."""
+    cdef uint64_t h = _hash_seq(a, k)
+    cdef int64_t j = <int64_t>(h & <uint64_t>(s.table_cap - 1)), i
+    while True:
+        i = s.table[j]
+        if i < 0:
+            return -1
+        if (s.off[i + 1] - s.off[i] == k
+                and memcmp(s.pool + s.off[i], a, k * sizeof(int32_t)) == 0):
+            return i
+        j = (j + 1) & (s.table_cap - 1)
 
 
 cdef int64_t _intern_buf(_Sets *s, const _Buf *vals, int64_t start=0) except -1:
