@@ -224,8 +224,6 @@ cdef int _cmp_i64(const void *a, const void *b) noexcept nogil:
     return (x > y) - (x < y)
 
 
-
-
 cdef int _cmp_i32(const void *a, const void *b) noexcept nogil:
     cdef int32_t x = (<const int32_t *>a)[0]
     cdef int32_t y = (<const int32_t *>b)[0]

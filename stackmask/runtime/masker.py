@@ -413,8 +413,10 @@ class Masker:
                 groups = getattr(n1, "link_groups", None)    # unset until first read
                 if groups is None:
                     groups = n1.link_groups = _link_groups(n1.links)
-                for s, nodes in groups:      # the links read alike while their states are
-                    e = (trans[q1] or edges_of(q1)).get(s)     # equal (a dense GSS: ~50 links, ~2 states)
+                # the links read alike while their states are equal (a dense GSS: ~50
+                # links, ~2 states)
+                for s, nodes in groups:
+                    e = (trans[q1] or edges_of(q1)).get(s)
                     if e is None:
                         e = default[q1] if complete[q1] else dwa.edge(q1, s)
                         if e is None:
