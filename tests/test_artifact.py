@@ -230,7 +230,7 @@ def test_loaded_edges_are_made_on_first_read(tmp_path, monkeypatch, pure):
     """Compiled and pure-Python edge arrays (``dwa_data.EdgeArrays``) give every state
     the edges the compile made; ``materialize`` with a deadline stops part way, and
     masks of a loaded constraint whose states were not made at load equal the
-    compiled constraint's."""
+    compiled constraint's and the reference oracle's."""
     import time as _time
     if pure:
         monkeypatch.setenv("STACKMASK_PURE_PYTHON", "1")
@@ -244,6 +244,7 @@ def test_loaded_edges_are_made_on_first_read(tmp_path, monkeypatch, pure):
     s1, s2 = c.start(), d.start()
     for b in [b'{"a"', b': [1', b', 2.5e3', b', "x\\u00e9"', b']}']:
         assert np.array_equal(c.get_mask(s1), d.get_mask(s2))
+        assert np.array_equal(d.get_mask(s2), d.reference_mask(s2))     # the oracle
         s1, s2 = c.commit_bytes(s1, b), d.commit_bytes(s2, b)
     assert np.array_equal(c.get_mask(s1), d.get_mask(s2))
     if all(t is not None for t in dwa.trans):     # (the masks ahead read them all)
@@ -468,7 +469,8 @@ def test_compiled_automaton_keeps_only_the_token_sets_it_refers_to(tmp_path):
 def test_saving_an_artifact_says_so(tmp_path, caplog, monkeypatch):
     """A write of the cache logs what it writes and how long it took: on request
     (``save_cache`` of a constraint with progress on) and after a construction that took
-    more than a second; a quick construction writes silently."""
+    more than a second (which also says when it minimizes); a quick construction writes
+    silently."""
     import logging
     v = small_vocab()
     with caplog.at_level(logging.INFO, logger="stackmask"):
@@ -490,6 +492,8 @@ def test_saving_an_artifact_says_so(tmp_path, caplog, monkeypatch):
         monkeypatch.setattr(comp, "time", types.SimpleNamespace(perf_counter=lambda: float(next(clock))))
         Constraint(JSON, v, cache_dir=tmp_path / "c")
         assert any("writing the artifact" in r.getMessage() for r in caplog.records)
+        assert any(r.getMessage().startswith("stackmask: minimizing the mask automaton (")
+                   for r in caplog.records)
         caplog.clear()
         Constraint(JSON, v, cache_dir=tmp_path / "d", progress=False)
         assert not caplog.records

@@ -215,6 +215,8 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
                                vocab, weights, progress=progress, budget_s=budget_s,
                                guard=guard, specials=special_bindings(tables))
         scanner.bind_aliases(dwa.alias)
+        if progress and time.perf_counter() - t0 > 1.0:     # seconds on Java's 270,000
+            log.info("stackmask: minimizing the mask automaton (%d states)", len(dwa.items))
         merged = dwa.minimize()
         stats = dwa.stats()
         stats["states_merged"] = merged
