@@ -271,14 +271,15 @@ cdef class MaskPath:
         return out
 
     def fill(self, list states, object rows, object arr, object flat, Py_ssize_t words,
-             object state_class, int threads, object executor=None):
+             object state_class, int threads):
         """``fill_masks`` over a C-contiguous int32 ``(batch, width)`` array ``arr``
         (``flat``: a flat int32 memoryview of it): the mask of ``states[k]`` into row
-        ``rows[k]`` (``rows`` None: row k; the caller checked their counts), all bits of the row for a None state, words
-        past ``words`` zeroed. The masks are found with the GIL held (a walk reads
-        Python objects; rows the masker must compute are written by it at once), then
-        copied with the GIL released: by this thread, or in ``threads`` chunks, all but
-        one by ``executor`` (a ``concurrent.futures`` executor). A row named twice gets
+        ``rows[k]`` (``rows`` None: row k; the caller checked their counts), all bits of
+        the row for a None state, words past ``words`` zeroed. The masks are found with
+        the GIL held (a walk reads Python objects; rows the masker must compute are
+        written by it at once) and copied without it: by this thread once every mask is
+        found, and with ``threads`` > 1 also by ``threads - 1`` native workers that copy
+        each row as soon as its mask is found (``_fill.pxi``). A row named twice gets
         the later state's mask, as in the sequential loop."""
         cdef int32_t[:, ::1] a = arr
         cdef Py_ssize_t n = len(states), n_rows = a.shape[0], width = a.shape[1]
@@ -303,65 +304,50 @@ cdef class MaskPath:
                     r += n_rows
             row_of[k] = r
             last_of[r] = k
+        cdef int32_t *base = &a[0, 0] if n_rows and width else NULL
+        cdef long long workers = _claim_workers(threads - 1) if threads > 1 and n > 1 else 0
+        if workers:
+            _open_task(base, width, words, &row_of[0], &src_of[0], &last_of[0], n, workers)
         cdef list keep = []
         cdef object st, src
-        for k in range(n):
-            r = row_of[k]
-            if last_of[r] != k:
-                continue                      # a later entry writes this row
-            st = states[k]
-            if st is None:
-                src_of[k] = -1
-                continue
-            if type(st) is not state_class and not isinstance(st, state_class):
-                raise TypeError(f"states must be stackmask.State or None, not {type(st).__name__}")
-            src = self._src(st)
-            if src is None or not _view_ok(src, nb):
-                self.fallback(st, flat[r * width:r * width + words])
-                if width > words:
-                    a[r, words:] = 0
-                continue
-            keep.append(src)
-            src_of[k] = <long long><intptr_t>PyMemoryView_GET_BUFFER(src).buf
-        if threads <= 1 or executor is None or n < 2:
+        try:
+            for k in range(n):
+                if workers:
+                    sm_store(&_task.avail, k)         # entries before k are final
+                r = row_of[k]
+                if last_of[r] != k:
+                    continue                      # a later entry writes this row
+                st = states[k]
+                if st is None:
+                    src_of[k] = -1
+                    continue
+                if type(st) is not state_class and not isinstance(st, state_class):
+                    raise TypeError(f"states must be stackmask.State or None, not {type(st).__name__}")
+                src = self._src(st)
+                if src is None or not _view_ok(src, nb):
+                    self.fallback(st, flat[r * width:r * width + words])
+                    if width > words:
+                        a[r, words:] = 0
+                    continue
+                keep.append(src)
+                src_of[k] = <long long><intptr_t>PyMemoryView_GET_BUFFER(src).buf
+        except BaseException:
+            if workers:
+                with nogil:
+                    _close_task(True)
+            raise
+        if not workers:
             _copy_rows(a, row_of, src_of, last_of, words, 0, n)
             return arr
-        # the copies in ``threads`` contiguous chunks, all but the first in the executor's
-        # threads (each copies without the GIL, so they run at once); the sources stay
-        # alive in ``keep`` until every chunk is done
-        cdef Py_ssize_t step = (n + threads - 1) // threads
-        futures = [executor.submit(_copy_rows, a, row_of, src_of, last_of, words, lo,
-                                   min(n, lo + step)) for lo in range(step, n, step)]
-        _copy_rows(a, row_of, src_of, last_of, words, 0, min(n, step))
-        for f in futures:
-            f.result()
+        # the sources stay alive in ``keep`` until the task is closed
+        with nogil:
+            sm_store(&_task.avail, n)
+            _run_task(&_task)
+            _close_task(False)
         return arr
 
 
-def _copy_rows(int32_t[:, ::1] a, long long[::1] row_of, long long[::1] src_of,
-               long long[::1] last_of, Py_ssize_t words, Py_ssize_t lo, Py_ssize_t hi):
-    """Entries ``lo..hi`` of a ``fill`` plan into ``a``, without the GIL."""
-    cdef Py_ssize_t k, width = a.shape[1]
-    cdef int32_t *base = &a[0, 0] if a.shape[0] and width else NULL
-    with nogil:
-        for k in range(lo, hi):
-            _copy_row(base, width, words, row_of[k], src_of[k], last_of[row_of[k]] == k)
-
-
-cdef inline void _copy_row(int32_t *base, Py_ssize_t width, Py_ssize_t words, Py_ssize_t r,
-                           long long src, bint mine) noexcept nogil:
-    """Row ``r`` of ``base``: the mask at address ``src`` (its tail past ``words``
-    zeroed), all ones for ``src == -1``, untouched for 0 or when not ``mine``."""
-    cdef int32_t *row
-    if not mine or src == 0:
-        return
-    row = base + r * width
-    if src == -1:
-        memset(row, 0xFF, width * 4)
-        return
-    memcpy(row, <int32_t *><intptr_t>src, words * 4)
-    if width > words:
-        memset(row + words, 0, (width - words) * 4)
+include "_fill.pxi"
 
 
 cdef extern from "Python.h":

@@ -91,29 +91,10 @@ def _as_2d_int32(out) -> np.ndarray:
     return arr
 
 
-#: ``fill_masks(threads=None)`` copies with two threads from this many rows on (on the
-#: compiled path, where the machine has two cores or more; below it, handing a chunk to a
-#: worker thread costs more than copying it here: measured on a 2-core machine,
-#: benchmarks/fill_masks_bench.py, two threads gave 0.7-0.8x at 256 rows, 1.1-1.3x at 1024)
-THREADS_MIN_ROWS = 1024
-
-_executors: dict = {}
-_executors_lock = threading.Lock()
-
-
-def _executor(threads: int):
-    """A pool of ``threads - 1`` worker threads for ``fill_masks``' copies (one per count,
-    made on first use, kept for the process: its idle threads wait on a queue, costing
-    nothing)."""
-    ex = _executors.get(threads)
-    if ex is None:
-        from concurrent.futures import ThreadPoolExecutor
-        with _executors_lock:
-            ex = _executors.get(threads)
-            if ex is None:
-                ex = _executors[threads] = ThreadPoolExecutor(
-                    threads - 1, thread_name_prefix="stackmask-fill")
-    return ex
+#: ``fill_masks(threads=None)`` uses two threads from this many rows on (on the compiled
+#: path, where the machine has two cores or more): the caller finds the rows' masks while
+#: a native worker copies those found (benchmarks/fill_masks_bench.py)
+THREADS_MIN_ROWS = 128
 
 
 def fill_masks(c, states: Sequence[State | None], out, rows: Sequence[int] | None = None,
@@ -127,12 +108,15 @@ def fill_masks(c, states: Sequence[State | None], out, rows: Sequence[int] | Non
     state means an unconstrained row: every bit is set. A row named twice
     gets the later state's mask.
 
-    On the compiled path (``c.native``) the masks are found first (with the GIL: a
-    walk reads Python objects) and then copied with the GIL released, so other
-    Python threads run meanwhile; ``threads`` > 1 splits the copies into that many
-    chunks, all but one copied by worker threads (a pool kept for the process).
-    ``None`` means two from ``THREADS_MIN_ROWS`` rows on where the machine has two
-    cores or more, else one. The pure-Python path ignores ``threads``.
+    On the compiled path (``c.native``) the masks are found with the GIL (a walk
+    reads Python objects) and copied without it. With ``threads`` > 1, ``threads - 1``
+    native worker threads (started on first use, kept for the process; an idle one
+    spins ~0.1 ms, then sleeps) copy each row as soon as its mask is found, and this
+    thread copies what is left once it has found them all. ``None`` means two from
+    ``THREADS_MIN_ROWS`` rows on where the machine has two cores or more, else one.
+    At most 16 threads are used (``threads`` above that counts as 16); a call made
+    while another thread's call uses the workers copies alone. The pure-Python path
+    ignores ``threads``.
     """
     arr = _as_2d_int32(out)
     words = c.mask_words
@@ -156,8 +140,7 @@ def fill_masks(c, states: Sequence[State | None], out, rows: Sequence[int] | Non
     if path is not None and flat is not None:
         if threads is None:
             threads = 2 if len(states) >= THREADS_MIN_ROWS and _CORES >= 2 else 1
-        path.fill(list(states), rows, arr, flat, words, State, threads,
-                  _executor(threads) if threads > 1 else None)
+        path.fill(list(states), rows, arr, flat, words, State, threads)
         return out
     if rows is None:
         rows = range(len(states))
