@@ -8,12 +8,18 @@ A serving engine fills one mask per row each step. This replays the bundled JSON
 * ``repeated``: the same batch again (the states' mask weights are known): the lookups
   and the copies only.
 
+With two threads, the native worker is asleep at a ``fresh`` call (the commits before it
+take longer than its ~0.1 ms of spinning) and awake at a ``repeated`` one. ``--idle-ms M``
+sleeps M ms before each ``fresh`` call, as a server's process does while the model runs
+(caches and clocks cool down; both thread counts pay it).
+
 Each (path, batch, threads, mode) is timed ``--reps`` times; the table gives per-row µs at
 p50/p90/p99/max of the calls, and the two-thread speed-up over one thread on the same
 batches. The pure-Python path is a second process with ``STACKMASK_PURE_PYTHON=1``.
 
     python benchmarks/fill_masks_bench.py                  # batches 64 and 256
     python benchmarks/fill_masks_bench.py --batches 64,256,1024 --reps 300
+    python benchmarks/fill_masks_bench.py --idle-ms 5
 """
 
 from __future__ import annotations
@@ -40,7 +46,8 @@ def collect(c, traces) -> list:
     return steps
 
 
-def run_path(batches: list[int], reps: int, seed: int, corpus: str | None) -> dict:
+def run_path(batches: list[int], reps: int, seed: int, corpus: str | None,
+             idle_ms: float = 0.0) -> dict:
     from stackmask import Constraint
     from stackmask.grammars import load
     from stackmask.report.workload import load_traces, load_vocab, load_workload
@@ -59,6 +66,8 @@ def run_path(batches: list[int], reps: int, seed: int, corpus: str | None) -> di
                 pick = [steps[rng.randrange(len(steps))] for _ in range(n)]
                 # fresh states: committed again now, so nothing is memoized on their nodes
                 batch = [c.commit(st, t) for st, t in pick]
+                if idle_ms:
+                    time.sleep(idle_ms / 1000)
                 t0 = time.perf_counter()
                 c.fill_masks(batch, arr, threads=threads)
                 t1 = time.perf_counter()
@@ -80,16 +89,18 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--corpus", default=None, help="JSONL corpus (default: the bundled one)")
+    ap.add_argument("--idle-ms", type=float, default=0.0,
+                    help="sleep this long before each fresh call (default 0)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     batches = [int(b) for b in args.batches.split(",")]
     if args.worker:
-        json.dump(run_path(batches, args.reps, args.seed, args.corpus), sys.stdout)
+        json.dump(run_path(batches, args.reps, args.seed, args.corpus, args.idle_ms), sys.stdout)
         return 0
     results = {}
     for label, env in (("compiled", {}), ("pure Python", {"STACKMASK_PURE_PYTHON": "1"})):
         cmd = [sys.executable, __file__, "--worker", "--batches", args.batches,
-               "--reps", str(args.reps), "--seed", str(args.seed)]
+               "--reps", str(args.reps), "--seed", str(args.seed), "--idle-ms", str(args.idle_ms)]
         if args.corpus:
             cmd += ["--corpus", args.corpus]
         r = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True)
