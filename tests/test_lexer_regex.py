@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import random
 import re
+import sys
 from functools import lru_cache
 
 import numpy as np
@@ -891,3 +892,36 @@ def test_product_by_levels_on_random_terminal_sets(regexes):
         perm = np.array([pos2[s] for s in s1])
         mapped = np.where(t1 >= 0, perm[np.maximum(t1, 0)], -1)
         assert np.array_equal(mapped, t2[perm])
+
+
+def _walk_reference(items):
+    """``walk_parse_tree`` as nested generators (its first version): pre-order."""
+    from stackmask.lexer.regex import ATOMIC_GROUP, C, POSSESSIVE_REPEAT
+    for op, av in items:
+        yield op, av
+        if op is C.SUBPATTERN:
+            yield from _walk_reference(av[3])
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, POSSESSIVE_REPEAT):
+            yield from _walk_reference(av[2])
+        elif op is C.BRANCH:
+            for b in av[1]:
+                yield from _walk_reference(b)
+        elif op is ATOMIC_GROUP:
+            yield from _walk_reference(av)
+        elif op is C.ASSERT or op is C.ASSERT_NOT:
+            yield from _walk_reference(av[1])
+        elif op is C.GROUPREF_EXISTS:
+            yield from _walk_reference(av[1])
+            if av[2] is not None:
+                yield from _walk_reference(av[2])
+
+
+@pytest.mark.parametrize("pattern", [
+    r"a(b|c(?:d|e)*)?f", r"(?=ab)a(?!c)b+?", r"(a)?(?(1)b|c)d", r"(a)(?(1)b)",
+    r"x(?:y(?:z)*)+|[a-c]{2,3}", "(?:a" * 300 + ")?" * 300,
+] + ([r"(?>ab|a)c", r"a++b"] if sys.version_info >= (3, 11) else []))
+def test_walk_parse_tree_is_pre_order(pattern):
+    from stackmask.lexer.regex import sre_parse, walk_parse_tree
+    tree = sre_parse.parse(pattern, 0)
+    want = [(op, id(av)) for op, av in _walk_reference(tree)]
+    assert [(op, id(av)) for op, av in walk_parse_tree(tree)] == want

@@ -409,24 +409,29 @@ def _utf8_leaf_size(ivs: Intervals) -> int:
 
 
 def walk_parse_tree(items):
-    """All (op, av) nodes of a parse tree, pre-order."""
-    for op, av in items:
+    """All (op, av) nodes of a parse tree, pre-order (with an explicit stack: a length
+    bound spelled as nested groups is hundreds deep, and nested generators cost a step
+    per level for every node)."""
+    stack = [iter(items)]
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            continue
+        op, av = node
         yield op, av
         if op is C.SUBPATTERN:
-            yield from walk_parse_tree(av[3])
+            stack.append(iter(av[3]))
         elif op in (C.MAX_REPEAT, C.MIN_REPEAT, POSSESSIVE_REPEAT):
-            yield from walk_parse_tree(av[2])
+            stack.append(iter(av[2]))
         elif op is C.BRANCH:
-            for b in av[1]:
-                yield from walk_parse_tree(b)
+            stack.append(iter([n for b in av[1] for n in b]))
         elif op is ATOMIC_GROUP:
-            yield from walk_parse_tree(av)
+            stack.append(iter(av))
         elif op is C.ASSERT or op is C.ASSERT_NOT:
-            yield from walk_parse_tree(av[1])
+            stack.append(iter(av[1]))
         elif op is C.GROUPREF_EXISTS:
-            yield from walk_parse_tree(av[1])
-            if av[2] is not None:
-                yield from walk_parse_tree(av[2])
+            stack.append(iter(list(av[1]) + (list(av[2]) if av[2] is not None else [])))
 
 
 def regex_to_nfa(regex: str, name: str = "", limit: int = MAX_NFA_STATES) -> ByteNFA:
@@ -446,7 +451,33 @@ def regex_to_nfa(regex: str, name: str = "", limit: int = MAX_NFA_STATES) -> Byt
 
 def _regex_ir(regex: str, nfa: ByteNFA):
     """The regex IR of ``regex`` (``nfa``: where the terminal's name, label and
-    reluctance are kept; nothing is added to it)."""
+    reluctance are kept; nothing is added to it). The IR of a pattern that converts is
+    kept (:func:`_parsed_ir`): one terminal's regex is read by several builds (its own
+    DFA at two bands, the counted and lookahead splits, the combined lexer), and a
+    length beside a pattern spells tens of kilobytes."""
+    if isinstance(regex, str):
+        got = _parsed_ir(regex)
+        if got is not None:
+            x, reluctant = got
+            if reluctant:
+                nfa.reluctant = True
+            return x
+    return _regex_ir_uncached(regex, nfa)
+
+
+@lru_cache(maxsize=512)
+def _parsed_ir(regex: str):
+    """``(IR, reluctant)`` of ``regex``, or None when it does not convert (the caller
+    converts it again, to raise with the terminal's name)."""
+    nfa = ByteNFA("", MAX_NFA_STATES, regex)
+    try:
+        x = _regex_ir_uncached(regex, nfa)
+    except GrammarError:
+        return None
+    return x, nfa.reluctant
+
+
+def _regex_ir_uncached(regex: str, nfa: ByteNFA):
     name, label = nfa.name, nfa.label
     if not isinstance(regex, str):
         raise GrammarError(f"terminal {label!r}: pattern must be a str, not {type(regex).__name__}",
