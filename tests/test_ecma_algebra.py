@@ -80,6 +80,25 @@ def test_limit_length_agrees_with_re(p, lo, hi):
         assert R.fullmatch(x, w) == want, (p, lo, hi, w)
 
 
+MATCH_WORDS = WORDS + ["a" * 7, "ab" * 5, "\U0001F600a", "b\U0001F600"]
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(patterns(depth=3), st.integers(0, 4), st.sampled_from([None, 0, 2, 5]))
+def test_fullmatch_reads_the_ir_as_re_does(p, lo, hi):
+    """``fullmatch`` (read off the IR) against ``re`` on the IR's Python spelling, for
+    parsed patterns, their complements (large IRs) and length-limited nodes."""
+    a = R.parse_pattern(p)
+    top = hi if hi is None or hi >= lo else lo
+    irs = [a, R.rep(a, lo, top), ("L", a, lo, top)]
+    comp = _or_none(R.complement, a)
+    if comp is not None:
+        irs.append(comp)
+    for x in irs:
+        for w in MATCH_WORDS:
+            assert R.fullmatch(x, w) == R.re_fullmatch(x, w), (p, x[0], w)
+
+
 LOOK_ALPHABET = "ab "        # no line terminator: Python's '$' also matches before a final '\n'
 LOOK_WORDS = ["".join(w) for n in range(6) for w in cartesian(LOOK_ALPHABET, repeat=n)]
 

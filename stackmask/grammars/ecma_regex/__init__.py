@@ -9,7 +9,8 @@ Used by :mod:`stackmask.grammars.json_schema`. The package is split by job:
   package's automaton toolkit (:mod:`stackmask.lexer.fsa`), back to the IR by state
   elimination (with size guards: the result can grow exponentially);
 * :mod:`.emit`: the IR as a Python regex, over the decoded text or over the JSON
-  spellings of a string.
+  spellings of a string;
+* :mod:`.match`: whether a string is in an IR's language, read off the IR.
 
 The IR's constructors and code point set helpers (``ch``, ``lit``, ``seq``, ``alt``,
 ``rep``, ``EPS``, ``NONE``, ``ANY``, ``ANYSTAR``, ``length_range``, ...) are re-exported
@@ -22,14 +23,16 @@ from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, UNIV
 from .algebra import (Dfa, TooComplex, atom_partition, complement, difference, intersect,
                       has_limits, is_disjoint, is_empty, is_subset, limit_length, limited,
                       map_limits, not_in, resolve_limits, union)
-from .emit import ESCAPABLE, RAW_OK, fullmatch, json_char_class, to_json_string, to_python
+from .emit import (ESCAPABLE, RAW_OK, fullmatch, json_char_class, re_fullmatch, to_json_string,
+                   to_python)
 from .parser import PatternError, parse_pattern, parse_regex_full, unicode_property
 
 __all__ = [
     "PatternError", "TooComplex", "parse_pattern", "parse_regex_full", "unicode_property", "ch",
     "lit", "seq", "alt", "rep", "EPS", "NONE", "ANY", "ANYSTAR", "UNIVERSE", "MAX_CP", "SURR_LO",
     "SURR_HI", "length_range", "nullable", "ast_size", "cap_repeats", "iv_intersect", "iv_union",
-    "iv_contains", "to_python", "to_json_string", "json_char_class", "fullmatch", "ESCAPABLE",
+    "iv_contains", "to_python", "to_json_string", "json_char_class", "fullmatch", "re_fullmatch",
+    "ESCAPABLE",
     "RAW_OK", "intersect", "difference", "union", "complement", "is_empty", "is_disjoint",
     "is_subset", "Dfa", "not_in", "limit_length", "limited", "has_limits", "resolve_limits", "map_limits",
     "atom_partition",

@@ -13,8 +13,9 @@ from functools import lru_cache
 
 from ...lexer.ir import ANY, MAX_CP, iv_contains, iv_intersect
 from ...lexer.ir import normalize_intervals as iv_norm
+from . import match as _match
 
-__all__ = ["to_python", "fullmatch", "json_char_class", "to_json_string", "ESCAPABLE", "RAW_OK"]
+__all__ = ["to_python", "fullmatch", "re_fullmatch", "json_char_class", "to_json_string", "ESCAPABLE", "RAW_OK"]
 
 
 def _cp_text(c: int) -> str:
@@ -101,6 +102,12 @@ def _length_lookahead(x, char: str, end: str) -> str:
 
 
 def fullmatch(x, s: str) -> bool:
+    """Whether the IR ``x`` matches the whole of ``s``, read off the IR (:mod:`.match`)."""
+    return _match.fullmatch(x, s)
+
+
+def re_fullmatch(x, s: str) -> bool:
+    """:func:`fullmatch` through Python's ``re`` (:func:`to_python`): the reference."""
     return _compiled(x).fullmatch(s) is not None
 
 
