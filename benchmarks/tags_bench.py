@@ -10,6 +10,10 @@ Scenarios, all with the Qwen2.5 vocabulary (151,936 ids):
   (reasoning text first, then a JSON document).
 * ``schema`` (not run by default): the tool-call JSON Schema alone, to see
   what the free text and tags add to the compile.
+* ``random-tools`` (not run by default): ``--tools N`` tools drawn with ``--tools-seed``
+  (1-5 parameters each: strings, some with ``maxLength`` or a ``format``, enums, bounded
+  integers, numbers, booleans, string arrays, small objects); the trace calls every tool
+  once with arguments made for it.
 
 For each: compile in this process with caching off (construction time, peak
 RSS so far, automaton size), then teacher-forced replays of the trace: every
@@ -20,6 +24,7 @@ oracle) at K random steps (plus the steps right before and after each tag)
 and fails on any mismatch.
 
     python benchmarks/tags_bench.py --verify 12
+    python benchmarks/tags_bench.py --scenarios random-tools --tools 20 --verify 12
 """
 
 from __future__ import annotations
@@ -84,6 +89,52 @@ def percentiles(xs) -> dict:
     a = np.sort(np.asarray(xs, dtype=np.float64)) / 1000.0
     q = lambda p: float(a[min(len(a) - 1, int(np.ceil(p / 100 * len(a))) - 1)])
     return {"n": len(a), "p50": q(50), "p90": q(90), "p99": q(99), "p99.9": q(99.9), "max": float(a[-1])}
+
+
+def random_tools(n: int, seed: int) -> tuple[list, list[str]]:
+    """``n`` tools with random parameter schemas, and one call text per tool."""
+    import json
+    rng = random.Random(seed)
+
+    def param(j: int, t: int):
+        k = rng.randrange(9)
+        if k == 0:
+            return {"type": "string"}, f"text {j}"
+        if k == 1:
+            m = rng.choice([20, 64, 200])
+            return {"type": "string", "maxLength": m}, "abc xyz"[:m]
+        if k == 2:
+            vals = [f"v{i}_{t}_{j}" for i in range(rng.randrange(2, 6))]
+            return {"enum": vals}, rng.choice(vals)
+        if k == 3:
+            hi = rng.choice([10, 100, 5000])
+            return {"type": "integer", "minimum": 0, "maximum": hi}, rng.randrange(hi + 1)
+        if k == 4:
+            return {"type": "number"}, -12.5
+        if k == 5:
+            return {"type": "boolean"}, True
+        if k == 6:
+            return {"type": "array", "items": {"type": "string"}, "maxItems": 3}, ["a", "b c"]
+        if k == 7:
+            f, v = rng.choice([("date", "2026-11-29"), ("email", "ada@example.org"),
+                               ("uri", "https://example.org/a?b=1"),
+                               ("date-time", "2026-11-29T15:03:00Z")])
+            return {"type": "string", "format": f}, v
+        return ({"type": "object", "properties": {"id": {"type": "integer"}, "label": {"type": "string"}},
+                 "required": ["id"], "additionalProperties": False}, {"id": 7, "label": "x"})
+
+    tools, calls = [], []
+    for t in range(n):
+        ps = [param(j, t) for j in range(rng.randrange(1, 6))]
+        props = {f"p{j}": schema for j, (schema, _) in enumerate(ps)}
+        required = [f"p{j}" for j in range(len(ps)) if rng.random() < 0.5]
+        tools.append({"type": "function", "function": {"name": f"tool_{t}", "parameters": {
+            "type": "object", "properties": props, "required": required,
+            "additionalProperties": False}}})
+        args = {f"p{j}": v for j, (_, v) in enumerate(ps)}
+        calls.append(f"Calling tool {t}.<tool_call>\n" + json.dumps(
+            {"name": f"tool_{t}", "arguments": args}, ensure_ascii=False) + "\n</tool_call>")
+    return tools, calls
 
 
 def replay(c: Constraint, traces) -> tuple[list, list]:
@@ -165,7 +216,9 @@ def main() -> int:
     ap.add_argument("--verify", type=int, default=0, help="compare K random masks with the oracle")
     ap.add_argument("--scenarios", default="tools,trigger",
                     help="comma-separated: tools, trigger, schema (the tool-call JSON Schema alone, "
-                         "for comparison: what the tag skeleton costs on top)")
+                         "for comparison: what the tag skeleton costs on top), random-tools")
+    ap.add_argument("--tools", type=int, default=20, help="random-tools: how many tools")
+    ap.add_argument("--tools-seed", type=int, default=1, help="random-tools: the seed")
     args = ap.parse_args()
     vocab = Vocab.qwen2_5()
     enc = qwen2_5_encoding()
@@ -177,6 +230,14 @@ def main() -> int:
         traces.append(enc.encode(SPELLED, disallowed_special=()))
         bad += scenario("tool calling (3 tools, Qwen <tool_call> special tokens)",
                         lambda: Constraint(g, vocab, ambiguous=needs_glr(g), cache_dir=False,
+                                           compile_budget_s=None, progress=False),
+                        traces, args, vocab)
+    if "random-tools" in which:
+        tools, calls = random_tools(args.tools, args.tools_seed)
+        gr = tool_calling(tools)
+        traces = [enc.encode(t, allowed_special="all") for t in calls]
+        bad += scenario(f"tool calling ({args.tools} random tools, seed {args.tools_seed})",
+                        lambda: Constraint(gr, vocab, ambiguous=needs_glr(gr), cache_dir=False,
                                            compile_budget_s=None, progress=False),
                         traces, args, vocab)
     if "schema" in which:
