@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import os
 import random
-import sys
-import threading
 import time
 
 import numpy as np
@@ -25,6 +23,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from stackmask import Constraint, native
 from stackmask.runtime import mask_to_ids
+
+from conftest import run_in_threads
 
 pytestmark = pytest.mark.usefixtures("needs_native")
 
@@ -149,33 +149,20 @@ def test_two_threads_filling_at_once(json_pair):
     n = 256
     picks = [[(i * 7 + k) % len(ids) for i in range(n)] for k in range(2)]
     refs = [reference(pure, ids, p, None, n, fast.mask_words, 0) for p in picks]
-    errors: list = []
-    barrier = threading.Barrier(2)
+    kept = [states_of(fast, ids), states_of(fast, ids)]
 
-    def run(k):
-        try:
-            barrier.wait()
-            for rep in range(30):
-                sf = states_of(fast, ids) if rep % 3 == 0 else sf_keep[k]
-                out = np.zeros((n, fast.mask_words), dtype=np.int32)
-                fast.fill_masks([sf[i] for i in picks[k]], out, threads=2)
-                if not np.array_equal(out, refs[k]):
-                    errors.append((k, rep))
-        except BaseException as e:      # pragma: no cover - reported below
-            errors.append(e)
+    def run(k, barrier):
+        barrier.wait()
+        bad = []
+        for rep in range(30):
+            sf = states_of(fast, ids) if rep % 3 == 0 else kept[k]
+            out = np.zeros((n, fast.mask_words), dtype=np.int32)
+            fast.fill_masks([sf[i] for i in picks[k]], out, threads=2)
+            if not np.array_equal(out, refs[k]):
+                bad.append(rep)
+        return bad
 
-    sf_keep = [states_of(fast, ids), states_of(fast, ids)]
-    ts = [threading.Thread(target=run, args=(k,)) for k in range(2)]
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    try:
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
-    finally:
-        sys.setswitchinterval(old)
-    assert not errors
+    assert run_in_threads(run, [0, 1], 1e-5) == {0: [], 1: []}
 
 
 def test_workers_asleep_at_every_call(json_pair):
