@@ -642,3 +642,39 @@ def run_tokens(const int32_t[::1] table, int64_t n, int64_t s,
                 a += 1
             ov[i] = <int32_t>q
     return out
+
+
+def stable_order(const int32_t[::1] values, int64_t n_values):
+    """``np.argsort(values, kind="stable")`` for values in ``0..n_values-1``, by counting
+    (O(len + n_values)): the token groups of a lexer state's runs, one per end state
+    (``stackmask.compile.terminal.TerminalCompiler._branches``). Raises ValueError for a
+    value out of range."""
+    cdef int64_t m = values.shape[0], i, v, total = 0, c
+    if n_values < 0:
+        raise ValueError("n_values must be >= 0")
+    order = np.empty(m, dtype=np.int64)
+    cdef int64_t[::1] ov = order
+    cdef int64_t *start = <int64_t *>calloc(n_values + 1, sizeof(int64_t))
+    if start == NULL:
+        raise MemoryError()
+    cdef bint bad = False
+    with nogil:
+        for i in range(m):
+            v = values[i]
+            if v < 0 or v >= n_values:
+                bad = True
+                break
+            start[v] += 1
+        if not bad:
+            for v in range(n_values):
+                c = start[v]
+                start[v] = total
+                total += c
+            for i in range(m):
+                v = values[i]
+                ov[start[v]] = i
+                start[v] += 1
+    free(start)
+    if bad:
+        raise ValueError("a value out of range")
+    return order

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from stackmask import Constraint, Grammar, TokenRejected, native
 from stackmask.runtime import mask_to_ids
@@ -486,6 +487,22 @@ def test_compiled_hopcroft_equals_the_pure_one(monkeypatch):
     block[-1] = 1
     fast, pure = _hopcroft_both(trans, block, monkeypatch)
     assert np.array_equal(fast, pure) and fast.max() + 1 == n
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 40), max_size=300), st.integers(0, 30))
+def test_stable_order_is_the_stable_argsort(values, extra):
+    """``_native.stable_order`` (a counting sort: the token groups per end state) gives
+    ``np.argsort(kind="stable")``; a value out of range raises."""
+    from stackmask import _native
+    a = np.array(values, dtype=np.int32)
+    n_values = (int(a.max()) + 1 if len(a) else 0) + extra
+    assert np.array_equal(_native.stable_order(a, n_values), np.argsort(a, kind="stable"))
+    if len(a):
+        with pytest.raises(ValueError):
+            _native.stable_order(a, int(a.max()))
+        with pytest.raises(ValueError):
+            _native.stable_order(np.array([-1], dtype=np.int32), 5)
 
 
 def test_token_runs_equal_the_numpy_runs(qwen_vocab, monkeypatch):

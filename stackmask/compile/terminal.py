@@ -109,6 +109,7 @@ class TerminalCompiler:
         self._native_walks = mod is not None
         self._walks_core = None          # their _native.BranchWalks (see walks_twin)
         self._run_twin = getattr(mod, "run_tokens", None) if mod is not None else None
+        self._stable_order = getattr(mod, "stable_order", None) if mod is not None else None
         self._rows = None                # (DFA rows as lists, accepting): _narrow_sparse
         self._bases: dict = {}           # pending DFA state -> its base state or None
         self._long: dict = {}            # horizon -> the tokens longer (long_outcomes)
@@ -403,9 +404,13 @@ class TerminalCompiler:
             if ends.min() == ends.max():
                 parts, last = [plain], [int(ends[0])]
             else:               # a stable sort keeps each group's positions ascending
-                if self._n_dfa < 1 << 16:
-                    ends = ends.astype(np.uint16)    # sorted by radix: ~2-4x faster
-                order = np.argsort(ends, kind="stable")
+                if self._stable_order is not None:   # by counting, in compiled code
+                    order = self._stable_order(np.ascontiguousarray(ends, dtype=np.int32),
+                                               self._n_dfa)
+                else:
+                    if self._n_dfa < 1 << 16:
+                        ends = ends.astype(np.uint16)    # sorted by radix: ~2-4x faster
+                    order = np.argsort(ends, kind="stable")
                 ends = ends[order]
                 cut = np.flatnonzero(np.diff(ends)) + 1
                 parts = np.split(plain[order], cut)
