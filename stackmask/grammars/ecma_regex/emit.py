@@ -15,7 +15,8 @@ from ...lexer.ir import ANY, MAX_CP, iv_contains, iv_intersect
 from ...lexer.ir import normalize_intervals as iv_norm
 from . import match as _match
 
-__all__ = ["to_python", "fullmatch", "re_fullmatch", "json_char_class", "to_json_string", "ESCAPABLE", "RAW_OK"]
+__all__ = ["to_python", "fullmatch", "re_fullmatch", "json_char_class", "to_json_string", "ESCAPABLE",
+           "RAW_OK"]
 
 
 def _cp_text(c: int) -> str:
