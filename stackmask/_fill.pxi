@@ -8,7 +8,10 @@
 # copies it once the caller has published that entry's source (``avail``), so copying
 # overlaps the finding of later rows; the caller claims what is left once it has found
 # every row. An idle worker spins for ``_spin_ns`` (a batch right after another finds it
-# awake) and then sleeps on a lock that the next task releases.
+# awake; not while it shares the caller's CPU) and then sleeps on a lock that the next
+# task releases. The scheduler may wake it on the caller's CPU, where the two would only
+# take turns: it then moves itself to its other allowed CPUs (``sched_setaffinity`` on
+# its own thread), or leaves the task to the caller where it has none.
 #
 # Protocol (all atomics sequentially consistent):
 # * ``gen`` odd: a task is open; the caller writes the task's fields while it is even,
