@@ -18,7 +18,7 @@ keeps the ends of ``y`` that are ``lo..hi`` characters from their start. Equal t
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from ...lexer.ir import iv_contains
 
 __all__ = ["fullmatch"]
 
@@ -30,12 +30,11 @@ def fullmatch(x, s: str) -> bool:
 
 
 class _Run:
-    __slots__ = ("cps", "memo", "starts_of")
+    __slots__ = ("cps", "memo")
 
     def __init__(self, cps: list):
         self.cps = cps
         self.memo: dict = {}
-        self.starts_of: dict = {}        # id of a code point set -> its interval starts
 
     def ends(self, x, starts: frozenset) -> frozenset:
         if not starts:
@@ -46,19 +45,8 @@ class _Run:
             return got
         k = x[0]
         if k == "c":
-            ivs = x[1]
-            firsts = self.starts_of.get(id(ivs))
-            if firsts is None:
-                firsts = self.starts_of[id(ivs)] = [a for a, _ in ivs]
-            cps, n = self.cps, len(self.cps)
-            out = set()
-            for i in starts:
-                if i < n:
-                    c = cps[i]
-                    j = bisect_right(firsts, c) - 1
-                    if j >= 0 and c <= ivs[j][1]:
-                        out.add(i + 1)
-            got = frozenset(out)
+            ivs, cps = x[1], self.cps
+            got = frozenset(i + 1 for i in starts if i < len(cps) and iv_contains(ivs, cps[i]))
         elif k == "s":
             got = starts
             for y in x[1]:
