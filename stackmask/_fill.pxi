@@ -160,14 +160,13 @@ cdef inline void _copy_row(int32_t *base, Py_ssize_t width, Py_ssize_t words, Py
         memset(row + words, 0, (width - words) * 4)
 
 
-def _copy_rows(int32_t[:, ::1] a, long long[::1] row_of, long long[::1] src_of,
-               long long[::1] last_of, Py_ssize_t words, Py_ssize_t lo, Py_ssize_t hi):
-    """Entries ``lo..hi`` of a ``fill`` plan into ``a``, without the GIL."""
-    cdef Py_ssize_t k, width = a.shape[1]
-    cdef int32_t *base = &a[0, 0] if a.shape[0] and width else NULL
-    with nogil:
-        for k in range(lo, hi):
-            _copy_row(base, width, words, row_of[k], src_of[k], last_of[row_of[k]] == k)
+cdef void _copy_entries(int32_t *base, Py_ssize_t width, Py_ssize_t words,
+                        long long *row_of, long long *src_of, long long *last_of,
+                        long long n) noexcept nogil:
+    """Every entry of a ``fill`` plan, by the calling thread alone."""
+    cdef long long k
+    for k in range(n):
+        _copy_row(base, width, words, row_of[k], src_of[k], last_of[row_of[k]] == k)
 
 
 cdef long long _run_task(_FillTask *t) noexcept nogil:

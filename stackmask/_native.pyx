@@ -337,7 +337,9 @@ cdef class MaskPath:
                     _close_task(True)
             raise
         if not workers:
-            _copy_rows(a, row_of, src_of, last_of, words, 0, n)
+            if n:
+                with nogil:
+                    _copy_entries(base, width, words, &row_of[0], &src_of[0], &last_of[0], n)
             return arr
         # the sources stay alive in ``keep`` until the task is closed
         with nogil:
