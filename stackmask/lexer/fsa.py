@@ -397,7 +397,11 @@ def refine(cls0: np.ndarray, succ: np.ndarray, depths) -> tuple[dict, int]:
             firsts = order[bounds[:-1]]
             old = cls[firsts]
             newid = np.full(len(firsts), -1, dtype=np.int64)
-            _, keep = np.unique(old, return_index=True)
+            # the largest group of each block keeps its id (as in Hopcroft's algorithm):
+            # the states that move, and so the next round's candidates, are the smaller
+            # parts (inside a counted string, a few per round instead of the whole chain)
+            big = np.lexsort((-np.diff(bounds), old))
+            keep = big[np.concatenate([[True], old[big][1:] != old[big][:-1]])]
             newid[keep] = old[keep]
             rest = np.flatnonzero(newid < 0)
             newid[rest] = next_id + np.arange(len(rest))
@@ -421,8 +425,8 @@ def refine(cls0: np.ndarray, succ: np.ndarray, depths) -> tuple[dict, int]:
                 n_cand = sum(len(v) for v in by_key.values())
                 if size[b] > n_cand:
                     keep_key = sig[b]          # the states not looked at stay, as they were
-                else:
-                    keep_key = next(iter(by_key))
+                else:                          # every member looked at: the largest group stays
+                    keep_key = max(by_key, key=lambda key: len(by_key[key]))
                     sig[b] = keep_key
                 for key, members in by_key.items():
                     if key == keep_key:
