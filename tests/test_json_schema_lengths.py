@@ -22,7 +22,7 @@ from stackmask.grammars import ecma_regex as R
 from stackmask.grammars.json_schema import convert_schema
 from stackmask.lexer.regex import compile_terminal
 from test_counted import _walk
-from test_json_schema import accepts, constraint, jsonschema_valid
+from test_json_schema import BYTES, accepts, constraint, jsonschema_valid
 
 HOST = "^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"
 ARN = r"^arn:[\w+=/,.@-]+:[\w+=/,.@-]+:([\w+=/,.@-]*)?:[0-9]+:[\w+=/,.@-]+$"
@@ -250,3 +250,31 @@ def test_a_product_too_large_names_its_terminals():
                          source=f"#/properties/w{i}") for i in range(6)]
     with pytest.raises(GrammarError, match=r"largest terminal automata: W\d \(#/properties/w\d\)"):
         compile_lexer(terms, band=64)
+
+
+TAG = "^([\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]*)$"      # CloudFormation's Tag.Value
+
+
+def test_wide_class_beside_a_length_is_spelled_raw_beyond_ascii():
+    # each character of the class is hundreds of lexer states in its \uXXXX spellings,
+    # times 256 counts: over the lexer's limit. The policy keeps the length and the class
+    # exact and spells characters beyond ASCII raw only (as ensure_ascii=False does)
+    schema = _limited_schema(TAG, None, 256)
+    sg = convert_schema(schema, strict=True)
+    assert any("raw only" in w and "#" in w for w in sg.warnings), sg.warnings
+    c = Constraint(sg.grammar, BYTES, ambiguous=sg.ambiguous)
+    r = random.Random(5)
+    alpha = "aZ09 _.:/=+-@éЖ中\u3000\U00010400"      # letters, numbers, separators of the class
+    for n in (0, 1, 2, 37, 255, 256, 257, 300):
+        v = "".join(r.choice(alpha) for _ in range(n))
+        ok = n <= 256
+        assert accepts(c, json.dumps(v, ensure_ascii=False)) == ok, n
+        # the escaped spelling of a value beyond ASCII: rejected by the policy; "\/" stays
+        assert not accepts(c, json.dumps("é" + v[:200], ensure_ascii=True))
+    assert accepts(c, '"a\\/b"')
+    for bad in ("a!b", "a\u00a7", "tab\there"):             # outside the class
+        assert not accepts(c, json.dumps(bad, ensure_ascii=False))
+    # a class whose escape spellings fit keeps them
+    small = convert_schema(_limited_schema("^[a-zé]*$", None, 256), strict=True)
+    assert not any("raw only" in w for w in small.warnings)
+    assert accepts(constraint(_limited_schema("^[a-zé]*$", None, 256)), json.dumps("aé" * 100))

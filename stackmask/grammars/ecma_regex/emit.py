@@ -3,7 +3,8 @@ text (:func:`to_python`), or over the *JSON text* of a string (:func:`to_json_st
 where every character may be written raw (where JSON allows it), as a short escape
 (``\\n``, ``\\"``, ``\\/``...) or as ``\\uXXXX`` (any hex case; characters beyond
 U+FFFF as a surrogate pair): the emitted regex matches exactly the JSON spellings of the
-strings the IR accepts.
+strings the IR accepts. With ``escape_beyond_ascii=False`` the characters beyond ASCII are
+spelled raw only (a policy for strings whose escape spellings are too large to lex).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ...lexer.ir import normalize_intervals as iv_norm
 from . import match as _match
 
 __all__ = ["to_python", "fullmatch", "re_fullmatch", "json_char_class", "to_json_string", "ESCAPABLE",
-           "RAW_OK"]
+           "ESCAPABLE_ASCII", "RAW_OK"]
 
 
 def _cp_text(c: int) -> str:
@@ -207,15 +208,22 @@ def _pair_alts(astral) -> list[str]:
 #: their escape states).
 ESCAPABLE = iv_norm([(0, 0x1F), (0x22, 0x22), (0x2F, 0x2F), (0x5C, 0x5C), (0x7F, MAX_CP)])
 
+#: the escapable characters of a string spelled with characters beyond ASCII raw only
+#: (``to_json_string(x, escape_beyond_ascii=False)``): as ``json.dumps(...,
+#: ensure_ascii=False)`` writes them. One character of a wide class such as
+#: ``[\p{L}\p{N}]`` is hundreds of lexer states in its ``\uXXXX`` spellings.
+ESCAPABLE_ASCII = iv_norm([(0, 0x1F), (0x22, 0x22), (0x2F, 0x2F), (0x5C, 0x5C), (0x7F, 0x7F)])
+
 
 @lru_cache(maxsize=8192)
-def json_char_class(ivs: tuple) -> str:
+def json_char_class(ivs: tuple, escape_beyond_ascii: bool = True) -> str:
     """Regex (over JSON text) for one character from ``ivs``, spelled as JSON
     writers spell it: raw (not ``"``, ``\\`` or a control character), or, for
-    the characters of :data:`ESCAPABLE`, a short escape, ``\\uXXXX`` in any hex
-    case, or a surrogate pair of escapes."""
+    the characters of :data:`ESCAPABLE` (:data:`ESCAPABLE_ASCII` when not
+    ``escape_beyond_ascii``), a short escape, ``\\uXXXX`` in any hex case, or a
+    surrogate pair of escapes."""
     raw = iv_intersect(ivs, RAW_OK)
-    ivs = iv_intersect(ivs, ESCAPABLE)
+    ivs = iv_intersect(ivs, ESCAPABLE if escape_beyond_ascii else ESCAPABLE_ASCII)
     esc = []
     shorts = [s for c, s in sorted(_SHORT.items()) if iv_contains(ivs, c)]
     if shorts:
@@ -239,15 +247,17 @@ def json_char_class(ivs: tuple) -> str:
     return "(?:" + "|".join(alts) + ")"
 
 
-def to_json_string(x) -> str:
+def to_json_string(x, escape_beyond_ascii: bool = True) -> str:
     """Python regex over the JSON text *between the quotes* of the strings in
-    the AST's language (every spelling :func:`json_char_class` allows). A
-    length-limited AST (``("L", y, lo, hi)``) starts with a lookahead that counts the
-    characters up to the closing quote, ``(?=(?:CHAR){lo,hi}")``: the regex is meant
-    to stand between the quotes of a terminal (the lexer reads a lookahead at a
-    terminal's top level as an intersection)."""
+    the AST's language (every spelling :func:`json_char_class` allows; characters
+    beyond ASCII raw only where not ``escape_beyond_ascii``). A length-limited AST
+    (``("L", y, lo, hi)``) starts with a lookahead that counts the characters up to
+    the closing quote, ``(?=(?:CHAR){lo,hi}")``: the regex is meant to stand between
+    the quotes of a terminal (the lexer reads a lookahead at a terminal's top level as
+    an intersection)."""
+    def leaf(ivs):
+        return json_char_class(ivs, escape_beyond_ascii)
     if x[0] == "L":
-        return (_length_lookahead(x, json_char_class(ANY[1]), '"') + "(?:"
-                + _emit(x[1], json_char_class) + ")")
-    return _emit(x, json_char_class)
+        return (_length_lookahead(x, leaf(ANY[1]), '"') + "(?:" + _emit(x[1], leaf) + ")")
+    return _emit(x, leaf)
 

@@ -108,7 +108,8 @@ Policies (what "exact" means here)
   strings read together share one count: :mod:`stackmask.lexer.counted`); a
   length combined with a pattern or format whose length-limited regex is too
   large, or a terminal still over the lexer's limits, is reported
-  (non-enforceable). Several strings with different bounds make the mask
+  (non-enforceable), unless spelling its characters beyond ASCII raw only (no
+  ``\\uXXXX``; a policy note in :attr:`SchemaGrammar.warnings`) makes it fit. Several strings with different bounds make the mask
   automaton's construction slow (a window of positions below each bound).
   Overlapping ``anyOf`` object/array branches give an ambiguous grammar
   (LALR(1) conflicts, :attr:`SchemaGrammar.ambiguous`); ``Constraint``'s

@@ -136,8 +136,13 @@ class EmitMixin:
                          "languages cannot be enforced exactly (the regex is too large)")
             return R.map_limits(ast, lambda y, lo, hi: y)     # the patterns alone
 
-    def string_regex(self, ast) -> str:
-        return '"(?:' + R.to_json_string(ast) + ')"'
+    def string_regex(self, ast, escape_beyond_ascii: bool | None = None) -> str:
+        """The terminal regex of a string language: its JSON spellings between quotes
+        (characters beyond ASCII raw only for the languages in ``raw_spelled``:
+        :meth:`lexable`)."""
+        if escape_beyond_ascii is None:
+            escape_beyond_ascii = ast not in self.raw_spelled
+        return '"(?:' + R.to_json_string(ast, escape_beyond_ascii) + ')"'
 
     def string_term(self, ast, ptr: str = "") -> str:
         return self.term(self.string_regex(ast), "STR", ptr)

@@ -89,8 +89,9 @@ class StringsMixin:
 
     def lexable(self, ast, unlimited, lo, hi, ptr):
         """Make sure the string terminal fits the lexer's size limits
-        (MAX_NFA_STATES, MAX_DFA_STATES); else report and drop the length
-        limits (then the pattern)."""
+        (MAX_NFA_STATES, MAX_DFA_STATES); else spell its characters beyond ASCII raw
+        only (a policy, when that fits: :meth:`spell_raw`); else report and drop the
+        length limits (then the pattern)."""
         from ...lexer.counted import MIN_BAND
         from ...lexer.regex import compile_terminal
         if ast == NONE:
@@ -109,6 +110,8 @@ class StringsMixin:
                 return NONE           # no string: this part of the schema is impossible
         except TooComplex:
             pass
+        if self.spell_raw(ast, ptr):
+            return ast
         if ast is not unlimited:
             kw = "maxLength" if hi is not None else "minLength"
             self.problem(kw, f"{ptr}/{kw}", f"the string terminal with length {lo}..{hi} exceeds the "
@@ -120,3 +123,27 @@ class StringsMixin:
                 pass
         self.problem("pattern", ptr, "the string terminal exceeds the lexer's automaton size limit")
         return ANYSTAR
+
+    def spell_raw(self, ast, ptr: str) -> bool:
+        """Whether the string language fits the lexer with its characters beyond ASCII
+        spelled raw only (``json.dumps(..., ensure_ascii=False)``), where its ``\\uXXXX``
+        spellings do not fit (a wide Unicode class such as ``[\\p{L}\\p{N}]`` beside a
+        ``maxLength`` of 128: each character is hundreds of lexer states in its escape
+        spellings). Then it is spelled so (:meth:`string_regex`), with a policy note. The
+        values a model can write are unchanged; only the JSON text of such a value in
+        ``\\uXXXX`` escapes is rejected."""
+        from ...lexer.counted import MIN_BAND
+        from ...lexer.regex import compile_terminal
+        if ast in self.raw_spelled:
+            return True
+        try:
+            compile_terminal(self.string_regex(ast, escape_beyond_ascii=False), band=MIN_BAND)
+        except GrammarError:
+            return False
+        self.raw_spelled.add(ast)
+        note = (f"string at {ptr or '#'}: characters beyond ASCII are accepted raw only, not as "
+                "\\uXXXX escapes (their escape spellings exceed the lexer's automaton size limit)")
+        if note not in self.policy_notes:
+            self.policy_notes.append(note)
+            log.info("JSON Schema: %s", note)
+        return True
