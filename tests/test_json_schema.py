@@ -7,6 +7,7 @@ of random sentences of the grammar against the ``jsonschema`` validator."""
 from __future__ import annotations
 
 import json
+import re
 import random
 import warnings
 
@@ -601,6 +602,22 @@ def test_unsupported_patterns_are_reported_by_name():
         with pytest.raises(GrammarError) as ei:
             convert_schema({"type": "string", "pattern": pat})
         assert ei.value.keyword == "pattern" and what in str(ei.value)
+
+
+def test_a_leading_dotall_flag_as_python_reads_it():
+    # not ECMA-262, but the jsonschema package's re reads it: "." matches line breaks too
+    for pat, text in [("(?s)^.+$", "a\nb"), ("(?s)^a.b$", "a\u2028b"), ("(?s)x", "\nx"),
+                      ("(?s)^.{2}$", "\r\n"), ("(?s)^.{2}$", "\r\nx"), ("^.+$", "a\nb")]:
+        want = re.search(pat, text) is not None
+        assert R.fullmatch(R.parse_pattern(pat), text) == want, (pat, text)
+        assert accepts(constraint({"type": "string", "pattern": pat}), json.dumps(text)) == want
+    # PCRE reads it anywhere outside groups, from there on (Python 3.11 only at the start)
+    for pat, text, want in [("^(?s).+$", "a\nb", True), ("^.(?s).$", "\n\n", False),
+                            ("^.(?s).$", "a\n", True), ("^a$|(?s)^.$", "\n", True)]:
+        assert R.fullmatch(R.parse_pattern(pat), text) == want, (pat, text)
+    for pat in ("a((?s)b)", "(?i)a", "(?s"):
+        with pytest.raises(GrammarError, match="pattern"):
+            convert_schema({"type": "string", "pattern": pat})
 
 
 def test_lookahead_patterns():

@@ -23,7 +23,9 @@ lookaheads inside quantified groups, ``^`` in a lookahead but as a start-of-inpu
 (``(?!^[0-9]+$)`` is supported), word
 boundaries ``\\b \\B``, backreferences, ``\\p{...}`` properties other than general
 categories (scripts, binary properties but ``Any``/``ASCII``/``Assigned``), inline
-flags, ``^`` inside quantified groups. ``\\p{L}``, ``\\p{Lu}``, ``\\P{Nd}``,
+flags but ``(?s)`` outside groups, ``^`` inside quantified groups. ``(?s)`` outside
+groups (not ECMA-262: PCRE's "dot matches all", which Python's ``re`` also reads at the
+start of a pattern) makes every later ``.`` match every character. ``\\p{L}``, ``\\p{Lu}``, ``\\P{Nd}``,
 ``\\p{gc=Letter}``: the categories of Python's ``unicodedata``.
 """
 
@@ -50,6 +52,7 @@ SPACE = iv_norm([(0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x
                  (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000),
                  (0xFEFF, 0xFEFF)])
 DOT = iv_complement(iv_norm([(0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029)]))
+ANY_CP = iv_norm([(0, MAX_CP)])
 _CLASS_ESC = {"d": DIGIT, "D": iv_complement(DIGIT), "w": WORD, "W": iv_complement(WORD),
               "s": SPACE, "S": iv_complement(SPACE)}
 _CTRL_ESC = {"t": 9, "n": 10, "v": 11, "f": 12, "r": 13}
@@ -124,6 +127,7 @@ class _Parser:
     def __init__(self, src: str):
         self.src = src
         self.i = 0
+        self.dot = DOT            # ANY_CP after a top-level (?s)
         self.groups = 0
         self.depth = 0            # groups and lookarounds open at self.i
 
@@ -163,6 +167,12 @@ class _Parser:
             return self._no_quant(("eol",), "$")
         if c == "\\" and self.peek(1) in ("b", "B"):
             self.fail("word boundary assertions (\\b, \\B) are not supported")
+        if c == "(" and self.src.startswith("(?s)", self.i) and not self.depth:
+            # PCRE's dot-all flag at the top level: "." matches every character from here
+            # on (later alternatives too); Python reads it so at the start
+            self.i += 4
+            self.dot = ANY_CP
+            return self._no_quant(("seq", []), "(?s)")
         if c == "\\" and self.peek(1) == "A":
             self.i += 2
             return self._no_quant(("bol",), "\\A")
@@ -250,7 +260,7 @@ class _Parser:
         c = self.peek()
         if c == ".":
             self.i += 1
-            return ("chars", DOT)
+            return ("chars", self.dot)
         if c == "(":
             self.i += 1
             if self.peek() == "?":
