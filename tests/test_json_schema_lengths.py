@@ -278,3 +278,15 @@ def test_wide_class_beside_a_length_is_spelled_raw_beyond_ascii():
     small = convert_schema(_limited_schema("^[a-zé]*$", None, 256), strict=True)
     assert not any("raw only" in w for w in small.warnings)
     assert accepts(constraint(_limited_schema("^[a-zé]*$", None, 256)), json.dumps("aé" * 100))
+
+
+def test_raw_spelling_is_chosen_for_the_largest_band():
+    # a length counted with stalls: with escapes it fits the least band's 64 positions per
+    # bound but not a vocabulary with tokens of 255 bytes (more positions); raw it fits both
+    schema = _limited_schema(TAG, None, 600)
+    sg = convert_schema(schema, strict=True)
+    assert any("raw only" in w for w in sg.warnings), sg.warnings
+    (t,) = [t for t in sg.grammar.terminals if t.name.startswith("STR")]
+    assert "\\\\u" not in t.regex.replace("\\\\u00", "")      # no \uXXXX beyond ASCII
+    for band in (64, 129, 256):
+        assert compile_terminal(t.regex, band=band).counters

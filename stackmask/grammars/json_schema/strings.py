@@ -8,6 +8,8 @@ import math
 from ...errors import GrammarError
 from .. import ecma_regex as R
 from ..ecma_regex import ANY, ANYSTAR, NONE, PatternError, TooComplex, rep
+from ...lexer.counted import DEFAULT_BAND, MIN_BAND
+from ...lexer.regex import compile_terminal
 from .common import log, num
 from .formats import FORMATS, UNSUPPORTED_FORMATS, format_ast
 
@@ -92,53 +94,46 @@ class StringsMixin:
         (MAX_NFA_STATES, MAX_DFA_STATES); else spell its characters beyond ASCII raw
         only (a policy, when that fits: :meth:`spell_raw`); else report and drop the
         length limits (then the pattern)."""
-        from ...lexer.counted import MIN_BAND
-        from ...lexer.regex import compile_terminal
         if ast == NONE:
             return NONE
         self.progress(ptr)             # compiling a large string terminal can take seconds
-        try:
-            # the least band (no vocabulary's is less): a repetition counted with a
-            # vocabulary's band is counted here too, with fewer copies (the check is about
-            # fitting, not the automaton)
-            compile_terminal(self.string_regex(ast), band=MIN_BAND)
+        # the least band (no vocabulary's is less): a repetition counted with a
+        # vocabulary's band is counted here too, with fewer copies
+        dfa = _fits(self.string_regex(ast), MIN_BAND)
+        if dfa is not None:
+            # counted at the least band: a vocabulary with longer tokens counts more
+            # positions; where the escape spellings then pass the limit and the raw ones
+            # do not, the raw ones are taken
+            if dfa.counters and _fits(self.string_regex(ast), DEFAULT_BAND) is None:
+                self.spell_raw(ast, ptr, DEFAULT_BAND)      # else as it fits at the least band
             return ast
-        except GrammarError:
-            pass
         try:
             if R.is_empty(ast):
                 return NONE           # no string: this part of the schema is impossible
         except TooComplex:
             pass
-        if self.spell_raw(ast, ptr):
+        if self.spell_raw(ast, ptr, DEFAULT_BAND) or self.spell_raw(ast, ptr, MIN_BAND):
             return ast
         if ast is not unlimited:
             kw = "maxLength" if hi is not None else "minLength"
             self.problem(kw, f"{ptr}/{kw}", f"the string terminal with length {lo}..{hi} exceeds the "
                          "lexer's automaton size limit")
-            try:
-                compile_terminal(self.string_regex(unlimited), band=MIN_BAND)
+            if _fits(self.string_regex(unlimited), MIN_BAND) is not None:
                 return unlimited
-            except GrammarError:
-                pass
         self.problem("pattern", ptr, "the string terminal exceeds the lexer's automaton size limit")
         return ANYSTAR
 
-    def spell_raw(self, ast, ptr: str) -> bool:
-        """Whether the string language fits the lexer with its characters beyond ASCII
-        spelled raw only (``json.dumps(..., ensure_ascii=False)``), where its ``\\uXXXX``
-        spellings do not fit (a wide Unicode class such as ``[\\p{L}\\p{N}]`` beside a
-        ``maxLength`` of 128: each character is hundreds of lexer states in its escape
-        spellings). Then it is spelled so (:meth:`string_regex`), with a policy note. The
-        values a model can write are unchanged; only the JSON text of such a value in
-        ``\\uXXXX`` escapes is rejected."""
-        from ...lexer.counted import MIN_BAND
-        from ...lexer.regex import compile_terminal
+    def spell_raw(self, ast, ptr: str, band: int) -> bool:
+        """Whether the string language fits the lexer at ``band`` with its characters
+        beyond ASCII spelled raw only (``json.dumps(..., ensure_ascii=False)``), where its
+        ``\\uXXXX`` spellings do not fit (a wide Unicode class such as ``[\\p{L}\\p{N}]``
+        beside a ``maxLength`` of 128: each character is hundreds of lexer states in its
+        escape spellings). Then it is spelled so (:meth:`string_regex`), with a policy
+        note. The values a model can write are unchanged; only the JSON text of such a
+        value in ``\\uXXXX`` escapes is rejected."""
         if ast in self.raw_spelled:
             return True
-        try:
-            compile_terminal(self.string_regex(ast, escape_beyond_ascii=False), band=MIN_BAND)
-        except GrammarError:
+        if _fits(self.string_regex(ast, escape_beyond_ascii=False), band) is None:
             return False
         self.raw_spelled.add(ast)
         note = (f"string at {ptr or '#'}: characters beyond ASCII are accepted raw only, not as "
@@ -147,3 +142,12 @@ class StringsMixin:
             self.policy_notes.append(note)
             log.info("JSON Schema: %s", note)
         return True
+
+
+def _fits(regex: str, band: int):
+    """The terminal's DFA at ``band`` (:func:`~stackmask.lexer.regex.compile_terminal`),
+    or None where it passes the lexer's size limits."""
+    try:
+        return compile_terminal(regex, band=band)
+    except GrammarError:
+        return None
