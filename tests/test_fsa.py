@@ -8,6 +8,7 @@ from __future__ import annotations
 from itertools import product as cartesian
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -326,3 +327,29 @@ def test_compiled_trim_minimize_and_numbering_equal_the_reference(n, k, n_lab, d
         return [x.tolist() for x in (t2, old, m[0], m[1], ids[0], ids[1]) + tuple(pre)]
     pure, fast = _twins(run)
     assert pure == fast
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_large_automata_minimize_alike_without_moore_rounds(seed, monkeypatch):
+    # from _HOPCROFT_FIRST states minimize skips its Moore rounds: the same minimal
+    # automaton as with them (a chain, whose rounds would not settle, and random rows)
+    import stackmask.lexer.fsa as F
+    rng = np.random.default_rng(seed)
+    n = F._HOPCROFT_FIRST + 500
+    trans = rng.integers(-1, n, size=(n, 3)).astype(np.int32)
+    trans[:-1, 0] = np.arange(1, n)              # a chain through every state
+    labels = (rng.random(n) < 0.02).astype(np.int64)
+    labels[-1] = 1
+    got = F.minimize(trans, labels)
+    monkeypatch.setattr(F, "_HOPCROFT_FIRST", 1 << 40)
+    want = F.minimize(trans, labels)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    chain = np.full((n, 2), -1, dtype=np.int32)
+    chain[:-1, 0] = np.arange(1, n)
+    chain[:, 1] = np.arange(n) // 2              # pairs of states step back alike
+    lab = np.zeros(n, dtype=np.int64)
+    lab[-1] = 1
+    a = F.minimize(chain, lab)
+    monkeypatch.setattr(F, "_HOPCROFT_FIRST", 1)
+    b = F.minimize(chain, lab)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])

@@ -117,7 +117,7 @@ class Scanner:
         self.byte_rep = bytes(rep[b2c].tolist())
         self._byte_classes = sorted(rep.tolist())
         # per DFA state: the alternatives reachable by reading one or more bytes
-        self._reach = _reachable_winners(self._trans, self._byte_classes, self.winners)
+        self._reach = _reachable_winners(np.asarray(dfa.trans), self._byte_classes, self.winners)
         if dfa.reach_as:                 # pinned states (:mod:`.pinned`)
             reach = list(self._reach)
             for a, b in dfa.reach_as:
@@ -491,12 +491,27 @@ def _state_of(x):
     return (int(q), tuple((int(s), int(r)) for s, r in owed))
 
 
-def _reachable_winners(trans: list, reps: list[int], winners: tuple) -> tuple[frozenset, ...]:
+def _successors(trans: np.ndarray, reps: list[int]) -> list[list[int]]:
+    """Per DFA state, its distinct successors over the bytes ``reps``, ascending."""
+    n = len(trans)
+    t = np.sort(np.asarray(trans)[:, reps], axis=1)
+    keep = t >= 0
+    keep[:, 1:] &= t[:, 1:] != t[:, :-1]
+    flat = t[keep].tolist()
+    ends = np.cumsum(keep.sum(axis=1)).tolist()
+    out, a = [], 0
+    for q in range(n):
+        out.append(flat[a:ends[q]])
+        a = ends[q]
+    return out
+
+
+def _reachable_winners(trans: np.ndarray, reps: list[int], winners: tuple) -> tuple[frozenset, ...]:
     """For every DFA state, the union of the winners of all states reachable
     by reading one or more bytes. Tarjan's SCCs (iterative), so long chains
     and large DFAs cost linear time."""
     n = len(trans)
-    succ = [sorted({trans[q][b] for b in reps if trans[q][b] >= 0}) for q in range(n)]
+    succ = _successors(trans, reps)
     index = [-1] * n
     low = [0] * n
     on_stack = [False] * n
