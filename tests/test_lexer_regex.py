@@ -925,3 +925,15 @@ def test_walk_parse_tree_is_pre_order(pattern):
     tree = sre_parse.parse(pattern, 0)
     want = [(op, id(av)) for op, av in _walk_reference(tree)]
     assert [(op, id(av)) for op, av in walk_parse_tree(tree)] == want
+
+
+def test_lookahead_search_walks_deep_regexes():
+    # generated regexes (a length spelled as nested groups) nest deeper than Python's
+    # recursion limit: the search that routes a terminal to the lookahead build walks them
+    from stackmask.lexer.regex import _has_lookahead
+    a, c = ("c", ((97, 97),)), ("c", ((99, 99),))
+    for bottom, want in ((a, False), (("la", a), True)):
+        x = bottom
+        for _ in range(3000):
+            x = ("s", (a, ("a", (("r", x, 0, 1), c))))
+        assert _has_lookahead(x) is want

@@ -551,11 +551,19 @@ def _build_terminal(regex: str, name: str, band: int = DEFAULT_BAND) -> DFA:
 
 
 def _has_lookahead(x) -> bool:
-    if x[0] == "la":
-        return True
-    if x[0] in ("s", "a"):
-        return any(_has_lookahead(y) for y in x[1])
-    return x[0] == "r" and _has_lookahead(x[1])
+    """Whether the IR ``x`` holds a lookahead (``"la"``) outside character sets. A walk
+    with a stack: generated regexes nest hundreds deep."""
+    todo = [x]
+    while todo:
+        y = todo.pop()
+        k = y[0]
+        if k == "la":
+            return True
+        if k in ("s", "a"):
+            todo.extend(y[1])
+        elif k == "r":
+            todo.append(y[1])
+    return False
 
 
 def _lookahead_split(x, reluctant: bool, name: str, label: str) -> tuple:
