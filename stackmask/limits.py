@@ -68,6 +68,14 @@ class Limits:
     max_compile_memory_bytes: int | None = 8 << 30
     #: states of the mask automaton, compiled up front or on first use.
     max_automaton_states: int | None = 1_000_000
+    #: states of the lexer automaton, all lexer modes together (one terminal's own
+    #: automaton is limited to ``stackmask.lexer.MAX_DFA_STATES``, 100,000). Every lexer
+    #: state a token can end in is configurations the mask automaton compiles: a lexer of
+    #: 100,000-200,000 states (JSON Schema strings with lengths beside wide Unicode
+    #: classes) takes 15-65 s and 1-5 GB to compile on a 2-core machine
+    #: (benchmarks/RESULTS.md). Past it ``Constraint`` raises a ``GrammarError`` that names
+    #: the largest terminal automata.
+    max_lexer_states: int | None = 200_000
     #: work of one GLR reduction pass in ``commit`` (GSS links followed and added while
     #: reducing for one terminal at one position); highly ambiguous grammars grow it
     #: quadratically with the text.
@@ -78,7 +86,7 @@ class Limits:
 
     def __post_init__(self):
         for name in ("max_compile_seconds", "max_compile_memory_bytes", "max_automaton_states",
-                     "max_gss_work", "max_token_sequences"):
+                     "max_lexer_states", "max_gss_work", "max_token_sequences"):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
                 raise ValueError(f"Limits.{name} must be a non-negative number or None, not {v!r}")

@@ -191,7 +191,8 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
             return comp, scanner, True
     t0 = time.perf_counter()
     tables = build_tables(resolve_grammar(coerce_grammar(grammar), vocab), ambiguous=ambiguous,
-                          check=guard.check, band=counting_band(vocab))
+                          check=guard.check, band=counting_band(vocab),
+                          max_lexer_states=limits.max_lexer_states)
     t1 = time.perf_counter()
     scanner = make_scanner(tables)
     guard.check()

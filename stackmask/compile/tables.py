@@ -15,10 +15,14 @@ from ..glr.lalr import LRTables, build_lalr, check_deterministic
 from ..glr.normal_form import NormalForm, normalize
 from ..lexer.combined import compile_modal_lexer, widest_chain
 from ..lexer.counted import DEFAULT_BAND
-from ..lexer.dfa import DFA, MAX_DFA_STATES
+from ..lexer.dfa import DFA
 from ..lexer.pinned import add_pinned
+from ..limits import Limits
 
 log = logging.getLogger("stackmask")
+
+#: the lexer automaton's states, all modes together (the default of ``Limits.max_lexer_states``)
+MAX_LEXER_STATES = Limits.max_lexer_states
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,13 +50,17 @@ def coerce_grammar(grammar: "Grammar | str") -> Grammar:
 
 
 def build_tables(grammar: "Grammar | str", ambiguous: bool = False, check=None,
-                 band: int = DEFAULT_BAND) -> GrammarTables:
+                 band: int = DEFAULT_BAND,
+                 max_lexer_states: int | None = MAX_LEXER_STATES) -> GrammarTables:
     """``check`` (optional) is called between stages (compile-time limits). A grammar
     too deeply nested for Python's recursion limit raises :class:`GrammarError`.
     ``band``: longer than the longest token the masks will see (repetitions far beyond
-    it are counted, :mod:`stackmask.lexer.counted`)."""
+    it are counted, :mod:`stackmask.lexer.counted`). ``max_lexer_states``: the lexer
+    automaton's states, all modes together (``Limits.max_lexer_states``; None: no limit
+    but each terminal's own, ``MAX_DFA_STATES``); a GrammarError past it."""
+    cap = (1 << 62) if max_lexer_states is None else int(max_lexer_states)
     try:
-        return _build_tables(grammar, ambiguous, check or (lambda: None), band)
+        return _build_tables(grammar, ambiguous, check or (lambda: None), band, cap)
     except RecursionError:
         raise GrammarError("the grammar is nested too deeply to compile "
                            "(Python's recursion limit)") from None
@@ -96,7 +104,7 @@ def _mode_lists(g: Grammar, lexed) -> list:
     return [[pos[n] for n in dict.fromkeys(m.terminals) if n in pos] for m in g.modes]
 
 
-def _lexer(g: Grammar, lexed, band: int) -> tuple:
+def _lexer(g: Grammar, lexed, band: int, cap: int = None) -> tuple:
     """``(grammar, lexer DFA, mode starts)``: optional modes (``LexerMode.merge_into``)
     kept or merged. Merged, several length-bounded strings would share one counted chain
     (``WIDE_CHAIN`` terminals or more): then the modes are kept (merged only when they do
@@ -105,18 +113,19 @@ def _lexer(g: Grammar, lexed, band: int) -> tuple:
     chain reads every string's terminal and the keys beside it; benchmarks/RESULTS.md,
     *Which lexer modes*). Otherwise whichever makes the smaller automaton: the merged
     one first; the modes are tried, with no more states than it has, only when it is
-    large or over the limit."""
+    large or over the limit. ``cap``: the states of all modes together."""
+    cap = MAX_LEXER_STATES if cap is None else cap
     merged = merge_optional_modes(g)
     if merged is g:
-        return (g,) + compile_modal_lexer(lexed, _mode_lists(g, lexed), band)
+        return (g,) + compile_modal_lexer(lexed, _mode_lists(g, lexed), band, cap)
     m_modes, s_modes = _mode_lists(merged, lexed), _mode_lists(g, lexed)
     width = widest_chain(lexed, m_modes, band)
     if width >= WIDE_CHAIN:
         try:
-            out = compile_modal_lexer(lexed, s_modes, band)
+            out = compile_modal_lexer(lexed, s_modes, band, cap)
         except GrammarError as kept_error:
             try:
-                return (merged,) + compile_modal_lexer(lexed, m_modes, band)
+                return (merged,) + compile_modal_lexer(lexed, m_modes, band, cap)
             except GrammarError as e:
                 raise GrammarError(f"{e}; with its optional lexer modes kept apart: "
                                    f"{kept_error}") from None
@@ -124,14 +133,14 @@ def _lexer(g: Grammar, lexed, band: int) -> tuple:
                  "together)", out[0].n_states, width)
         return (g,) + out
     try:
-        one = compile_modal_lexer(lexed, m_modes, band)
+        one = compile_modal_lexer(lexed, m_modes, band, cap)
     except GrammarError as e:
         one, merged_error = None, e
     if one is not None and one[0].n_states <= MERGED_SMALL:
         return (merged,) + one
-    cap = MAX_DFA_STATES if one is None else one[0].n_states
+    most = cap if one is None else one[0].n_states
     try:
-        split = compile_modal_lexer(lexed, s_modes, band, max_states=cap)
+        split = compile_modal_lexer(lexed, s_modes, band, max_states=most)
     except GrammarError as e:
         if one is None:      # neither fits: the error of the one automaton, modes noted
             raise GrammarError(f"{merged_error}; with its optional lexer modes kept apart: "
@@ -144,7 +153,7 @@ def _lexer(g: Grammar, lexed, band: int) -> tuple:
     return (merged,) + one
 
 
-def _build_tables(grammar, ambiguous: bool, check, band: int) -> GrammarTables:
+def _build_tables(grammar, ambiguous: bool, check, band: int, cap: int) -> GrammarTables:
     g = coerce_grammar(grammar)
     check()
     if not ambiguous:
@@ -157,7 +166,7 @@ def _build_tables(grammar, ambiguous: bool, check, band: int) -> GrammarTables:
     if any(n == 0 for n in lr.rule_len):
         raise GrammarError("internal error: normal form still has an empty rule")
     lexed = g.lexed_terminals
-    read, dfa, starts = _lexer(g, lexed, band)      # the modes read: optional ones merged or not
+    read, dfa, starts = _lexer(g, lexed, band, cap)  # the modes read: optional ones merged or not
     dfa = add_pinned(dfa, band)                      # deep states for short count classes
     switch: dict = {}
     mode_index = {m.name: k for k, m in enumerate(read.modes)}

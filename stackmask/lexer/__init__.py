@@ -24,7 +24,8 @@ Semantics (the rule every other component relies on)
   repetition is expanded; a terminal whose NFA would exceed
   :data:`MAX_NFA_STATES` (100,000) states, or whose DFA would exceed
   :data:`MAX_DFA_STATES` (100,000) states, is rejected (as is a combined lexer
-  automaton beyond MAX_DFA_STATES).
+  automaton beyond ``Limits.max_lexer_states``, 200,000 by default, all modes
+  together).
 * **Reluctant quantifiers** (``*? +? ?? {m,n}?``): a terminal containing any
   reluctant quantifier gets *shortest-match* semantics: its language is
   ``L' = { w in L : no proper prefix of w is in L }``, where ``L`` is the

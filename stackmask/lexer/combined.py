@@ -62,7 +62,7 @@ def compile_lexer(terminals: Sequence, band: int = DEFAULT_BAND,
         _LEXER_CACHE[key] = d
     elif d.n_states > max_states:      # built before under a larger limit
         raise GrammarError(f"the combined lexer automaton needs more than {max_states} "
-                           f"states (MAX_DFA_STATES)")
+                           f"states (Limits.max_lexer_states)")
     return d
 
 
@@ -191,7 +191,7 @@ def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]],
             if not used:
                 raise
             raise GrammarError(f"the lexer modes need more than {max_states} states together "
-                               f"(MAX_DFA_STATES): {used} for the first {k} of {len(modes)}, "
+                               f"(Limits.max_lexer_states): {used} for the first {k} of {len(modes)}, "
                                f"then mode {k}: {e}") from None
         used += sub.n_states
         parts.append((sub, list(idx)))
@@ -209,7 +209,7 @@ def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]],
         off += sub.n_states
     if off > max_states:
         raise GrammarError(f"the combined lexer automaton needs more than {max_states} "
-                           f"states (MAX_DFA_STATES), in {len(parts)} lexer modes")
+                           f"states (Limits.max_lexer_states), in {len(parts)} lexer modes")
     trans = np.concatenate(rows).astype(np.int32)
     counters = ()
     n_stalls = sum(len(sub.counters[1]) for sub, _ in parts if sub.counters)

@@ -238,7 +238,7 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
         if raw:
             raise
         raise GrammarError(f"the combined lexer automaton needs more than "
-                           f"{max_states} states (MAX_DFA_STATES)") from None
+                           f"{max_states} states (Limits.max_lexer_states)") from None
     n = len(offs) - 1
     acc_sets, acc_ids = _tuple_accepts(acc_l, pool, offs)
     chains = _product_chains(dfas, offsets, pool, offs)
