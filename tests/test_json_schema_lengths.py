@@ -290,3 +290,17 @@ def test_raw_spelling_is_chosen_for_the_largest_band():
     assert "\\\\u" not in t.regex.replace("\\\\u00", "")      # no \uXXXX beyond ASCII
     for band in (64, 129, 256):
         assert compile_terminal(t.regex, band=band).counters
+
+
+def test_a_raw_spelled_length_counts_on_the_chain_of_the_others():
+    # the length side of a raw-spelled string counts characters in every spelling, as the
+    # other strings' do: one body, so the combined lexer counts them on one chain
+    from stackmask.lexer.regex import lookahead_parts
+    s = {"type": "object", "properties": {"v": _limited_schema("^[\\p{L}]+(-[\\p{L}]+)*$", None, 150),
+                                          "w": _limited_schema(ARN, 20, 2048)}}
+    sg = convert_schema(s, strict=True)
+    assert sum("raw only" in w for w in sg.warnings) == 1
+    sides = [lookahead_parts(t.regex, 129) for t in sg.grammar.terminals if "(?=" in t.regex]
+    assert len(sides) == 2 and all(p is not None for p in sides)
+    (pa, xa), (pb, xb) = [(p[0][0], p[0][1]) for p in sides]
+    assert pa == pb and xa == xb

@@ -258,6 +258,9 @@ def to_json_string(x, escape_beyond_ascii: bool = True) -> str:
     def leaf(ivs):
         return json_char_class(ivs, escape_beyond_ascii)
     if x[0] == "L":
-        return (_length_lookahead(x, leaf(ANY[1]), '"') + "(?:" + _emit(x[1], leaf) + ")")
+        # the length side counts characters in every spelling (the pattern side allows
+        # the spellings): then all length sides read one body, and the combined lexer
+        # counts them on one chain (``stackmask.lexer.combined``)
+        return (_length_lookahead(x, json_char_class(ANY[1]), '"') + "(?:" + _emit(x[1], leaf) + ")")
     return _emit(x, leaf)
 
