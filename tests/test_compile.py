@@ -589,3 +589,29 @@ def test_head_pairs_read_one_byte_per_class_and_find_every_pair(name):
     want = reference(sc, sorted(configs))
     assert want, "no two-head situation among the configurations"
     assert head_pairs(sc, sorted(configs)) == want
+
+
+def test_single_outcome_configurations_never_fork():
+    """``Scanner.single_outcome``, which ``head_pairs`` skips, holds: such configurations
+    give at most one outcome for every byte (counted strings, keys that are strings
+    followed by a colon, numbers that grow)."""
+    from stackmask import Grammar
+    schema = {"type": "object", "properties": {
+        "a": {"type": "string", "maxLength": 2000}, "b": {"type": "number"},
+        "c": {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$", "maxLength": 700}}}
+    sc = make_scanner(build_tables(Grammar.from_json_schema(schema), band=64))
+    assert sc.counted
+    rng = random.Random(3)
+    configs = {BOUNDARY_CONFIG}
+    frontier = [BOUNDARY_CONFIG]
+    while frontier and len(configs) < 3000:
+        cfg = frontier.pop(rng.randrange(len(frontier)))
+        for b in rng.sample(range(256), 30) + [ord(c) for c in '"ab:1-, '] * 2:
+            for _, c in sc.step(cfg, b):
+                if c not in configs:
+                    configs.add(c)
+                    frontier.append(c)
+    single = [c for c in configs if sc.single_outcome(c)]
+    assert 20 <= len(single) < len(configs)
+    for cfg in single:
+        assert all(len(sc.step(cfg, b)) <= 1 for b in range(256)), sc.config(cfg)

@@ -228,6 +228,8 @@ def head_pairs(scanner, configs, allowed=None) -> set:
     out = set()
     reps = scanner.byte_representatives
     for cfg in configs:
+        if scanner.single_outcome(cfg):
+            continue                          # no byte makes two heads
         for b in reps:
             outs = scanner.step(cfg, b)
             if len(outs) < 2:

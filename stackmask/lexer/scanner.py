@@ -110,6 +110,7 @@ class Scanner:
         self._steps = Generations()      # (cid << 8) | byte -> step outcomes
         self._finish = Generations()     # cid -> finishable alternatives
         self.set_memo_bytes(self.DEFAULT_MEMO_BYTES)
+        self._forks = None    # per DFA state: a byte leads it where an emission leaves a shadow
         self._lock = threading.Lock()
         b2c, rep = byte_classes(dfa.trans)
         #: per byte, the representative (least byte) of its class: bytes with identical
@@ -280,6 +281,20 @@ class Scanner:
     def at_boundary(self, cid: int) -> bool:
         d = self._configs[cid][0]
         return type(d) is int and d < 0
+
+    def single_outcome(self, cid: int) -> bool:
+        """Whether every byte gives configuration ``cid`` at most one outcome (:meth:`step`):
+        it has no shadows, its lexeme is in a plain DFA state (no iterations owed), and no
+        byte leads that state to one whose emission leaves a shadow (a complete lexeme
+        that can grow, the only way one byte makes two outcomes)."""
+        d, shadows = self._configs[cid]
+        if shadows or type(d) is not int:
+            return False
+        if self._forks is None:
+            grows = np.array([bool(w) and lo for w, lo in zip(self.winners, self._live_out)] + [False])
+            t = np.asarray(self.dfa.trans)[:, self._byte_classes]
+            self._forks = grows[t].any(axis=1)          # -1 reads the appended False
+        return not self._forks[self.mode_starts[-1 - d] if d < 0 else d]
 
     # -- one byte ------------------------------------------------------------
     def step(self, cid: int, byte: int) -> tuple:
