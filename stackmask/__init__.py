@@ -9,7 +9,7 @@
     c.is_accepting(s)
 """
 
-from .errors import GrammarError, LimitExceeded, StackmaskError, TokenRejected
+from .errors import GrammarError, LexerTooLarge, LimitExceeded, StackmaskError, TokenRejected
 from .grammar import FreeText, LexerMode, Rule, TerminalDef
 from .grammars import Grammar, grammar_from_json_schema, grammar_from_regex
 from .limits import Limits
@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Constraint", "State", "Vocab", "Grammar", "Rule", "TerminalDef", "FreeText", "LexerMode",
     "grammar_from_json_schema", "grammar_from_regex",
-    "GrammarError", "TokenRejected", "StackmaskError", "LimitExceeded", "Limits",
+    "GrammarError", "TokenRejected", "StackmaskError", "LimitExceeded", "LexerTooLarge", "Limits",
     "validate", "ValidationReport", "Problem",
     "__version__",
 ]

@@ -66,3 +66,17 @@ class LimitExceeded(StackmaskError):
         self.limit = limit
         self.value = value
         self.maximum = maximum
+
+
+class LexerTooLarge(GrammarError, LimitExceeded):
+    """The lexer automaton, all lexer modes together, needs more states than
+    ``Limits.max_lexer_states``: a :class:`GrammarError` (the grammar cannot be compiled
+    under that limit; the message names the largest terminal automata) that is also a
+    :class:`LimitExceeded` naming the limit (``limit == "max_lexer_states"``,
+    ``maximum``; ``value`` is None: the build stops at the limit without counting on).
+    """
+
+    def __init__(self, message: str, maximum: int, name: str | None = None):
+        StackmaskError.__init__(self, message)
+        self.name, self.line, self.column = name, None, None
+        self.limit, self.value, self.maximum = "max_lexer_states", None, maximum

@@ -73,8 +73,8 @@ class Limits:
     #: state a token can end in is configurations the mask automaton compiles: a lexer of
     #: 100,000-200,000 states (JSON Schema strings with lengths beside wide Unicode
     #: classes) takes 15-65 s and 1-5 GB to compile on a 2-core machine
-    #: (benchmarks/RESULTS.md). Past it ``Constraint`` raises a ``GrammarError`` that names
-    #: the largest terminal automata.
+    #: (benchmarks/RESULTS.md). Past it ``Constraint`` raises ``LexerTooLarge`` (a
+    #: ``GrammarError`` and a ``LimitExceeded``) naming the largest terminal automata.
     max_lexer_states: int | None = 200_000
     #: work of one GLR reduction pass in ``commit`` (GSS links followed and added while
     #: reducing for one terminal at one position); highly ambiguous grammars grow it

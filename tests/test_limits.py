@@ -332,8 +332,11 @@ def test_token_with_many_ambiguous_lexemes_hits_a_limit_instead_of_exponential_t
 def test_max_lexer_states_bounds_the_combined_lexer(tmp_path):
     text = 'start: A | B\nA: /[a-z]{1,60}x/\nB: /[0-9]{1,60}y/\n'
     Constraint(text, BYTES, cache_dir=tmp_path)           # fits the default
-    with pytest.raises(GrammarError, match=r"more than 40 states \(Limits.max_lexer_states\)"):
+    with pytest.raises(GrammarError, match=r"more than 40 states \(Limits.max_lexer_states\)") as ei:
         Constraint(text, BYTES, cache_dir=False, limits=Limits(max_lexer_states=40))
+    # also a LimitExceeded naming the limit
+    assert isinstance(ei.value, LimitExceeded) and isinstance(ei.value, stackmask.LexerTooLarge)
+    assert (ei.value.limit, ei.value.maximum) == ("max_lexer_states", 40)
     d = Constraint(text, BYTES, cache_dir=False, limits=Limits(max_lexer_states=None))
     s = d.commit_bytes(d.start(), b"abcx")
     assert d.is_accepting(s)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from ..errors import GrammarError
+from ..errors import GrammarError, LexerTooLarge
 from ..grammar import Grammar, LexerMode
 from ..glr.lalr import LRTables, build_lalr, check_deterministic
 from ..glr.normal_form import NormalForm, normalize
@@ -104,6 +104,15 @@ def _mode_lists(g: Grammar, lexed) -> list:
     return [[pos[n] for n in dict.fromkeys(m.terminals) if n in pos] for m in g.modes]
 
 
+def _joined(merged: GrammarError, kept: GrammarError) -> GrammarError:
+    """The error of a lexer that fits neither merged nor with its optional modes kept
+    apart: both messages; a :class:`LexerTooLarge` when both are."""
+    msg = f"{merged}; with its optional lexer modes kept apart: {kept}"
+    if isinstance(merged, LexerTooLarge) and isinstance(kept, LexerTooLarge):
+        return LexerTooLarge(msg, merged.maximum)
+    return GrammarError(msg)
+
+
 def _lexer(g: Grammar, lexed, band: int, cap: int = None) -> tuple:
     """``(grammar, lexer DFA, mode starts)``: optional modes (``LexerMode.merge_into``)
     kept or merged. Merged, several length-bounded strings would share one counted chain
@@ -127,8 +136,7 @@ def _lexer(g: Grammar, lexed, band: int, cap: int = None) -> tuple:
             try:
                 return (merged,) + compile_modal_lexer(lexed, m_modes, band, cap)
             except GrammarError as e:
-                raise GrammarError(f"{e}; with its optional lexer modes kept apart: "
-                                   f"{kept_error}") from None
+                raise _joined(e, kept_error) from None
         log.info("lexer modes kept: %d states (merged, a counted chain would read %d strings "
                  "together)", out[0].n_states, width)
         return (g,) + out
@@ -143,8 +151,7 @@ def _lexer(g: Grammar, lexed, band: int, cap: int = None) -> tuple:
         split = compile_modal_lexer(lexed, s_modes, band, max_states=most)
     except GrammarError as e:
         if one is None:      # neither fits: the error of the one automaton, modes noted
-            raise GrammarError(f"{merged_error}; with its optional lexer modes kept apart: "
-                               f"{e}") from None
+            raise _joined(merged_error, e) from None
         return (merged,) + one
     if one is None or split[0].n_states < one[0].n_states:
         log.info("lexer modes kept: %d states, merged %s", split[0].n_states,

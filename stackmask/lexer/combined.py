@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import GrammarError
+from ..errors import GrammarError, LexerTooLarge
 from .counted import DEFAULT_BAND, needs_stall, worth_chain
 from .dfa import DFA, MAX_DFA_STATES, product, restrict_accepts
 from .regex import (clear_cache as _clear_terminals, compile_counted_group, compile_terminal,
@@ -61,8 +61,8 @@ def compile_lexer(terminals: Sequence, band: int = DEFAULT_BAND,
             _LEXER_CACHE.clear()
         _LEXER_CACHE[key] = d
     elif d.n_states > max_states:      # built before under a larger limit
-        raise GrammarError(f"the combined lexer automaton needs more than {max_states} "
-                           f"states (Limits.max_lexer_states)")
+        raise LexerTooLarge(f"the combined lexer automaton needs more than {max_states} "
+                            f"states (Limits.max_lexer_states)", max_states)
     return d
 
 
@@ -103,8 +103,8 @@ def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) 
             owners.append((i,))
     try:
         d = product(dfas, owners, max_states=max_states)
-    except GrammarError as e:
-        raise GrammarError(f"{e}; {_largest(dfas, owners, terminals)}") from None
+    except LexerTooLarge as e:
+        raise LexerTooLarge(f"{e}; {_largest(dfas, owners, terminals)}", e.maximum) from None
     if not split:
         return d
     both = frozenset(split)
@@ -187,12 +187,12 @@ def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]],
     for k, idx in enumerate(modes):
         try:
             sub = compile_lexer([terminals[i] for i in idx], band, max(1, max_states - used))
-        except GrammarError as e:
+        except LexerTooLarge as e:
             if not used:
                 raise
-            raise GrammarError(f"the lexer modes need more than {max_states} states together "
+            raise LexerTooLarge(f"the lexer modes need more than {max_states} states together "
                                f"(Limits.max_lexer_states): {used} for the first {k} of {len(modes)}, "
-                               f"then mode {k}: {e}") from None
+                               f"then mode {k}: {e}", max_states) from None
         used += sub.n_states
         parts.append((sub, list(idx)))
     if len(parts) == 1 and parts[0][1] == list(range(len(terminals))):
@@ -208,8 +208,8 @@ def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]],
         accepts.extend(frozenset(idx[i] for i in a) for a in sub.accepts)
         off += sub.n_states
     if off > max_states:
-        raise GrammarError(f"the combined lexer automaton needs more than {max_states} "
-                           f"states (Limits.max_lexer_states), in {len(parts)} lexer modes")
+        raise LexerTooLarge(f"the combined lexer automaton needs more than {max_states} "
+                            f"states (Limits.max_lexer_states), in {len(parts)} lexer modes", max_states)
     trans = np.concatenate(rows).astype(np.int32)
     counters = ()
     n_stalls = sum(len(sub.counters[1]) for sub, _ in parts if sub.counters)

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import GrammarError
+from ..errors import GrammarError, LexerTooLarge
 from .counted import LEFT, Stalls
 from .fsa import TooManyStates, column_classes, minimize, product_arrays, row_labels, seq_ids, trim
 
@@ -237,8 +237,8 @@ def product(dfas: Sequence[DFA], owners: Sequence[tuple] | None = None,
     except TooManyStates:
         if raw:
             raise
-        raise GrammarError(f"the combined lexer automaton needs more than "
-                           f"{max_states} states (Limits.max_lexer_states)") from None
+        raise LexerTooLarge(f"the combined lexer automaton needs more than "
+                            f"{max_states} states (Limits.max_lexer_states)", max_states) from None
     n = len(offs) - 1
     acc_sets, acc_ids = _tuple_accepts(acc_l, pool, offs)
     chains = _product_chains(dfas, offsets, pool, offs)
