@@ -268,3 +268,25 @@ def test_unanchored_ends_shrink_the_pattern():
     assert R.parse_pattern("[\\S]{1,255}") == R.parse_pattern("\\S")
     assert R.parse_pattern("^https://.*") == R.seq(R.lit("https://"), R.ANYSTAR)
     assert R.parse_pattern("^a+$") != R.parse_pattern("^a$")      # anchored: kept
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["^ab[a-c]{1,6}$", "^[a-c]{0,5}b[a-c]{2,4}$", "x[ab]{1,3}", "^(ab){0,3}c?$",
+                        "^a{2,9}|b{1,3}c$", "^a(bc){1,4}$", "^[ab]{3}$"]),
+       st.integers(0, 4), st.integers(0, 12))
+def test_implied_bounds_dropped_keep_the_limited_language(pattern, lo, hi):
+    # below the length limit a repetition whose bound the limit implies is the same
+    # language without that bound
+    x = R.parse_pattern(pattern)
+    y = R.drop_implied_bounds(x, hi)
+    a, b = R.limit_length(x, lo, hi), R.limit_length(y, lo, hi)
+    assert R.is_subset(a, b) and R.is_subset(b, a), (pattern, lo, hi)
+
+
+def test_implied_bounds_are_dropped_where_the_length_binds_first():
+    x = R.parse_pattern("^arn:aws:s3:[0-9]{12}:k/[\\S]{1,2048}$")
+    y = R.drop_implied_bounds(x, 2048)
+    assert y != x and not R.has_limits(y)
+    assert R.length_range(y)[1] is None                  # the 2048 is gone
+    assert R.drop_implied_bounds(x, 4096) == x           # 4096 does not imply it
+    assert R.drop_implied_bounds(x, None) == x

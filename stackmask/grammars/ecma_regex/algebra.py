@@ -386,6 +386,34 @@ def is_subset(a, b) -> bool:
     return da.product(db, lambda x, y: x and not y).is_empty()
 
 
+def drop_implied_bounds(x, hi):
+    """``x`` with the upper bound of a repetition dropped where the length limit ``hi``
+    already implies it: in a top-level sequence (of each top-level alternative), ``y{a,b}``
+    whose other items need ``m`` characters, where ``b`` iterations of at least ``len_y``
+    characters reach ``hi - m`` (``^arn:...:model-package/[\\S]{1,2048}$`` with
+    ``maxLength: 2048``). The same strings of at most ``hi`` characters, with one count
+    fewer for the length-limited automaton to pair with the length's."""
+    if hi is None:
+        return x
+    if x[0] == "a":
+        return alt(*[drop_implied_bounds(y, hi) for y in x[1]])
+    items = list(x[1]) if x[0] == "s" else [x]
+    mins = [length_range(y)[0] for y in items]
+    if any(m == float("inf") for m in mins):
+        return x
+    total = sum(mins)
+    changed = False
+    for i, y in enumerate(items):
+        if y[0] != "r" or y[3] is None:
+            continue
+        _, body, a, b = y
+        ly = length_range(body)[0]
+        if ly >= 1 and hi - (total - mins[i]) <= b * ly:
+            items[i] = rep(body, a, None)
+            changed = True
+    return seq(*items) if changed else x
+
+
 def limit_length(x, lo: int, hi, limit: int = 4000) -> tuple:
     """AST of the strings of ``x`` with ``lo <= len <= hi`` (hi None = no
     upper bound). Tries structural rewrites first (exact), then a DFA product;

@@ -85,6 +85,10 @@ class StringsMixin:
             # a regex where it is small, else the pattern with a lookahead on the length
             # (the lexer intersects the two automata; R.limited)
             ast = R.limited(ast, lo, hi)
+            if ast[0] == "L":
+                # a repetition whose bound the length implies counts no more: one count
+                # fewer for the lexer to pair with the length's
+                ast = R.limited(R.drop_implied_bounds(unlimited, hi), lo, hi)
         if not quiet:
             ast = self.lexable(ast, unlimited, lo, hi, ptr)
         return ast
