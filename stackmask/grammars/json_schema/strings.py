@@ -9,6 +9,7 @@ from ...errors import GrammarError
 from .. import ecma_regex as R
 from ..ecma_regex import ANY, ANYSTAR, NONE, PatternError, TooComplex, rep
 from ...lexer.counted import DEFAULT_BAND, MIN_BAND
+from ...lexer.dfa import MAX_DFA_STATES
 from ...lexer.regex import compile_terminal
 from .common import log, num
 from .formats import FORMATS, UNSUPPORTED_FORMATS, format_ast
@@ -106,9 +107,11 @@ class StringsMixin:
         dfa = _fits(self.string_regex(ast), MIN_BAND)
         if dfa is not None:
             # counted at the least band: a vocabulary with longer tokens counts more
-            # positions; where the escape spellings then pass the limit and the raw ones
-            # do not, the raw ones are taken
-            if dfa.counters and _fits(self.string_regex(ast), DEFAULT_BAND) is None:
+            # positions (at most about 4 times as many states at the default band, 256);
+            # where the escape spellings then pass the limit and the raw ones do not, the
+            # raw ones are taken
+            if dfa.counters and 4 * dfa.n_states > MAX_DFA_STATES \
+                    and _fits(self.string_regex(ast), DEFAULT_BAND) is None:
                 self.spell_raw(ast, ptr, DEFAULT_BAND)      # else as it fits at the least band
             return ast
         try:
