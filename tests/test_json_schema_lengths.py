@@ -67,6 +67,10 @@ CASES = [
     (HOST, 1, 63, lambda n, r: "a" + "-a" * ((n - 1) // 2) + ("b" if n % 2 == 0 else ""), True),
     (ARN, 20, 2048, lambda n, r: "arn:aws:s3::1:" + "k" * max(1, n - 14), True),
     ("^[a-z]+(-[a-z]+)*$", 200, None, lambda n, r: "-".join("ab" for _ in range(max(1, (n + 1) // 3)))[:max(1, n)], True),
+    # the length written into the regex (.{1,2017} then the suffix) is a repetition the lexer
+    # cannot count (the suffix reads what it reads): kept apart as a lookahead instead
+    ("^.+/\\.well-known/openid-configuration$", 1, 2048,
+     lambda n, r: "h/" * max(0, (n - 33) // 2) + "x" * max(1, (n - 33) % 2) + "/.well-known/openid-configuration", True),
 ]
 
 

@@ -121,6 +121,12 @@ class StringsMixin:
             pass
         if self.spell_raw(ast, ptr, DEFAULT_BAND) or self.spell_raw(ast, ptr, MIN_BAND):
             return ast
+        if ast is not unlimited and ast[0] != "L":
+            # the length written into the pattern's regex can make a repetition the lexer
+            # cannot count (``.{1,2017}/\.well-known/openid-configuration``: the suffix reads
+            # what the repetition reads); kept apart, the length is a count of its own
+            return self.lexable(("L", R.drop_implied_bounds(unlimited, hi), lo, hi), unlimited,
+                                lo, hi, ptr)
         if ast is not unlimited:
             kw = "maxLength" if hi is not None else "minLength"
             self.problem(kw, f"{ptr}/{kw}", f"the string terminal with length {lo}..{hi} exceeds the "
