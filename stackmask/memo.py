@@ -56,3 +56,59 @@ class Generations:
 
     def __len__(self) -> int:
         return len(self.cur) + len(self.old)
+
+
+class SizedCache:
+    """A least-recently-used cache bounded by bytes: ``size_of(value)`` per entry, the
+    oldest entries dropped while the total passes ``max_bytes`` (the newest is always
+    kept). For the lexer's automata, of 1 KB per state: a process that builds many
+    grammars keeps the recent ones, not every one it ever built (thread-safe)."""
+
+    __slots__ = ("max_bytes", "size_of", "_d", "_total", "_lock")
+
+    def __init__(self, max_bytes: int, size_of):
+        import threading
+        from collections import OrderedDict
+        self.max_bytes = int(max_bytes)
+        self.size_of = size_of
+        self._d: OrderedDict = OrderedDict()
+        self._total = 0
+        self._lock = threading.Lock()
+
+    def get(self, key, default=None):
+        with self._lock:
+            e = self._d.get(key, _ABSENT)
+            if e is _ABSENT:
+                return default
+            self._d.move_to_end(key)
+            return e[0]
+
+    def __contains__(self, key) -> bool:
+        return key in self._d
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    @property
+    def nbytes(self) -> int:
+        return self._total
+
+    def put(self, key, value) -> None:
+        n = int(self.size_of(value))
+        with self._lock:
+            old = self._d.pop(key, None)
+            if old is not None:
+                self._total -= old[1]
+            self._d[key] = (value, n)
+            self._total += n
+            while self._total > self.max_bytes and len(self._d) > 1:
+                _, (_, m) = self._d.popitem(last=False)
+                self._total -= m
+
+    def values(self):
+        return [v for v, _ in self._d.values()]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._d.clear()
+            self._total = 0

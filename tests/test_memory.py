@@ -298,3 +298,38 @@ def test_runtime_memos_stay_out_of_young_collections(how, tmp_path):
     grew = [k for k, d in _memos(c).items() if len(d) > sizes[k] and d is memos[k]]
     assert "constraint._token_paths" in grew, grew
     assert not [k for k in grew if id(memos[k]) in young]
+
+
+def test_sized_cache_keeps_the_recent_entries_within_its_bytes():
+    from stackmask.memo import SizedCache
+    c = SizedCache(100, len)
+    for k in "abcd":
+        c.put(k, "x" * 30)                       # 120 bytes: "a" goes
+    assert "a" not in c and c.nbytes == 90 and len(c) == 3
+    assert c.get("b") == "x" * 30                # "b" used: "c" is the oldest now
+    c.put("e", "y" * 30)
+    assert "c" not in c and "b" in c and c.get("zz", 7) == 7
+    c.put("big", "z" * 500)                      # larger than the bound: kept alone
+    assert len(c) == 1 and c.get("big") and c.nbytes == 500
+    c.put("big", "z")                            # replaced: its size counted once
+    assert c.nbytes == 1
+    c.clear()
+    assert len(c) == 0 and c.nbytes == 0
+
+
+def test_the_lexer_caches_are_bounded_by_bytes():
+    # a process that builds many grammars keeps the recent automata, not all of them
+    from stackmask.lexer import combined, regex
+    for cache in (combined._LEXER_CACHE, regex._TERMINALS, regex._GROUPS):
+        assert cache.max_bytes <= 256 << 20
+    regex.clear_cache()
+    old = regex._TERMINALS.max_bytes
+    regex._TERMINALS.max_bytes = 300_000
+    try:
+        for i in range(40):
+            regex.compile_terminal('"[a-z]{%d}"' % (50 + i), band=64)
+        assert regex._TERMINALS.nbytes <= 300_000 < 40 * 50 * 1024
+        assert len(regex._TERMINALS) < 40
+    finally:
+        regex._TERMINALS.max_bytes = old
+        regex.clear_cache()

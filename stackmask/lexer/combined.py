@@ -13,7 +13,8 @@ import numpy as np
 
 from ..errors import GrammarError, LexerTooLarge
 from .counted import DEFAULT_BAND, needs_stall, worth_chain
-from .dfa import DFA, MAX_DFA_STATES, product, restrict_accepts
+from ..memo import SizedCache
+from .dfa import DFA, MAX_DFA_STATES, dfa_nbytes, product, restrict_accepts
 from .regex import (clear_cache as _clear_terminals, compile_counted_group, compile_terminal,
                     counted_parts, lookahead_parts)
 from .text import free_text_dfa
@@ -43,7 +44,9 @@ def terminal_dfas(terminals: Sequence, band: int = DEFAULT_BAND) -> list[DFA]:
     return [_terminal_dfa(t, band) for t in terminals]
 
 
-_LEXER_CACHE: dict[tuple, DFA] = {}
+#: combined lexers by regexes and band, the recently used up to 256 MB (a process that builds
+#: many grammars keeps the recent ones, not all)
+_LEXER_CACHE = SizedCache(256 << 20, dfa_nbytes)
 
 
 def compile_lexer(terminals: Sequence, band: int = DEFAULT_BAND,
@@ -57,9 +60,7 @@ def compile_lexer(terminals: Sequence, band: int = DEFAULT_BAND,
     d = _LEXER_CACHE.get(key)
     if d is None:
         d = _combined(terminals, band, max_states)
-        if len(_LEXER_CACHE) > 64:
-            _LEXER_CACHE.clear()
-        _LEXER_CACHE[key] = d
+        _LEXER_CACHE.put(key, d)
     elif d.n_states > max_states:      # built before under a larger limit
         raise LexerTooLarge(f"the combined lexer automaton needs more than {max_states} "
                             f"states (Limits.max_lexer_states)", max_states)

@@ -403,3 +403,12 @@ def restrict_accepts(p: DFA, accepts) -> DFA | None:
         counters = (band, owed, np.where(tags2 == LEFT, t2[:, n_classes:], -1), tags2)
     full = expand_classes(np.ascontiguousarray(t2[:, :n_classes]), b2c)
     return DFA(trans=full, accepts=accepts2, n_states=full.shape[0], counters=counters)
+
+
+def dfa_nbytes(d) -> int:
+    """About the memory an automaton holds (its transition table and ~64 bytes a state
+    for the accepts sets and per-state data), for the lexer's byte-bounded caches; 0 for
+    None."""
+    if d is None:
+        return 0
+    return int(np.asarray(d.trans).nbytes) + 64 * int(d.n_states)

@@ -40,7 +40,8 @@ import numpy as np
 from ..errors import GrammarError
 from ..limits import deep_recursion
 from .counted import DEFAULT_BAND, counted_group, flatten, split_counted
-from .dfa import DFA, MAX_DFA_STATES, MAX_NFA_STATES, expand_classes, intersection
+from ..memo import SizedCache
+from .dfa import DFA, MAX_DFA_STATES, MAX_NFA_STATES, dfa_nbytes, expand_classes, intersection
 from .fsa import Nfa, TooManyStates, determinize, minimize, trim
 from .ir import (MAX_CP, SURR_HI, SURR_LO, Intervals, complement_intervals, iv_intersect,
                  length_range, nfa_size, normalize_intervals, thompson)
@@ -535,10 +536,18 @@ def _label(name: str, regex: str) -> str:
     return name or regex
 
 
-@lru_cache(maxsize=4096)
+#: terminal automata by regex and band, the recently used up to 128 MB
+_TERMINALS = SizedCache(128 << 20, dfa_nbytes)
+
+
 def _compile_regex(regex: str, band: int) -> DFA:
-    """Minimized DFA for ``regex`` (errors are raised uncached, with no name)."""
-    return _build_terminal(regex, "", band)
+    """Minimized DFA for ``regex``, cached (errors are raised uncached, with no name)."""
+    key = (regex, band)
+    d = _TERMINALS.get(key)
+    if d is None:
+        d = _build_terminal(regex, "", band)
+        _TERMINALS.put(key, d)
+    return d
 
 
 def _build_terminal(regex: str, name: str, band: int = DEFAULT_BAND) -> DFA:
@@ -764,7 +773,8 @@ def _one_rep(side):
     return ("s", tuple(parts[:i])), body, lo, hi, ("s", tuple(parts[i + 1:]))
 
 
-_GROUPS: dict = {}
+#: counted groups by members and band (None: not countable), the recently used up to 128 MB
+_GROUPS = SizedCache(128 << 20, dfa_nbytes)
 
 
 def compile_counted_group(members, band: int, label: str = "") -> DFA | None:
@@ -775,12 +785,10 @@ def compile_counted_group(members, band: int, label: str = "") -> DFA | None:
     members and band (lexer modes of one grammar often read the same group)."""
     key = (tuple(members), band)
     if key in _GROUPS:
-        return _GROUPS[key]
+        return _GROUPS.get(key)
     d = _counted_dfa(members, band, label)
     out = None if d is None or d.accepts[0] else d
-    if len(_GROUPS) >= 64:
-        _GROUPS.clear()
-    _GROUPS[key] = out
+    _GROUPS.put(key, out)
     return out
 
 
@@ -804,7 +812,7 @@ def clear_cache() -> None:
     """Forget the terminal DFAs :func:`compile_terminal` cached, the counted groups
     :func:`compile_counted_group` cached, and the parts :func:`counted_parts` and
     :func:`lookahead_parts` found."""
-    _compile_regex.cache_clear()
+    _TERMINALS.clear()
     _GROUPS.clear()
     counted_parts.cache_clear()
     lookahead_parts.cache_clear()
