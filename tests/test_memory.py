@@ -320,7 +320,7 @@ def test_sized_cache_keeps_the_recent_entries_within_its_bytes():
 def test_the_lexer_caches_are_bounded_by_bytes():
     # a process that builds many grammars keeps the recent automata, not all of them
     from stackmask.lexer import combined, regex
-    for cache in (combined._LEXER_CACHE, regex._TERMINALS, regex._GROUPS):
+    for cache in (combined._LEXER_CACHE, regex._TERMINALS, regex._GROUPS, regex._LOOKAHEAD_PARTS):
         assert cache.max_bytes <= 256 << 20
     regex.clear_cache()
     old = regex._TERMINALS.max_bytes

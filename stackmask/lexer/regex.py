@@ -728,8 +728,24 @@ def counted_parts(regex: str, band: int, any_bounds: bool = False):
     return split_counted(x, band, any_bounds)
 
 
-@lru_cache(maxsize=1024)
+_MISS = object()
+
+#: :func:`lookahead_parts` by regex and band (its automata), the recently used up to 64 MB
+_LOOKAHEAD_PARTS = SizedCache(64 << 20, lambda v: 64 if v is None else 64 + dfa_nbytes(v[1]))
+
+
 def lookahead_parts(regex: str, band: int):
+    """:func:`_lookahead_parts`, cached."""
+    key = (regex, band)
+    out = _LOOKAHEAD_PARTS.get(key, _MISS)
+    if out is not _MISS:
+        return out
+    out = _lookahead_parts(regex, band)
+    _LOOKAHEAD_PARTS.put(key, out)
+    return out
+
+
+def _lookahead_parts(regex: str, band: int):
     """For a terminal ``P (?=A) R`` (:func:`_lookahead_dfa`) whose lookahead side
     ``P·A·Σ*`` is one repetition between a prefix and a suffix: ``(parts, dfa)``, the
     :func:`.counted.split_counted` parts of that side (of any bounds) and the DFA of the
@@ -784,8 +800,9 @@ def compile_counted_group(members, band: int, label: str = "") -> DFA | None:
     limit, or a member matches the empty string (compiled alone, it says so). Cached by
     members and band (lexer modes of one grammar often read the same group)."""
     key = (tuple(members), band)
-    if key in _GROUPS:
-        return _GROUPS.get(key)
+    out = _GROUPS.get(key, _MISS)
+    if out is not _MISS:
+        return out
     d = _counted_dfa(members, band, label)
     out = None if d is None or d.accepts[0] else d
     _GROUPS.put(key, out)
@@ -815,4 +832,4 @@ def clear_cache() -> None:
     _TERMINALS.clear()
     _GROUPS.clear()
     counted_parts.cache_clear()
-    lookahead_parts.cache_clear()
+    _LOOKAHEAD_PARTS.clear()
