@@ -333,3 +333,21 @@ def test_the_lexer_caches_are_bounded_by_bytes():
     finally:
         regex._TERMINALS.max_bytes = old
         regex.clear_cache()
+
+
+def test_a_long_construction_gives_free_memory_back(monkeypatch):
+    # glibc keeps what a construction freed; past TRIM_AFTER_S it is handed back
+    import stackmask.compile as comp
+    from stackmask import Constraint, Vocab
+    from stackmask.limits import release_free_memory
+    assert release_free_memory() >= 0
+    vocab = Vocab([bytes([i]) for i in range(256)] + [b"</s>"], eos_token_ids=[256],
+                  special_token_ids=[256])
+    calls = []
+    monkeypatch.setattr(comp, "release_free_memory", lambda: calls.append(1) or 5)
+    monkeypatch.setattr(comp, "TRIM_AFTER_S", 0.0)
+    c = Constraint('start: "a"+\n', vocab, cache_dir=False)
+    assert calls == [1] and c.compile_stats()["released_bytes"] == 5
+    monkeypatch.setattr(comp, "TRIM_AFTER_S", 1e9)
+    d = Constraint('start: "b"+\n', vocab, cache_dir=False)
+    assert calls == [1] and "released_bytes" not in d.compile_stats()

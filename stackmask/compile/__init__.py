@@ -20,7 +20,7 @@ from ..grammar import FreeText, Grammar, LexerMode, Rule, TerminalDef
 from ..lexer.counted import MIN_BAND
 from ..lexer.dfa import DFA
 from ..lexer.scanner import Scanner
-from ..limits import CompileGuard, Limits
+from ..limits import CompileGuard, Limits, release_free_memory
 from ..plain import Codec
 from ..wfa.weights import WeightTable
 from . import artifact
@@ -150,6 +150,10 @@ def counting_band(vocab) -> int:
 #: (states in order: the shallow ones first); the others' when a mask first reads them
 EDGES_AHEAD_S = 0.1
 
+#: constructions longer than this give the C allocator's free memory back to the system
+#: (``limits.release_free_memory``); its cost, ~10 ms, is small next to theirs
+TRIM_AFTER_S = 2.0
+
 
 def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
                        progress: bool = True, mode: str = "eager",
@@ -233,6 +237,10 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     if path is not None and (save_partial or not dwa.budget_exhausted) \
             and _save(path, key, comp, progress and t2 - t0 > 1.0):
         stats["artifact"] = str(path)
+    if t2 - t0 > TRIM_AFTER_S:
+        # a long construction's working memory is freed but kept by the C allocator
+        # (a server building schema after schema would stay at its largest peak)
+        stats["released_bytes"] = release_free_memory()
     return comp, scanner, False
 
 
