@@ -80,3 +80,6 @@ class LexerTooLarge(GrammarError, LimitExceeded):
         StackmaskError.__init__(self, message)
         self.name, self.line, self.column = name, None, None
         self.limit, self.value, self.maximum = "max_lexer_states", None, maximum
+
+    def __reduce__(self):           # pickled whole (a worker process reports it to its parent)
+        return (type(self), (str(self), self.maximum, self.name))

@@ -342,3 +342,11 @@ def test_max_lexer_states_bounds_the_combined_lexer(tmp_path):
     assert d.is_accepting(s)
     with pytest.raises(ValueError, match="max_lexer_states"):
         Limits(max_lexer_states=-1)
+
+
+def test_lexer_too_large_pickles_whole():
+    import pickle
+    e = stackmask.LexerTooLarge("the combined lexer automaton needs more than 7 states", 7, name="S")
+    f = pickle.loads(pickle.dumps(e))
+    assert type(f) is type(e) and str(f) == str(e)
+    assert (f.limit, f.maximum, f.name, f.value) == ("max_lexer_states", 7, "S", None)
