@@ -250,3 +250,17 @@ def test_modal_schema_masks_equal_the_oracle(qwen_vocab, tmp_path):
         assert c.loaded_from_cache == bool(attempt)
         assert not c.compiled.dwa.budget_exhausted
         assert _walk(c, texts, rng, 3 if attempt == 0 else 7) >= 30
+
+
+def test_a_value_terminal_over_the_limit_at_the_least_band_keeps_the_modes():
+    # the length (163) is counted with stalls at the least band (64) beside the pattern's
+    # own count (128): too large there, not at a vocabulary's band (no stall). The modes'
+    # size estimate reads it as large instead of failing the conversion (CloudFormation's
+    # SSM Association Target.Key)
+    s = {"type": "object", "properties": {
+        "Key": {"type": "string", "pattern": "^[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]{1,128}$|resource-groups:Name",
+                "minLength": 1, "maxLength": 163},
+        "Values": {"type": "array", "items": {"type": "string", "maxLength": 256}}}}
+    sg = convert_schema(s, strict=True)
+    assert any("raw only" in w for w in sg.warnings)
+    assert len(sg.grammar.modes) > 1

@@ -178,8 +178,14 @@ def value_modes(terms: list, rules: list, start: str, key_names: set,
         return ()
     value_sets = [set().union(*(after_key[k] for k in c)) for c in switching]
     own = set().union(*value_sets) - default - ws_names
-    if sum(d.n_states for d in terminal_dfas([term_defs[n] for n in sorted(own)], MIN_BAND)) \
-            < MIN_OWN_STATES:
+    try:
+        own_states = sum(d.n_states for d in terminal_dfas([term_defs[n] for n in sorted(own)], MIN_BAND))
+    except GrammarError:
+        # a terminal whose length the least band counts with stalls beside a count of its
+        # pattern can pass the limit there and not at a vocabulary's band (no stall):
+        # large in any case
+        own_states = MIN_OWN_STATES
+    if own_states < MIN_OWN_STATES:
         return ()
     order = [t.name for t in terms]
     modes_of: dict = {}                # value terminals -> keys switching to that mode
