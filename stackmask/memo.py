@@ -13,6 +13,9 @@ and only full collections visit it. Lookups (``get``, ``in``) cost the same.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 
 class Memo(dict):
     """A ``dict`` for large memos (see the module docstring); no other behaviour."""
@@ -67,8 +70,6 @@ class SizedCache:
     __slots__ = ("max_bytes", "size_of", "_d", "_total", "_lock")
 
     def __init__(self, max_bytes: int, size_of):
-        import threading
-        from collections import OrderedDict
         self.max_bytes = int(max_bytes)
         self.size_of = size_of
         self._d: OrderedDict = OrderedDict()
@@ -104,9 +105,6 @@ class SizedCache:
             while self._total > self.max_bytes and len(self._d) > 1:
                 _, (_, m) = self._d.popitem(last=False)
                 self._total -= m
-
-    def values(self):
-        return [v for v, _ in self._d.values()]
 
     def clear(self) -> None:
         with self._lock:

@@ -113,7 +113,7 @@ def _joined(merged: GrammarError, kept: GrammarError) -> GrammarError:
     return GrammarError(msg)
 
 
-def _lexer(g: Grammar, lexed, band: int, cap: int = None) -> tuple:
+def _lexer(g: Grammar, lexed, band: int, cap: int = MAX_LEXER_STATES) -> tuple:
     """``(grammar, lexer DFA, mode starts)``: optional modes (``LexerMode.merge_into``)
     kept or merged. Merged, several length-bounded strings would share one counted chain
     (``WIDE_CHAIN`` terminals or more): then the modes are kept (merged only when they do
@@ -123,7 +123,6 @@ def _lexer(g: Grammar, lexed, band: int, cap: int = None) -> tuple:
     *Which lexer modes*). Otherwise whichever makes the smaller automaton: the merged
     one first; the modes are tried, with no more states than it has, only when it is
     large or over the limit. ``cap``: the states of all modes together."""
-    cap = MAX_LEXER_STATES if cap is None else cap
     merged = merge_optional_modes(g)
     if merged is g:
         return (g,) + compile_modal_lexer(lexed, _mode_lists(g, lexed), band, cap)

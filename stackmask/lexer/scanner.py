@@ -282,6 +282,10 @@ class Scanner:
         d = self._configs[cid][0]
         return type(d) is int and d < 0
 
+    def _growable(self) -> list:
+        """Per DFA state: a complete lexeme that can grow (its emission leaves a shadow)."""
+        return [bool(w) and lo for w, lo in zip(self.winners, self._live_out)]
+
     def single_outcome(self, cid: int) -> bool:
         """Whether every byte gives configuration ``cid`` at most one outcome (:meth:`step`):
         it has no shadows, its lexeme is in a plain DFA state (no iterations owed), and no
@@ -291,7 +295,7 @@ class Scanner:
         if shadows or type(d) is not int:
             return False
         if self._forks is None:
-            grows = np.array([bool(w) and lo for w, lo in zip(self.winners, self._live_out)] + [False])
+            grows = np.array(self._growable() + [False])
             t = np.asarray(self.dfa.trans)[:, self._byte_classes]
             self._forks = grows[t].any(axis=1)          # -1 reads the appended False
         return not self._forks[self.mode_starts[-1 - d] if d < 0 else d]
@@ -404,7 +408,7 @@ class Scanner:
         configurations without shadows whose states lead, by every byte string of up to
         ``k`` bytes, to states observed alike give every token of up to ``k`` bytes the
         same outcomes (once a shadow is made both runs are in the same state)."""
-        grows = [bool(w) and lo for w, lo in zip(self.winners, self._live_out)]
+        grows = self._growable()
         return [(self.winners[q], self._live_out[q], self._next_boundary[q], self._reach[q],
                  q if grows[q] else -1) for q in range(self.dfa.n_states)]
 

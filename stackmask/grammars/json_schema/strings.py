@@ -89,7 +89,9 @@ class StringsMixin:
             if ast[0] == "L":
                 # a repetition whose bound the length implies counts no more: one count
                 # fewer for the lexer to pair with the length's
-                ast = R.limited(R.drop_implied_bounds(unlimited, hi), lo, hi)
+                dropped = R.drop_implied_bounds(unlimited, hi)
+                if dropped != unlimited:
+                    ast = R.limited(dropped, lo, hi)
         if not quiet:
             ast = self.lexable(ast, unlimited, lo, hi, ptr)
         return ast
