@@ -310,12 +310,53 @@ def test_lexer_modes_keep_a_catch_all_terminal_out_of_other_modes():
         c.commit(c.commit(c.start(), 1), 0)      # "a" is not lexed in mode "num"
 
 
-def test_terminals_tied_across_modes_switching_differently_are_rejected():
-    terms = [TerminalDef("A", "a", is_literal=True), TerminalDef("B", "a", is_literal=True)]
-    rules = [Rule("start", ("A",)), Rule("start", ("B",))]
-    modes = [LexerMode("m0", ("A", "B"), (("A", "m1"),)), LexerMode("m1", ("A",))]
-    with pytest.raises(GrammarError, match="different lexer modes"):
-        Constraint(Grammar.build(terms, rules, "start", modes=modes), Vocab([b"a"]), ambiguous=True)
+def _tied_modes_constraint(vocab):
+    # A and B tie on "a"; A switches to mode m1 (only Z "z"), B stays in m0 (X "x+"):
+    # the language is (az | ax+)+, and "z" is lexable only after A, "x" only after B
+    terms = [TerminalDef("A", "a", is_literal=True), TerminalDef("B", "a", is_literal=True),
+             TerminalDef("X", "x+"), TerminalDef("Z", "z", is_literal=True)]
+    rules = [Rule("start", ("item",)), Rule("start", ("start", "item")),
+             Rule("item", ("A", "Z")), Rule("item", ("B", "X"))]
+    modes = [LexerMode("m0", ("A", "B", "X"), (("A", "m1"),)), LexerMode("m1", ("Z",), (("Z", "m0"),))]
+    return Constraint(Grammar.build(terms, rules, "start", modes=modes), vocab)
+
+
+def test_terminals_tied_across_modes_fork_the_lexer_one_branch_per_mode():
+    import itertools
+    import re
+    toks = [b"a", b"x", b"z", b"az", b"ax", b"za", b"xa", b"axx", b"zax", b"aza"]
+    v = Vocab(toks + [b"</s>"], eos_token_ids=[len(toks)])
+    c = _tied_modes_constraint(v)
+    word, prefix = re.compile(r"(?:az|ax+)+"), re.compile(r"(?:az|ax+)*(?:a|az|ax+)?")
+    for n in range(7):
+        for chars in itertools.product("axz", repeat=n):
+            text = "".join(chars)
+            s = c.start()
+            try:
+                for ch in text:
+                    s = c.commit(s, toks.index(ch.encode()))
+                alive = True
+            except TokenRejected:
+                alive = False
+            assert alive == bool(prefix.fullmatch(text)), text
+            if alive:
+                assert c.is_accepting(s) == bool(word.fullmatch(text)), text
+    # the scanner: reading "a" emits A and B apart, each into its mode's boundary; a
+    # special token after a pending "a" finishes it the same way
+    sc = c.scanner
+    tid = {t.name: c.tables.terminal_ids[t.name] for t in c.tables.grammar.terminals}
+    outs = sc.step(0, ord("a"))
+    assert sorted(em for em, _ in outs) == sorted([(tid["A"],), (tid["B"],)])
+    by_em = {em: sc.config(cfg) for em, cfg in outs}
+    assert by_em[(tid["A"],)][0] == -2 and by_em[(tid["B"],)][0] == -1     # boundaries of m1, m0
+    pending = sc.intern(sc.dfa.trans[sc.mode_starts[0]][ord("a")].item(), frozenset())
+    assert sorted(sc.special(pending, tid["X"])) == sorted(      # X switches nowhere
+        [((tid["A"],), sc.intern(-2, frozenset())), ((tid["B"],), sc.intern(-1, frozenset()))])
+    assert sc.special(pending, tid["Z"]) == (((tid["A"], tid["B"]), 0),)   # Z: m1 -> m0
+    # compiled masks equal the oracle's, and every token's commit agrees with them, along
+    # texts through both branches (multi-byte tokens cross the fork)
+    for trace in (["az", "axx", "a", "z", "ax", "x", "aza", "z"], ["ax", "a", "zax", "x"], ["aza", "z", "axx", "xa", "z"]):
+        run_trace(c, [toks.index(t.encode()) for t in trace] + [len(toks)])
 
 
 # ---------------------------------------------------------------------------

@@ -473,10 +473,7 @@ def special_outcomes(scanner, cfg: int, specials) -> list:
     special terminal; the result is a clean boundary (requirement TRUE)."""
     out = []
     for tid, wid in specials:
-        r = scanner.special(cfg, tid)
-        if r is None:
-            continue
-        em, ncfg = r
-        ems = ((em,) if em and em != (IGNORE,) else ()) + ((tid,),)
-        out.append(((ems, TRUE), ncfg, wid))
+        for em, ncfg in scanner.special(cfg, tid):
+            ems = ((em,) if em and em != (IGNORE,) else ()) + ((tid,),)
+            out.append(((ems, TRUE), ncfg, wid))
     return out

@@ -52,7 +52,6 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import GrammarError
 from ..grammar import TerminalDef
 from ..memo import Generations, Memo
 from .counted import Stalls
@@ -89,15 +88,22 @@ class Scanner:
                       - 1).tolist()
         winners: list[Emission] = []
         next_b: list[int] = []      # per DFA state: the boundary after emitting its winners
+        #: per DFA state whose winners switch to different modes: ``((emission, boundary),
+        #: ...)``, one per mode, in mode order (the lexer forks: the parser keeps the
+        #: alternatives it can take, each in its own mode)
+        self._split: dict = {}
         for q, acc in enumerate(dfa.accepts):
             em, names = self._resolve(acc, ignore, terminal_ids)
             winners.append(em)
             m = state_mode[q]
-            targets = {switch.get((m, n), m) for n in names} or {m}
-            if len(targets) > 1:
-                raise GrammarError(f"terminals {sorted(names)} can match the same text but switch "
-                                   f"to different lexer modes", name=sorted(names)[0])
-            next_b.append(-1 - targets.pop())
+            by_mode: dict = {}
+            for n in names:
+                a = IGNORE if n in ignore else terminal_ids.get(n)
+                if a is not None:
+                    by_mode.setdefault(switch.get((m, n), m), set()).add(a)
+            if len(by_mode) > 1:
+                self._split[q] = tuple((tuple(sorted(by_mode[t])), -1 - t) for t in sorted(by_mode))
+            next_b.append(-1 - (next(iter(by_mode)) if len(by_mode) == 1 else m))
         self.winners: tuple[Emission, ...] = tuple(winners)
         self._next_boundary = next_b
         self._special_switch = {(m, terminal_ids[n]): t for (m, n), t in switch.items()
@@ -290,12 +296,16 @@ class Scanner:
         """Whether every byte gives configuration ``cid`` at most one outcome (:meth:`step`):
         it has no shadows, its lexeme is in a plain DFA state (no iterations owed), and no
         byte leads that state to one whose emission leaves a shadow (a complete lexeme
-        that can grow, the only way one byte makes two outcomes)."""
+        that can grow) or whose winners switch to different modes (the only ways one
+        byte makes two outcomes)."""
         d, shadows = self._configs[cid]
         if shadows or type(d) is not int:
             return False
         if self._forks is None:
-            grows = np.array(self._growable() + [False])
+            grows = self._growable()
+            for q in self._split:              # a fork by mode: one outcome per mode
+                grows[q] = True
+            grows = np.array(grows + [False])
             t = np.asarray(self.dfa.trans)[:, self._byte_classes]
             self._forks = grows[t].any(axis=1)          # -1 reads the appended False
         return not self._forks[self.mode_starts[-1 - d] if d < 0 else d]
@@ -336,6 +346,12 @@ class Scanner:
         w = self.winners[q]
         if not w:
             return ((None, self.intern(nd, ns)),)
+        split = self._split.get(q) if self._split else None
+        if split is not None:            # winners switching to different modes: one each
+            if self._live_out[q]:
+                sh = ns | {nd}
+                return tuple((e, self.intern(b, sh)) for e, b in split) + ((None, self.intern(nd, ns)),)
+            return tuple((e, self.intern(b, ns)) for e, b in split)
         nb = self._next_boundary[q]
         if self._live_out[q]:
             return ((w, self.intern(nb, ns | {nd})), (None, self.intern(nd, ns)))
@@ -375,42 +391,47 @@ class Scanner:
         w = self.winners[d]
         return w if w else None
 
-    def special(self, cid: int, term: int):
-        """Committing a special token bound to parser terminal ``term`` in
-        ``cid``: ``(emission of the pending lexeme (``()``: none), config
-        after the terminal)``, or None when the pending lexeme is incomplete.
-        The pending lexeme is finished as at the end of the text."""
+    def special(self, cid: int, term: int) -> tuple:
+        """Committing a special token bound to parser terminal ``term`` in ``cid``: a
+        tuple of ``(emission of the pending lexeme (``()``: none), config after the
+        terminal)``, empty when the pending lexeme is incomplete. The pending lexeme is
+        finished as at the end of the text; its winners give one pair, or one per mode
+        after the terminal where they switch to different modes."""
         key = (cid, term)
-        r = self._special_memo.get(key, 0)
-        if r == 0:
+        r = self._special_memo.get(key)
+        if r is None:
             d, _ = self._configs[cid]
             if type(d) is not int:
                 d = d[0]
             if d < 0:
-                r = ((), -1 - d)
+                parts = (((), -1 - d),)
             elif self.winners[d]:
-                r = (self.winners[d], -1 - self._next_boundary[d])
+                parts = self._split.get(d) or ((self.winners[d], self._next_boundary[d]),)
+                parts = tuple((em, -1 - b) for em, b in parts)
             else:
-                r = None
-            if r is not None:
-                em, m = r
+                parts = ()
+            by_cfg: dict = {}                 # winners ending in the same mode: one emission
+            for em, m in parts:
                 m2 = self._special_switch.get((m, term), m)
-                r = (em, self.intern(-1 - m2, frozenset()))
+                by_cfg.setdefault(self.intern(-1 - m2, frozenset()), set()).update(em)
+            r = tuple((tuple(sorted(a)), c) for c, a in sorted(by_cfg.items()))
             self._special_memo[key] = r
         return r
 
     def state_observations(self) -> list:
         """Per DFA state ``q``, everything the scanner reads of a pending lexeme in ``q``
         itself (the rest is where ``q``'s bytes lead): its winners, whether it reads on,
-        the boundary after emitting it (its mode's), the alternatives it can still
+        the boundary after emitting it (its mode's; one per mode where its winners
+        switch to different modes), the alternatives it can still
         become, and, for a state whose emission leaves a shadow (a complete lexeme that
         can grow), the state itself (the shadow is that state). Two pending
         configurations without shadows whose states lead, by every byte string of up to
         ``k`` bytes, to states observed alike give every token of up to ``k`` bytes the
         same outcomes (once a shadow is made both runs are in the same state)."""
         grows = self._growable()
-        return [(self.winners[q], self._live_out[q], self._next_boundary[q], self._reach[q],
-                 q if grows[q] else -1) for q in range(self.dfa.n_states)]
+        split = self._split
+        return [(self.winners[q], self._live_out[q], split.get(q, self._next_boundary[q]),
+                 self._reach[q], q if grows[q] else -1) for q in range(self.dfa.n_states)]
 
     def shadows(self, cid: int) -> frozenset[int]:
         return self._configs[cid][1]

@@ -464,13 +464,10 @@ class Constraint:
         shift = self.glr.shift
         groups: dict = {}
         for node, cfg in heads:
-            r = special(cfg, term)
-            if r is None:
-                continue
-            em, ncfg = r
-            g = groups.setdefault(ncfg, {})
-            for m in self._after_emission(node, em):
-                g[id(m)] = m
+            for em, ncfg in special(cfg, term):
+                g = groups.setdefault(ncfg, {})
+                for m in self._after_emission(node, em):
+                    g[id(m)] = m
         out = []
         for ncfg, nodes in groups.items():
             for m in shift(nodes.values(), term):
