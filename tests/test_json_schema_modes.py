@@ -75,10 +75,12 @@ def test_keys_switch_to_what_can_follow_them():
         return {n for n in names if re.fullmatch(regex[n], text)}
     code, mail, any_string = reads('"ABC123"'), reads('"a@b.co"'), reads('"' + "?" * 200 + '"')
     assert code & own and mail & own and any_string <= set(default.terminals)
-    # "code" is a key of two objects: its mode holds both values (a pattern, any string)
+    # "code" is a key of two objects, a small pattern in one, any string in the other:
+    # one key terminal, its mode holds both (M.LARGE_CONTEXT: too small to split)
     declared = {t.name for t in g.terminals if t.priority == 1}
-    code_key = next(k for k in keys & declared if re.fullmatch(regex[k], '"code":'))
-    code_mode = set(modes[switched[code_key]].terminals)
+    code_keys = [k for k in keys & declared if re.fullmatch(regex[k], '"code":')]
+    assert len(code_keys) == 1
+    code_mode = set(modes[switched[code_keys[0]]].terminals)
     assert code & code_mode and any_string & code_mode
 
 
@@ -172,9 +174,11 @@ def test_modal_grammar_accepts_the_same_texts():
 
 @pytest.fixture
 def forced_modes(monkeypatch):
-    """Modes wherever some key has value terminals of its own, paying or not."""
+    """Modes wherever some key has value terminals of its own, paying or not (and a key
+    terminal per context wherever the contexts differ)."""
     from stackmask.compile import tables
     monkeypatch.setattr(M, "MIN_OWN_STATES", 0)
+    monkeypatch.setattr(M, "LARGE_CONTEXT", 0)
     monkeypatch.setattr(tables, "merge_optional_modes", lambda g: g)
 
 
@@ -264,3 +268,102 @@ def test_a_value_terminal_over_the_limit_at_the_least_band_keeps_the_modes():
     sg = convert_schema(s, strict=True)
     assert any("raw only" in w for w in sg.warnings)
     assert len(sg.grammar.modes) > 1
+
+
+def _tag_schemas():
+    """``Key`` in two objects with length-bounded patterns of their own (CloudFormation's
+    tag and tag-condition keys), and once with any string."""
+    tag = {"type": "object", "additionalProperties": False, "required": ["Key"],
+           "properties": {"Key": {"type": "string", "pattern": "^[a-z0-9_.:/=+@-]+$", "maxLength": 40},
+                          "Value": {"type": "string", "maxLength": 30}}}
+    cond = {"type": "object", "additionalProperties": False,
+            "properties": {"Key": {"type": "string", "pattern": "^[A-Z0-9*?]+$", "maxLength": 60},
+                           "Op": {"enum": ["eq", "ne"]}}}
+    scopes = {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+:[a-z]+$", "maxLength": 30}}
+    return {"type": "object", "properties": {"Tags": {"type": "array", "items": tag},
+                                             "Conditions": {"type": "array", "items": cond},
+                                             "Scopes": scopes,
+                                             "Other": {"type": "object", "properties": {"Key": {"type": "string"}}}}}
+
+
+def test_one_key_name_in_several_contexts_gets_a_mode_each(monkeypatch):
+    monkeypatch.setattr(M, "LARGE_CONTEXT", 40)     # these patterns are small
+    s = _tag_schemas()
+    g = convert_schema(s).grammar
+    regex = {t.name: t.regex for t in g.terminals}
+    keys = sorted(t.name for t in g.terminals if t.priority == 1 and re.fullmatch(t.regex, '"Key":'))
+    assert len(keys) == 3
+    switched, modes = dict(g.modes[0].switch), _modes(g)
+    targets = [switched.get(k) for k in keys]
+    assert targets.count(None) == 1 and len({t for t in targets if t}) == 2
+    lower, upper = '"ab_c.d"', '"AB*?"'
+    for t in targets:
+        if t:                       # each mode reads one of the two patterns, not both
+            m = modes[t].terminals
+            assert sum(any(re.fullmatch(regex[n], x) and n not in g.modes[0].terminals for n in m)
+                       for x in (lower, upper)) == 1
+    # the language: each pattern only where its object is
+    ok = {"Tags": [{"Key": "ab_c.d", "Value": "v"}], "Conditions": [{"Key": "AB*?", "Op": "eq"}],
+          "Other": {"Key": "Anything at all"}}
+    bad = [{"Tags": [{"Key": "AB*?"}]}, {"Conditions": [{"Key": "ab_c.d"}]},
+           {"Tags": [{"Key": "a" * 41}]}, {"Conditions": [{"Key": "A" * 61}]},
+           {"Tags": [{"Value": "v"}]}]
+    check(s, [json.dumps(ok), json.dumps(ok, indent=2), json.dumps({"Other": {"Key": "AB*?"}})],
+          [json.dumps(b) for b in bad])
+    # without a key terminal per context one mode reads both patterns: a product
+    with pytest.MonkeyPatch.context() as mp:
+        from stackmask.grammars.json_schema import emit
+        mp.setattr(emit, "split_keys", lambda t, r, s_, k, w: (t, r, k))
+        shared = convert_schema(s).grammar
+    sizes = []
+    for gr in (g, shared):
+        pos = {t.name: i for i, t in enumerate(gr.terminals)}
+        modal, _ = compile_modal_lexer(gr.terminals, [[pos[n] for n in m.terminals] for m in gr.modes], 129)
+        sizes.append(modal.n_states)
+    assert sizes[0] < sizes[1]
+
+
+def test_an_array_of_scalars_is_read_in_its_keys_mode_to_its_end(forced_modes, monkeypatch):
+    # "Scopes": an array of patterned strings, read in its mode from "[" to "]" (its items
+    # never in the default mode); as an extra key of the open object "Other" any value.
+    # The modes are kept (forced_modes): the language is the modal grammar's
+    monkeypatch.setattr(M, "LARGE_CONTEXT", 40)
+    s = _tag_schemas()
+    g = convert_schema(s).grammar
+    regex = {t.name: t.regex for t in g.terminals}
+    item = {t.name for t in g.terminals if t.source.endswith("/Scopes/items")}
+    default = g.modes[0]
+    assert item and not item & set(default.terminals)
+    span = [m for m in g.modes[1:] if item & set(m.terminals)]
+    assert len(span) == 1
+    ends = {n for n, _ in span[0].switch}
+    assert ends and all(re.fullmatch(regex[n], "]") for n in ends)
+    assert any(re.fullmatch(regex[n], ",") for n in span[0].terminals)
+    ok = [{"Scopes": ["ab:cd", "x:y"]}, {"Scopes": []}, {"Scopes": ["a:b"], "Other": {"Scopes": "Any"}},
+          {"Other": {"Scopes": ["AB", 1, {"k": []}]}}]
+    bad = [{"Scopes": ["AB"]}, {"Scopes": [["a:b"]]}, {"Scopes": "a:b"}, {"Scopes": ["a:b", 1]},
+           {"Scopes": ["a:" + "b" * 29]}, {"Scopes": ["a:b"], "Tags": [{"Key": "a:b", "Value": ["x"]}]}]
+    check(s, [json.dumps(v) for v in ok] + [json.dumps(v, indent=2) for v in ok]
+          + ['{"Scopes":[ "a:b" ,"c:d" ]}', '{"Scopes": [\n]}'], [json.dumps(v) for v in bad])
+    # without the modes: the same answers
+    check(s, [json.dumps(v) for v in ok], [json.dumps(v) for v in bad], lexer_modes=False)
+    # what follows such a value is read in the default mode (here only after it)
+    one = {"type": "object", "properties": {"s": s["properties"]["Scopes"], "t": {"type": "integer"}},
+           "required": ["s", "t"], "additionalProperties": False}
+    assert convert_schema(one).grammar.modes
+    check(one, ['{"s": ["a:b"], "t": 1}', '{"s": [] ,"t":2}', '{\n  "s": [\n    "a:b"\n  ],\n  "t": 3\n}'],
+          ['{"s": ["a:b"]], "t": 1}', '{"s": ["a:b"],}', '{"s": ["a:b"]}', '{}'])
+
+
+def test_key_copies_masks_equal_the_oracle(qwen_vocab, monkeypatch):
+    monkeypatch.setattr(M, "LARGE_CONTEXT", 40)
+    s = _tag_schemas()
+    g = Grammar.from_json_schema(s)
+    rng = random.Random(3)
+    texts = [json.dumps({"Tags": [{"Key": "ab_c.d/x", "Value": "v v"}, {"Key": "k"}],
+                         "Conditions": [{"Key": "AB*?", "Op": "ne"}], "Scopes": ["read:all", "x:y"],
+                         "Other": {"Key": "Free, text", "Scopes": [1, "AB"]}}),
+             json.dumps({"Conditions": [{"Key": "Z"}], "Other": {"Key": "x", "Op": 1}}, indent=2)]
+    c = Constraint(g, qwen_vocab, cache_dir=False, progress=False)
+    assert not c.compiled.dwa.budget_exhausted
+    assert _walk(c, texts, rng, 3) >= 20

@@ -8,7 +8,7 @@ from ...grammar import Grammar, Rule, TerminalDef
 from .. import ecma_regex as R
 from ..ecma_regex import NONE, lit
 from .common import Lang, canon, uniq
-from .modes import value_modes
+from .modes import split_keys, value_modes
 from .numbers import number_literal
 
 
@@ -70,7 +70,10 @@ class EmitMixin:
         terms = [t for t in self.term_defs if t.name in used_terms]
         modes = ()
         if self.opts["lexer_modes"]:
-            modes = value_modes(terms, rules, start, self.key_names, self.ws_names)
+            terms2, rules2, keys2 = split_keys(terms, rules, start, self.key_names, self.ws_names)
+            modes = value_modes(terms2, rules2, start, keys2, self.ws_names)
+            if modes:
+                terms, rules = terms2, rules2
         return Grammar.build(terms, rules, start, modes=modes)
 
     def _productive(self) -> set:

@@ -12,9 +12,20 @@ read right after it); the first lexeme other than that whitespace switches back 
 *default mode* (mode 0), which holds every terminal that can be read anywhere else. A key
 switches only where its value mode has a terminal the default mode lacks (terminals read
 only as the values of some keys); keys whose values need nothing of their own stay in the
-default mode, and keys that can match the same text (the winners of one lexeme, which the
-scanner requires to switch alike) share one value mode. Keys whose value terminals are the
-same share their mode too.
+default mode. Keys whose value terminals are the same share their mode.
+
+A value of several lexemes with no key inside (an array of scalars) is read in its key's
+mode *to its end* (:func:`_span`): the mode holds every terminal read inside the value,
+and only those that end it (``]``) switch back; the default mode is then computed from the
+grammar as the default mode reads it, those values' insides left out
+(:func:`_default_view_base`), so the items of different arrays are not paired there. Where
+a terminal can both end the value and be followed inside it (an array of arrays, a value
+that is a string or an array of strings) the first lexeme switches back as above.
+
+Key terminals are made per property *name*; where one name is read in places needing
+different sizable terminals, :func:`split_keys` gives each place a copy of the key terminal
+(and so a mode of its own). The copies tie on the same text: the scanner forks at the key,
+one branch per mode, and the parser keeps the branch whose key it can take.
 
 The language is unchanged: each mode holds every terminal the parser can accept where the
 lexer is in that mode (computed from the grammar's FIRST and FOLLOW sets), and the terminals
@@ -32,13 +43,15 @@ the values' own terminals are small.
 
 from __future__ import annotations
 
+import dataclasses
+
 from ...errors import GrammarError
 from ...glr.normal_form import nullable_symbols
 from ...grammar import LexerMode, Rule
-from ...lexer.combined import compile_lexer, terminal_dfas
+from ...lexer.combined import terminal_dfas
 from ...lexer.counted import MIN_BAND
 
-__all__ = ["value_modes"]
+__all__ = ["split_keys", "value_modes"]
 
 #: value terminals of fewer states than this, together, never make modes pay (the modes
 #: are then not even offered to the compiler)
@@ -95,39 +108,265 @@ def _after(rule: Rule, i: int, nullable: set, first: dict, follow: dict) -> set:
     return out | follow.get(rule.origin, set())
 
 
-def _key_classes(keys: list, term_defs: dict) -> list:
-    """Keys that can win the same lexeme, grouped (union-find over the accepting states of
-    the keys' product automaton, at the highest priority, as the scanner resolves them)."""
-    defs = [term_defs[k] for k in keys]
-    parent = list(range(len(keys)))
+def _base_terminals(names: set, rules: list, start: str, keys, ws_after_key: set,
+                    nullable, first, follow) -> set:
+    """What the default mode must hold whichever keys switch: the terminals that can
+    come first, or right after any terminal that is neither a key nor the whitespace
+    read right after one."""
+    base = set(first.get(start, set()))
+    for r in rules:
+        for i, s in enumerate(r.expansion):
+            if s in names and s not in keys and (id(r), i) not in ws_after_key:
+                base |= _after(r, i, nullable, first, follow)
+    return base
 
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
+
+#: a key name's contexts are given key terminals of their own only where one of them needs
+#: value terminals (beyond those all need) of at least this many lexer states together
+#: (at the least band): one mode for all would pair them with the others' in one product
+LARGE_CONTEXT = 256
+
+
+def _states(names, term_defs: dict) -> int:
+    """Lexer states of the terminals ``names`` at the least band, each alone, summed
+    (a terminal too large to build there counts as large)."""
     try:
-        dfa = compile_lexer(defs, MIN_BAND)
+        return sum(d.n_states for d in terminal_dfas([term_defs[n] for n in sorted(names)], MIN_BAND))
     except GrammarError:
-        return [list(keys)]          # too large to tell apart: one class (one value mode)
-    for acc in dfa.accepts:
-        if len(acc) < 2:
+        return LARGE_CONTEXT
+
+
+def _wrappers(by_origin: dict, keys, ws_names) -> dict:
+    """Key -> the nonterminal ``W -> K | K WS`` it is read through (its whitespace
+    wrapper), None where it has several."""
+    wrapper: dict = {}
+    for w, rs in by_origin.items():
+        heads = {r.expansion[0] for r in rs if r.expansion}
+        if (len(heads) == 1 and heads <= keys and all(
+                len(r.expansion) == 1 or (len(r.expansion) == 2 and r.expansion[1] in ws_names)
+                for r in rs)):
+            k = next(iter(heads))
+            wrapper[k] = None if k in wrapper else w
+    return wrapper
+
+
+def _default_view_base(names: set, rules: list, start: str, by_origin: dict, keys,
+                       ws_after_key: set, cut: set) -> set:
+    """:func:`_base_terminals` of the grammar as the default mode reads it: the values at
+    ``cut`` (``(id(rule), position)``) are read in value modes to their end, so their
+    insides are left out (an opaque symbol stands for each), and so is every rule only
+    they reach."""
+    hole = "\x00value"
+    reach, todo = {start}, [start]
+    view = []
+    while todo:
+        for r in by_origin.get(todo.pop(), ()):
+            exp = r.expansion
+            if any((id(r), j) in cut for j in range(len(exp))):
+                exp = tuple(hole if (id(r), j) in cut else x for j, x in enumerate(exp))
+                nr = Rule(r.origin, exp, source=r.source, priority=r.priority)
+            else:
+                nr = r                 # ids kept: ws_after_key names positions of these
+            view.append(nr)
+            for x in exp:
+                if x in by_origin and x not in reach:
+                    reach.add(x)
+                    todo.append(x)
+    nullable, first, follow = _first_follow(names | {hole}, view, start)
+    # read as a terminal: what follows a value read in a value mode is read in this one
+    return _base_terminals(names | {hole}, view, start, keys, ws_after_key, nullable, first,
+                           follow) - {hole}
+
+
+def _value_positions(rules: list, by_origin: dict, keys, ws_names) -> dict:
+    """Key -> the ``(rule, position)`` of every value read right after it, or None where
+    that is not known (a value read further up than the rule the key is read in). A key
+    is read through its whitespace wrapper, or bare, or through *key sets*, nonterminals
+    whose rules are each one key symbol (the extra members' shared segment tree)."""
+    wrapper = _wrappers(by_origin, set(keys), ws_names)
+    out: dict = {k: [] for k in keys}
+    keyset: dict = {}                  # symbol -> the keys it is read as (alone)
+    for k in keys:
+        w = wrapper.get(k, k)
+        if w is None:
+            out[k] = None
+        else:
+            keyset[w] = {k}
+    changed = True
+    while changed:
+        changed = False
+        for x, rs in by_origin.items():
+            if x in keyset:
+                continue
+            if all(len(r.expansion) == 1 and r.expansion[0] in keyset for r in rs):
+                keyset[x] = set().union(*(keyset[r.expansion[0]] for r in rs))
+                changed = True
+    for r in rules:
+        if r.origin in keyset:
+            continue                   # a wrapper's or a key set's own rule
+        for i, x in enumerate(r.expansion):
+            ks = keyset.get(x)
+            if ks is None:
+                if x in out and wrapper.get(x):
+                    out[x] = None      # a wrapped key also read bare
+                continue
+            for k in ks:
+                if out[k] is None:
+                    continue
+                if i + 1 < len(r.expansion):
+                    out[k].append((r, i + 1))
+                else:
+                    out[k] = None
+    return out
+
+
+def _span(v: str, by_origin: dict, keys) -> tuple | None:
+    """``(terminals, ending, continuing)`` of the texts of symbol ``v``: the terminals
+    read inside it, those that can end it, those that can be followed by another one
+    inside it; None where a key is read inside (an object: its keys switch modes)."""
+    if v not in by_origin:
+        return ({v}, {v}, set())
+    seen, todo, sub = {v}, [v], []
+    terms: set = set()
+    while todo:
+        for r in by_origin[todo.pop()]:
+            sub.append(r)
+            for x in r.expansion:
+                if x in by_origin:
+                    if x not in seen:
+                        seen.add(x)
+                        todo.append(x)
+                else:
+                    if x in keys:
+                        return None
+                    terms.add(x)
+    end = "\x00end"
+    top = "\x00top"
+    rules = sub + [Rule(top, (v, end))]
+    nullable, first, follow = _first_follow(terms | {end}, rules, top)
+    ending, going = set(), set()
+    for r in sub:
+        for i, x in enumerate(r.expansion):
+            if x in terms:
+                nxt = _after(r, i, nullable, first, follow)
+                if end in nxt:
+                    ending.add(x)
+                if nxt - {end}:
+                    going.add(x)
+    return terms, ending, going
+
+
+def _read_to_end(span, ws_names) -> bool:
+    """Whether a value of :func:`_span` ``span`` is read in its key's mode to its end:
+    several lexemes, and the terminals that end it are never followed inside it (the
+    mode switches back on them)."""
+    return span is not None and bool(span[2]) and not (span[1] & span[2]) and not (span[1] & ws_names)
+
+
+def split_keys(terms: list, rules: list, start: str, key_names: set, ws_names: set) -> tuple:
+    """``(terms, rules, key_names)`` with a key terminal of its own for each context of a
+    key name whose values need terminals of their own, where the name has other contexts.
+
+    Key terminals are made per property *name*: ``Key`` in two objects is one terminal,
+    and so one value mode holding both objects' value terminals, whose automata the lexer
+    then pairs in one product (CloudFormation's ``Key`` of a tag and of a tag condition,
+    each a length-bounded pattern: over 200,000 states together). Here the contexts (the
+    places the key is read) are grouped by the value terminals they need that the default
+    mode may lack (those that cannot follow anything but a key); each group gets a copy
+    of the key terminal (same text and priority), and so a mode of its own; contexts that
+    need nothing of their own keep the original key, read in the default mode. The
+    copies tie on the same text, so the scanner forks at the key, one branch per mode,
+    and the parser keeps the branch of the key it can take."""
+    term_defs = {t.name: t for t in terms}
+    names = set(term_defs)
+    keys = {k for k in key_names if k in names}
+    if not keys:
+        return terms, rules, key_names
+    nullable, first, follow = _first_follow(names, rules, start)
+    by_origin: dict = {}
+    for r in rules:
+        by_origin.setdefault(r.origin, []).append(r)
+    wrapper = _wrappers(by_origin, keys, ws_names)
+    occurrences: dict = {}             # key -> [(rule index, position)] of its symbol
+    for ri, r in enumerate(rules):
+        for i, s in enumerate(r.expansion):
+            occurrences.setdefault(s, []).append((ri, i))
+    ws_after_key = set()
+    for k in keys:
+        for ri, i in occurrences.get(k, ()):
+            r = rules[ri]
+            if i + 1 < len(r.expansion) and r.expansion[i + 1] in ws_names:
+                ws_after_key.add((id(r), i + 1))
+    base = _base_terminals(names, rules, start, keys, ws_after_key, nullable, first, follow)
+    taken = set(names) | set(by_origin)
+    plans = []
+    spans: dict = {}
+    for k in sorted(keys):
+        w = wrapper.get(k, k)
+        if w is None:
             continue
-        top = max(defs[i].priority for i in acc)
-        win = [i for i in acc if defs[i].priority == top]
-        for i in win[1:]:
-            parent[find(i)] = find(win[0])
-    groups: dict = {}
-    for i, k in enumerate(keys):
-        groups.setdefault(find(i), []).append(k)
-    return list(groups.values())
+        wrapped = w != k
+        if wrapped and any(rules[ri].origin != w for ri, _ in occurrences.get(k, ())):
+            continue                   # read outside its wrapper too: left as it is
+        # contexts by what their mode would read: the terminals after the key, and all
+        # of the value's where it is read to its end (:func:`_span`)
+        contexts: dict = {}
+        for ri, i in occurrences.get(w, ()):
+            r = rules[ri]
+            if r.origin == w:
+                continue
+            after = frozenset(_after(r, i, nullable, first, follow) - ws_names)
+            span = None
+            if i + 1 < len(r.expansion):
+                v = r.expansion[i + 1]
+                if v not in spans:
+                    spans[v] = _span(v, by_origin, key_names)
+                span = spans[v]
+            whole = span is not None and _read_to_end(span, ws_names)
+            need = after | span[0] if whole else after
+            contexts.setdefault((need, whole), []).append((ri, i))
+        if len(contexts) < 2:
+            continue
+        common = frozenset.intersection(*(n for n, _ in contexts))
+        large = [c for c in contexts if _states(c[0] - common - ws_names, term_defs) >= LARGE_CONTEXT]
+        if not large:
+            continue                   # one mode for all contexts pairs little
+        groups: dict = {}              # what the group's mode reads -> occurrences
+        for (need, whole), occ in contexts.items():
+            g = ("span", need) if whole and (need, whole) in large else ("own", need - base)
+            groups.setdefault(g, []).extend(occ)
+        plain = ("own", frozenset())
+        owning = sorted((g for g in groups if g != plain), key=lambda g: (g[0], sorted(g[1])))
+        if owning and len(groups) >= 2:
+            plans.append((k, w, wrapped, groups, owning[0 if plain in groups else 1:]))
+    new_terms, rules, key_names = list(terms), list(rules), set(key_names)
+    for k, w, wrapped, groups, copied in plans:
+        # the contexts with nothing of their own keep the key, with the first other group
+        # unless there are none; each other group gets a copy
+        for own in copied:
+            n = 1
+            while f"{k}_{n}" in taken or f"{w}_{n}" in taken:
+                n += 1
+            k2, w2 = f"{k}_{n}", (f"{w}_{n}" if wrapped else f"{k}_{n}")
+            taken |= {k2, w2}
+            new_terms.append(dataclasses.replace(term_defs[k], name=k2))
+            key_names.add(k2)
+            if wrapped:
+                for r in by_origin[w]:
+                    rules.append(Rule(w2, (k2,) + r.expansion[1:], source=r.source, priority=r.priority))
+            for ri, i in groups[own]:
+                r = rules[ri]
+                rules[ri] = Rule(r.origin, r.expansion[:i] + (w2,) + r.expansion[i + 1:],
+                                 source=r.source, priority=r.priority)
+    return new_terms, rules, key_names
 
 
 def value_modes(terms: list, rules: list, start: str, key_names: set,
                 ws_names: set) -> tuple:
     """The lexer modes of a schema grammar (module doc), or ``()`` where no key's values
     need terminals of their own. ``key_names``: the key terminals; ``ws_names``: the
-    whitespace terminals read right after a key (they keep the value mode)."""
+    whitespace terminals read right after a key (they keep the value mode). Keys that
+    can match the same text may switch to different modes (the scanner then forks)."""
     term_defs = {t.name: t for t in terms}
     names = set(term_defs)
     keys = sorted(k for k in key_names if k in names)
@@ -155,28 +394,69 @@ def value_modes(terms: list, rules: list, start: str, key_names: set,
                 if nxt & ws_names:
                     ambiguous.add(s)   # whitespace after it from elsewhere: stays in mode 0
                 after_key[s] |= nxt
-    classes = [tuple(c) for c in _key_classes(keys, term_defs) if not ambiguous.intersection(c)]
-    # what the default mode must hold, whichever keys switch
-    base = set(first.get(start, set()))
+    # per key: its mode's terminals and those that end the value (switch back); a value
+    # whose texts are several lexemes with no key inside (an array of scalars) is read in
+    # the mode to its end, where a value that may also be one lexeme of another kind, or
+    # an object, switches back after its first lexeme
+    by_origin: dict = {}
     for r in rules:
-        for i, s in enumerate(r.expansion):
-            if s in names and s not in after_key and (id(r), i) not in ws_after_key:
-                base |= _after(r, i, nullable, first, follow)
-    switching = set(classes)
+        by_origin.setdefault(r.origin, []).append(r)
+    positions = _value_positions(rules, by_origin, keys, ws_names)
+    spans: dict = {}
+    members: dict = {}
+    ending: dict = {}
+    spanned: dict = {}                 # key -> value positions read in its mode to the end
+    for k in keys:
+        members[k], ending[k] = after_key[k], after_key[k] - ws_names
+        if k in ambiguous or not positions[k]:
+            continue
+        parts = []
+        for r, j in positions[k]:
+            v = r.expansion[j]
+            if v not in spans:
+                spans[v] = _span(v, by_origin, key_names)
+            parts.append(spans[v])
+        if any(p is None for p in parts):
+            continue
+        inside = set().union(*(p[0] for p in parts))
+        ends = set().union(*(p[1] for p in parts))
+        going = set().union(*(p[2] for p in parts))
+        if not _read_to_end((inside, ends, going), ws_names):
+            continue                   # one lexeme, or no end to tell (the first-lexeme rule)
+        members[k] = after_key[k] | inside
+        ending[k] = ends
+        spanned[k] = positions[k]
+    base_memo: dict = {}
+
+    def base_for(moving) -> set:
+        """The default mode's base when ``moving`` keys switch: spans read in value modes
+        to their end are left out (the grammar seen from the default mode)."""
+        cut = frozenset(k for k in moving if k in spanned)
+        b = base_memo.get(cut)
+        if b is None:
+            if not cut:
+                b = _base_terminals(names, rules, start, after_key, ws_after_key, nullable, first, follow)
+            else:
+                b = _default_view_base(names, rules, start, by_origin, after_key, ws_after_key,
+                                       {(id(r), j) for k in cut for r, j in spanned[k]})
+            base_memo[cut] = b
+        return b
+
+    switching = {(k,) for k in keys if k not in ambiguous}
     while True:
-        default = set(base)
         moving = {k for c in switching for k in c}
+        default = set(base_for(moving))
         for k in keys:
             if k not in moving:               # read in the default mode, and so its values
                 default |= after_key[k]
         dropped = {c for c in switching
-                   if not set().union(*(after_key[k] for k in c)) - default - ws_names}
+                   if not set().union(*(members[k] for k in c)) - default - ws_names}
         if not dropped:
             break
         switching -= dropped
     if not switching:
         return ()
-    value_sets = [set().union(*(after_key[k] for k in c)) for c in switching]
+    value_sets = [set().union(*(members[k] for k in c)) for c in switching]
     own = set().union(*value_sets) - default - ws_names
     try:
         own_states = sum(d.n_states for d in terminal_dfas([term_defs[n] for n in sorted(own)], MIN_BAND))
@@ -188,19 +468,20 @@ def value_modes(terms: list, rules: list, start: str, key_names: set,
     if own_states < MIN_OWN_STATES:
         return ()
     order = [t.name for t in terms]
-    modes_of: dict = {}                # value terminals -> keys switching to that mode
+    modes_of: dict = {}                # (terminals, those switching back) -> keys
     for c in sorted(switching):
-        v = frozenset(set().union(*(after_key[k] for k in c)))
-        modes_of.setdefault(v, []).extend(c)
+        v = frozenset(set().union(*(members[k] for k in c)))
+        e = frozenset(set().union(*(ending[k] for k in c)))
+        modes_of.setdefault((v, e), []).extend(c)
     out_modes = []
     default_switch = []
-    for j, (v, ks) in enumerate(sorted(modes_of.items(), key=lambda x: sorted(x[1]))):
+    for j, ((v, e), ks) in enumerate(sorted(modes_of.items(), key=lambda x: sorted(x[1]))):
         mode = f"value{j}"
         default_switch.extend((k, mode) for k in sorted(ks))
-        members = tuple(n for n in order if n in v)
-        out_modes.append(LexerMode(mode, members, tuple((n, "json") for n in members
-                                                        if n not in ws_names), merge_into="json"))
+        mem = tuple(n for n in order if n in v)
+        out_modes.append(LexerMode(mode, mem, tuple((n, "json") for n in mem if n in e),
+                                   merge_into="json"))
     # terminals that follow nothing reachable (rules the start never reaches) stay readable
-    default |= names - set().union(*modes_of)
+    default |= names - set().union(*(v for v, _ in modes_of))
     dmembers = tuple(n for n in order if n in default)
     return (LexerMode("json", dmembers, tuple(default_switch)),) + tuple(out_modes)
