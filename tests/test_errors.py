@@ -99,3 +99,16 @@ def test_wrong_argument_types():
         Constraint(123, V)
     with pytest.raises(TypeError):
         Constraint('start: "a"\n', [b"a"])
+
+
+def test_a_terminal_too_large_names_where_it_comes_from():
+    # the JSON Schema front end records each terminal's subschema (TerminalDef.source):
+    # a lexer error naming the terminal says where it comes from
+    from stackmask.compile.tables import build_tables
+    from stackmask.grammar import Grammar as G, Rule, TerminalDef
+    for source, expect in (("#/properties/big", "(BIG: the strings of #/properties/big)"), ("", None)):
+        g = G.build([TerminalDef("BIG", r"[ab]*a[ab]{25}", source=source)], [Rule("start", ("BIG",))], "start")
+        with pytest.raises(GrammarError, match="terminal 'BIG' is too large") as e:
+            build_tables(g, band=129)
+        assert (expect in str(e.value)) if expect else "strings of" not in str(e.value)
+        assert e.value.name == "BIG"

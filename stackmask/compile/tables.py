@@ -7,6 +7,7 @@ This is the first stage of compilation and everything ``commit`` needs. The
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 
 from ..errors import GrammarError, LexerTooLarge
@@ -113,6 +114,21 @@ def _joined(merged: GrammarError, kept: GrammarError) -> GrammarError:
     return GrammarError(msg)
 
 
+def _with_sources(e: GrammarError, lexed) -> GrammarError:
+    """``e`` with where the terminals it names come from (``TerminalDef.source``: the
+    JSON Schema front end's pointers) where it does not say so yet."""
+    src = {t.name: t.source for t in lexed if getattr(t, "source", "")}
+    msg = str(e)
+    named = [n for n in dict.fromkeys(re.findall(r"terminal '([^']+)'", msg))
+             if n in src and f"{n} ({src[n]})" not in msg]
+    if not named:
+        return e
+    where = ", ".join(f"{n}: the strings of {src[n]}" for n in named)
+    if isinstance(e, LexerTooLarge):
+        return LexerTooLarge(f"{msg} ({where})", e.maximum)
+    return GrammarError(f"{msg} ({where})", name=e.name)
+
+
 def _lexer(g: Grammar, lexed, band: int, cap: int = MAX_LEXER_STATES) -> tuple:
     """``(grammar, lexer DFA, mode starts)``: optional modes (``LexerMode.merge_into``)
     kept or merged. Merged, several length-bounded strings would share one counted chain
@@ -172,7 +188,10 @@ def _build_tables(grammar, ambiguous: bool, check, band: int, cap: int) -> Gramm
     if any(n == 0 for n in lr.rule_len):
         raise GrammarError("internal error: normal form still has an empty rule")
     lexed = g.lexed_terminals
-    read, dfa, starts = _lexer(g, lexed, band, cap)  # the modes read: optional ones merged or not
+    try:
+        read, dfa, starts = _lexer(g, lexed, band, cap)  # the modes read: optional ones merged or not
+    except GrammarError as e:
+        raise _with_sources(e, lexed) from None
     dfa = add_pinned(dfa, band)                      # deep states for short count classes
     switch: dict = {}
     mode_index = {m.name: k for k, m in enumerate(read.modes)}
