@@ -347,6 +347,14 @@ def test_an_array_of_scalars_is_read_in_its_keys_mode_to_its_end(forced_modes, m
           + ['{"Scopes":[ "a:b" ,"c:d" ]}', '{"Scopes": [\n]}'], [json.dumps(v) for v in bad])
     # without the modes: the same answers
     check(s, [json.dumps(v) for v in ok], [json.dumps(v) for v in bad], lexer_modes=False)
+    # an array value after extra keys (a key set: any declared name), some of which are
+    # read in modes of their own elsewhere
+    ys = {"type": "array", "items": {"type": "string", "pattern": "^y+$"}}
+    ext = {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string", "pattern": "^x+$"}},
+                                            "b": {"type": "integer"}, "o": {"type": "object", "additionalProperties": ys}},
+           "additionalProperties": False}
+    check(ext, ['{"a": ["x"], "b": 1, "o": {"b": ["yy"], "a": ["y"], "c": []}}', '{"o": {"o": ["y"]}}'],
+          ['{"o": {"b": ["x"]}}', '{"a": ["y"]}', '{"o": {"a": 1}}', '{"b": ["y"]}'])
     # what follows such a value is read in the default mode (here only after it)
     one = {"type": "object", "properties": {"s": s["properties"]["Scopes"], "t": {"type": "integer"}},
            "required": ["s", "t"], "additionalProperties": False}

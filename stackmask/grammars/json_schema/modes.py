@@ -178,11 +178,13 @@ def _default_view_base(names: set, rules: list, start: str, by_origin: dict, key
                            follow) - {hole}
 
 
-def _value_positions(rules: list, by_origin: dict, keys, ws_names) -> dict:
-    """Key -> the ``(rule, position)`` of every value read right after it, or None where
-    that is not known (a value read further up than the rule the key is read in). A key
-    is read through its whitespace wrapper, or bare, or through *key sets*, nonterminals
-    whose rules are each one key symbol (the extra members' shared segment tree)."""
+def _value_positions(rules: list, by_origin: dict, keys, ws_names) -> tuple:
+    """``(positions, readers)``: key -> the ``(rule, position)`` of every value read right
+    after it, or None where that is not known (a value read further up than the rule the
+    key is read in); ``(id(rule), position)`` of a value -> every key read right before it.
+    A key is read through its whitespace wrapper, or bare, or through *key sets*,
+    nonterminals whose rules are each one key symbol (the extra members' shared segment
+    tree: the value after one is read after any of its keys)."""
     wrapper = _wrappers(by_origin, set(keys), ws_names)
     out: dict = {k: [] for k in keys}
     keyset: dict = {}                  # symbol -> the keys it is read as (alone)
@@ -201,15 +203,19 @@ def _value_positions(rules: list, by_origin: dict, keys, ws_names) -> dict:
             if all(len(r.expansion) == 1 and r.expansion[0] in keyset for r in rs):
                 keyset[x] = set().union(*(keyset[r.expansion[0]] for r in rs))
                 changed = True
+    readers: dict = {}                 # (id(rule), position) -> every key read right before
     for r in rules:
         if r.origin in keyset:
             continue                   # a wrapper's or a key set's own rule
         for i, x in enumerate(r.expansion):
             ks = keyset.get(x)
             if ks is None:
-                if x in out and wrapper.get(x):
-                    out[x] = None      # a wrapped key also read bare
-                continue
+                if x not in out:
+                    continue
+                out[x] = None          # a wrapped key also read bare
+                ks = {x}
+            if i + 1 < len(r.expansion):
+                readers.setdefault((id(r), i + 1), set()).update(ks)
             for k in ks:
                 if out[k] is None:
                     continue
@@ -217,7 +223,7 @@ def _value_positions(rules: list, by_origin: dict, keys, ws_names) -> dict:
                     out[k].append((r, i + 1))
                 else:
                     out[k] = None
-    return out
+    return out, readers
 
 
 def _span(v: str, by_origin: dict, keys) -> tuple | None:
@@ -401,7 +407,7 @@ def value_modes(terms: list, rules: list, start: str, key_names: set,
     by_origin: dict = {}
     for r in rules:
         by_origin.setdefault(r.origin, []).append(r)
-    positions = _value_positions(rules, by_origin, keys, ws_names)
+    positions, readers = _value_positions(rules, by_origin, keys, ws_names)
     spans: dict = {}
     members: dict = {}
     ending: dict = {}
@@ -429,16 +435,18 @@ def value_modes(terms: list, rules: list, start: str, key_names: set,
     base_memo: dict = {}
 
     def base_for(moving) -> set:
-        """The default mode's base when ``moving`` keys switch: spans read in value modes
-        to their end are left out (the grammar seen from the default mode)."""
-        cut = frozenset(k for k in moving if k in spanned)
+        """The default mode's base when ``moving`` keys switch: values read in value modes
+        to their end (after every key that can come right before them) are left out (the
+        grammar seen from the default mode)."""
+        whole = {k for k in moving if k in spanned}
+        cut = frozenset(p for k in whole for p in ((id(r), j) for r, j in spanned[k])
+                        if readers[p] <= whole)
         b = base_memo.get(cut)
         if b is None:
             if not cut:
                 b = _base_terminals(names, rules, start, after_key, ws_after_key, nullable, first, follow)
             else:
-                b = _default_view_base(names, rules, start, by_origin, after_key, ws_after_key,
-                                       {(id(r), j) for k in cut for r, j in spanned[k]})
+                b = _default_view_base(names, rules, start, by_origin, after_key, ws_after_key, cut)
             base_memo[cut] = b
         return b
 
