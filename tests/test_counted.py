@@ -51,6 +51,13 @@ def test_large_bounds_compile_small():
     assert d.counters[1] == (1000 - 64 - 2, 2000 - 64 - 2)
     # small bounds stay as written
     assert not compile_terminal(r"a{1,100}", band=64).counters
+    # the largest JSON Schema integers as bounds (CloudFormation's maxLength: 2147483647):
+    # the stalls are found from the counts near the bounds, not by stepping every count
+    top = 2**31 - 1
+    d = compile_terminal(r'"(?:[^"\\]|\\.){0,%d}"' % top, band=129)
+    assert d.counters[1] == (top - 129 - 2,) and d.n_states < 2600
+    d = compile_terminal(r"x{1000,%d}" % top, band=64)
+    assert d.counters[1] == (1000 - 64 - 2, top - 1000 - 64 - 2)
 
 
 def test_what_is_not_counted():

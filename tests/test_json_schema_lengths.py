@@ -22,7 +22,7 @@ from stackmask.grammars import ecma_regex as R
 from stackmask.grammars.json_schema import convert_schema
 from stackmask.lexer.regex import compile_terminal
 from test_counted import _walk
-from test_json_schema import BYTES, accepts, constraint, jsonschema_valid
+from test_json_schema import BYTES, accepts, check, constraint, jsonschema_valid
 
 HOST = "^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"
 ARN = r"^arn:[\w+=/,.@-]+:[\w+=/,.@-]+:([\w+=/,.@-]*)?:[0-9]+:[\w+=/,.@-]+$"
@@ -308,3 +308,12 @@ def test_a_raw_spelled_length_counts_on_the_chain_of_the_others():
     assert len(sides) == 2 and all(p is not None for p in sides)
     (pa, xa), (pb, xb) = [(p[0][0], p[0][1]) for p in sides]
     assert pa == pb and xa == xb
+
+
+def test_the_largest_integer_as_a_length_bound():
+    # maxLength: 2**31 - 1 (CloudFormation writes it): converted in well under a second,
+    # counted like any long bound
+    s = {"type": "object", "properties": {"name": {"type": "string", "minLength": 2, "maxLength": 2**31 - 1},
+                                          "id": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 2**31 - 1}}}
+    check(s, ['{"name": "ab"}', json.dumps({"name": "x" * 300, "id": "abc"})],
+          ['{"name": "a"}', '{"id": "aB"}', '{"id": ""}'])

@@ -176,19 +176,13 @@ def _positions(members, k: int):
             unbounded = True
         else:
             near.update(range(max(0, hi - k), hi + 1))
-    top = max(near)
     out = []
-    c = 0
-    while c <= top:
-        if c in near:
-            out.append((c, c))
-            c += 1
-        else:
-            e = c
-            while e + 1 not in near:
-                e += 1
-            out.append((c, e))
-            c = e + 1
+    prev = -1
+    for c in sorted(near):          # a stall for each run between counts near a bound
+        if c > prev + 1:            # (walked by the near counts: a bound may be 2**31 - 1)
+            out.append((prev + 1, c - 1))
+        out.append((c, c))
+        prev = c
     return out, unbounded
 
 
