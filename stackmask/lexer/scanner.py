@@ -93,14 +93,12 @@ class Scanner:
         #: alternatives it can take, each in its own mode)
         self._split: dict = {}
         for q, acc in enumerate(dfa.accepts):
-            em, names = self._resolve(acc, ignore, terminal_ids)
+            em, named = self._resolve(acc, ignore, terminal_ids)
             winners.append(em)
             m = state_mode[q]
             by_mode: dict = {}
-            for n in names:
-                a = IGNORE if n in ignore else terminal_ids.get(n)
-                if a is not None:
-                    by_mode.setdefault(switch.get((m, n), m), set()).add(a)
+            for n, a in named:
+                by_mode.setdefault(switch.get((m, n), m), set()).add(a)
             if len(by_mode) > 1:
                 self._split[q] = tuple((tuple(sorted(by_mode[t])), -1 - t) for t in sorted(by_mode))
             next_b.append(-1 - (next(iter(by_mode)) if len(by_mode) == 1 else m))
@@ -169,8 +167,8 @@ class Scanner:
     # -- terminals ---------------------------------------------------------
     def _resolve(self, acc: frozenset[int], ignore: frozenset[str],
                  terminal_ids: Mapping[str, int]) -> tuple:
-        """Winners among the terminals matching one lexeme (see module doc),
-        and their names."""
+        """Winners among the terminals matching one lexeme (see module doc): the
+        emission (their alternatives, sorted) and ``(name, alternative)`` per winner."""
         if not acc:
             return (), ()
         defs = [self.terminals[i] for i in acc]
@@ -178,15 +176,15 @@ class Scanner:
         best = [t for t in defs if t.priority == top]
         if any(t.is_literal for t in best):
             best = [t for t in best if t.is_literal]
-        alts = set()
+        named = []
         for t in best:
             if t.name in ignore:
-                alts.add(IGNORE)
+                named.append((t.name, IGNORE))
             elif t.name in terminal_ids:
-                alts.add(terminal_ids[t.name])
+                named.append((t.name, terminal_ids[t.name]))
             # a terminal neither ignored nor used by the parser cannot occur
             # (the front end keeps only used and ignored terminals)
-        return tuple(sorted(alts)), tuple(t.name for t in best)
+        return tuple(sorted({a for _, a in named})), tuple(named)
 
     # -- configurations ----------------------------------------------------
     def config(self, cid: int) -> tuple[int, frozenset[int]]:
