@@ -84,6 +84,18 @@ class SizedCache:
             self._d.move_to_end(key)
             return e[0]
 
+    def get_or_make(self, key, make):
+        """The value cached for ``key``, else ``make()``, cached (made outside the lock:
+        two threads may both make it; the later one's is kept)."""
+        with self._lock:
+            e = self._d.get(key, _ABSENT)
+            if e is not _ABSENT:
+                self._d.move_to_end(key)
+                return e[0]
+        v = make()
+        self.put(key, v)
+        return v
+
     def __contains__(self, key) -> bool:
         return key in self._d
 

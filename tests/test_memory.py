@@ -315,6 +315,12 @@ def test_sized_cache_keeps_the_recent_entries_within_its_bytes():
     assert c.nbytes == 1
     c.clear()
     assert len(c) == 0 and c.nbytes == 0
+    # get_or_make: made once, a None result cached like any other
+    made = []
+    g = SizedCache(100, lambda v: 1)
+    for _ in range(3):
+        assert g.get_or_make("k", lambda: made.append(1)) is None
+    assert made == [1] and "k" in g
 
 
 def test_the_lexer_caches_are_bounded_by_bytes():

@@ -542,12 +542,7 @@ _TERMINALS = SizedCache(128 << 20, dfa_nbytes)
 
 def _compile_regex(regex: str, band: int) -> DFA:
     """Minimized DFA for ``regex``, cached (errors are raised uncached, with no name)."""
-    key = (regex, band)
-    d = _TERMINALS.get(key)
-    if d is None:
-        d = _build_terminal(regex, "", band)
-        _TERMINALS.put(key, d)
-    return d
+    return _TERMINALS.get_or_make((regex, band), lambda: _build_terminal(regex, "", band))
 
 
 def _build_terminal(regex: str, name: str, band: int = DEFAULT_BAND) -> DFA:
@@ -728,21 +723,13 @@ def counted_parts(regex: str, band: int, any_bounds: bool = False):
     return split_counted(x, band, any_bounds)
 
 
-_MISS = object()
-
 #: :func:`lookahead_parts` by regex and band (its automata), the recently used up to 64 MB
 _LOOKAHEAD_PARTS = SizedCache(64 << 20, lambda v: 64 if v is None else 64 + dfa_nbytes(v[1]))
 
 
 def lookahead_parts(regex: str, band: int):
     """:func:`_lookahead_parts`, cached."""
-    key = (regex, band)
-    out = _LOOKAHEAD_PARTS.get(key, _MISS)
-    if out is not _MISS:
-        return out
-    out = _lookahead_parts(regex, band)
-    _LOOKAHEAD_PARTS.put(key, out)
-    return out
+    return _LOOKAHEAD_PARTS.get_or_make((regex, band), lambda: _lookahead_parts(regex, band))
 
 
 def _lookahead_parts(regex: str, band: int):
@@ -799,14 +786,10 @@ def compile_counted_group(members, band: int, label: str = "") -> DFA | None:
     when their iterations cannot be counted together, the automaton passes the size
     limit, or a member matches the empty string (compiled alone, it says so). Cached by
     members and band (lexer modes of one grammar often read the same group)."""
-    key = (tuple(members), band)
-    out = _GROUPS.get(key, _MISS)
-    if out is not _MISS:
-        return out
-    d = _counted_dfa(members, band, label)
-    out = None if d is None or d.accepts[0] else d
-    _GROUPS.put(key, out)
-    return out
+    def make():
+        d = _counted_dfa(members, band, label)
+        return None if d is None or d.accepts[0] else d
+    return _GROUPS.get_or_make((tuple(members), band), make)
 
 
 def compile_terminal(regex: str, name: str = "", band: int = DEFAULT_BAND) -> DFA:
