@@ -163,7 +163,8 @@ def test_a_lookahead_that_may_read_past_the_lexeme_is_refused(regex):
         compile_terminal(regex)
 
 
-@pytest.mark.parametrize("regex", ["(a(?=b))*b", "a|(?=b)b", "(?!a)b", "a(?=b)(?=b)b"])
+@pytest.mark.parametrize("regex", ["(a(?=b))*b", "a|(?=b)b", "(?=b)b(?!c)c", "(?=(?=b)b)b",
+                                   "x(?=[a-z])[a-z](?!q)[a-z]"])
 def test_lookaheads_elsewhere_are_refused(regex):
     with pytest.raises(GrammarError, match="lookahead"):
         compile_terminal(regex)

@@ -27,7 +27,7 @@ MAX_DFA_STATES = 100_000
 #: repetition ``{m,n}``). Larger terminals are rejected with GrammarError.
 MAX_NFA_STATES = 100_000
 
-__all__ = ["DFA", "MAX_DFA_STATES", "MAX_NFA_STATES", "expand_classes", "intersection",
+__all__ = ["DFA", "MAX_DFA_STATES", "MAX_NFA_STATES", "expand_classes", "intersection", "difference",
            "product", "restrict_accepts"]
 
 
@@ -371,6 +371,17 @@ def intersection(a: DFA, b: DFA) -> DFA | None:
     p = product([a, b], raw=True, minimized=False)
     both = frozenset((0, 1))
     return restrict_accepts(p, [frozenset((0,)) if x == both else frozenset() for x in p.accepts])
+
+
+def difference(a: DFA, b: DFA) -> DFA | None:
+    """The automaton of the words ``a`` accepts and ``b`` does not (``accepts``: ``{0}``
+    where it accepts), trimmed and minimized; None when there are none. The product runs
+    on where ``b`` dies (its tuples hold the live components only); stalls carry over as
+    in :func:`intersection`. Raises :class:`~.fsa.TooManyStates` past
+    :data:`MAX_DFA_STATES`."""
+    p = product([a, b], raw=True, minimized=False)
+    return restrict_accepts(p, [frozenset((0,)) if 0 in x and 1 not in x else frozenset()
+                                for x in p.accepts])
 
 
 def restrict_accepts(p: DFA, accepts) -> DFA | None:

@@ -41,7 +41,8 @@ from ..errors import GrammarError
 from ..limits import deep_recursion
 from .counted import DEFAULT_BAND, counted_group, flatten, split_counted
 from ..memo import SizedCache
-from .dfa import DFA, MAX_DFA_STATES, MAX_NFA_STATES, dfa_nbytes, expand_classes, intersection
+from .dfa import (DFA, MAX_DFA_STATES, MAX_NFA_STATES, dfa_nbytes, difference, expand_classes,
+                  intersection)
 from .fsa import Nfa, TooManyStates, determinize, minimize, trim
 from .ir import (MAX_CP, SURR_HI, SURR_LO, Intervals, complement_intervals, iv_intersect,
                  length_range, nfa_size, normalize_intervals, thompson)
@@ -363,21 +364,20 @@ class _Converter:
             lo, hi, sub = av
             return self._nested(lambda: ("r", self.seq(sub, flags), lo,
                                          None if hi is C.MAXREPEAT or hi == C.MAXREPEAT else hi))
-        if op is C.ASSERT and av[0] == 1 and self.top:
-            # a lookahead at the top level of the terminal: an intersection
-            # (:func:`_lookahead_dfa` checks where it stands)
+        if (op is C.ASSERT or op is C.ASSERT_NOT) and av[0] == 1 and self.top:
+            # a lookahead at the top level of the terminal: an intersection (a
+            # difference) of automata (:func:`_lookahead_dfa` checks where it stands)
             self.top = False
             try:
-                return ("la", self.seq(av[1], flags))
+                return ("la" if op is C.ASSERT else "nla", self.seq(av[1], flags))
             finally:
                 self.top = True
         if op is C.ASSERT or op is C.ASSERT_NOT:
             direction = av[0]
             kind = "lookahead" if direction == 1 else "lookbehind"
             neg = "negative " if op is C.ASSERT_NOT else ""
-            where = (" (a positive lookahead is supported at the top level of a terminal, "
-                     "outside repetitions, alternations and other lookaheads)"
-                     if direction == 1 and not neg else "")
+            where = (" (lookaheads are supported at the top level of a terminal, outside "
+                     "repetitions, alternations and other lookaheads)" if direction == 1 else "")
             self.fail(f"{neg}{kind} assertions{where}")
         if op in _UNSUPPORTED:
             self.fail(_UNSUPPORTED[op])
@@ -555,13 +555,13 @@ def _build_terminal(regex: str, name: str, band: int = DEFAULT_BAND) -> DFA:
 
 
 def _has_lookahead(x) -> bool:
-    """Whether the IR ``x`` holds a lookahead (``"la"``) outside character sets. A walk
+    """Whether the IR ``x`` holds a lookahead (``"la"``, ``"nla"``) outside character sets. A walk
     with a stack: generated regexes nest hundreds deep."""
     todo = [x]
     while todo:
         y = todo.pop()
         k = y[0]
-        if k == "la":
+        if k == "la" or k == "nla":
             return True
         if k in ("s", "a"):
             todo.extend(y[1])
@@ -571,15 +571,17 @@ def _has_lookahead(x) -> bool:
 
 
 def _lookahead_split(x, reluctant: bool, name: str, label: str) -> tuple:
-    """``(P, A, R)`` of a terminal ``P (?=A) R`` (item lists and the lookahead's IR),
-    after the checks that make its language ``P·(R ∩ A·Σ*)`` (GrammarError otherwise)."""
+    """``(P, looks, R)`` of a terminal ``P (?=A)(?!N)... R`` (item lists, and per
+    lookahead ``(positive, IR)``), after the checks that make its language
+    ``P·(R ∩ A·Σ* \\ N·Σ* ...)`` (GrammarError otherwise): the lookaheads stand together
+    after a prefix whose words have one length, and read within the lexeme."""
     parts = flatten(x)
-    at = [i for i, y in enumerate(parts) if y[0] == "la"]
-    if len(at) != 1:
-        raise GrammarError(f"terminal {label!r} uses an unsupported regex feature: more than "
-                           "one lookahead", name=name)
-    i = at[0]
-    pre, look, rest = parts[:i], parts[i][1], parts[i + 1:]
+    at = [i for i, y in enumerate(parts) if y[0] in ("la", "nla")]
+    if at != list(range(at[0], at[-1] + 1)):
+        raise GrammarError(f"terminal {label!r} uses an unsupported regex feature: lookaheads "
+                           "at more than one place", name=name)
+    pre, rest = parts[:at[0]], parts[at[-1] + 1:]
+    looks = [(parts[i][0] == "la", parts[i][1]) for i in at]
     lo, hi = length_range(("s", tuple(pre)))
     if lo != hi:
         raise GrammarError(f"terminal {label!r} uses an unsupported regex feature: a lookahead "
@@ -587,33 +589,41 @@ def _lookahead_split(x, reluctant: bool, name: str, label: str) -> tuple:
     if reluctant:
         raise GrammarError(f"terminal {label!r} uses an unsupported regex feature: a lookahead "
                            "beside a lazy quantifier", name=name)
-    if _has_lookahead(look):
-        raise GrammarError(f"terminal {label!r} uses an unsupported regex feature: a lookahead "
-                           "inside a lookahead", name=name)
-    if not _sees_within(look, ("s", tuple(rest)), name, label):
-        raise GrammarError(
-            f"terminal {label!r} uses an unsupported regex feature: a lookahead that may read "
-            "past the end of the lexeme (supported: one that no word of the rest of the "
-            "terminal is a proper prefix of, as in '\"(?=[^\"]{1,9}\")[a-z]+\"')",
-            name=name)
-    return pre, look, rest
+    for _, look in looks:
+        if _has_lookahead(look):
+            raise GrammarError(f"terminal {label!r} uses an unsupported regex feature: a "
+                               "lookahead inside a lookahead", name=name)
+        if not _sees_within(look, ("s", tuple(rest)), name, label):
+            raise GrammarError(
+                f"terminal {label!r} uses an unsupported regex feature: a lookahead that may "
+                "read past the end of the lexeme (supported: one that no word of the rest of "
+                "the terminal is a proper prefix of, as in '\"(?=[^\"]{1,9}\")[a-z]+\"')",
+                name=name)
+    return pre, looks, rest
 
 
 def _lookahead_dfa(x, reluctant: bool, name: str, label: str, band: int) -> DFA:
-    """The DFA of a terminal ``P (?=A) R``: a lookahead at its top level, after a prefix
-    ``P`` whose words all have one length. The lookahead sees the rest of the lexeme,
-    so the language is ``P·(R ∩ A·Σ*)``, which is ``P·R ∩ P·A·Σ*`` (every split of a word
-    of ``P·R`` after ``|P|`` characters is the same). The two sides are compiled apart
-    (each may count a long repetition, :mod:`.counted`) and intersected
-    (:func:`.dfa.intersection`). This is how the JSON Schema front end spells a length
-    beside a pattern: ``"(?=(?:CHAR){lo,hi}")PATTERN"``."""
-    pre, look, rest = _lookahead_split(x, reluctant, name, label)
-    sides = []
-    for side in (("s", tuple(pre + rest)), ("s", tuple(pre) + (look, ("r", ANYCHAR, 0, None)))):
-        nfa = ByteNFA(name, MAX_NFA_STATES, label)
-        sides.append(_ir_dfa(side, nfa, name, label, band, empty_ok=True))
+    """The DFA of a terminal ``P (?=A)(?!N) R``: lookaheads at its top level, after a
+    prefix ``P`` whose words all have one length. A lookahead sees the rest of the
+    lexeme, so the language is ``P·(R ∩ A·Σ* \\ N·Σ*)``, which is ``P·R ∩ P·A·Σ* \\
+    P·N·Σ*`` (every split of a word of ``P·R`` after ``|P|`` characters is the same).
+    The sides are compiled apart (each may count a long repetition, :mod:`.counted`) and
+    intersected (:func:`.dfa.intersection`) or subtracted (:func:`.dfa.difference`).
+    This is how the JSON Schema front end spells a length beside a pattern,
+    ``"(?=(?:CHAR){lo,hi}")PATTERN"``, and the lookaheads of a pattern too large to
+    write out as one regex."""
+    pre, looks, rest = _lookahead_split(x, reluctant, name, label)
+
+    def side(items):
+        return _ir_dfa(("s", tuple(items)), ByteNFA(name, MAX_NFA_STATES, label), name, label,
+                       band, empty_ok=True)
+    d = side(pre + rest)
     try:
-        d = intersection(*sides)
+        for positive, look in sorted(looks, key=lambda e: not e[0]):   # intersections first
+            if d is None:
+                break
+            other = side(tuple(pre) + (look, ("r", ANYCHAR, 0, None)))
+            d = intersection(d, other) if positive else difference(d, other)
     except TooManyStates:
         raise GrammarError(f"terminal {label!r} is too large: the DFA of its lookahead's "
                            f"intersection needs more than {MAX_DFA_STATES} states "
@@ -632,11 +642,17 @@ def _sees_within(look, rest, name: str, label: str) -> bool:
     ``rest`` (IRs): no word of ``rest`` is a proper prefix of a word of ``look``. Then
     the lookahead matches within the lexeme or not at all, as a lexer that could see the
     text after the lexeme would find. Checked on the two languages with every repetition
-    unbounded (larger languages: a stronger condition, and no counting)."""
-    d_rest = _ir_dfa(_unbounded(rest), ByteNFA(name, MAX_NFA_STATES, label), name, label,
-                     DEFAULT_BAND, empty_ok=True)
-    d_look = _ir_dfa(_unbounded(look), ByteNFA(name, MAX_NFA_STATES, label), name, label,
-                     DEFAULT_BAND, empty_ok=True)
+    unbounded (larger languages: a stronger condition, and no counting); where one of
+    those automata is too large (unbounded, the nested optional groups of a long written-out
+    regex can be), on the languages as written, nothing counted."""
+    def dfa(x):
+        try:
+            return _ir_dfa(_unbounded(x), ByteNFA(name, MAX_NFA_STATES, label), name, label,
+                           DEFAULT_BAND, empty_ok=True)
+        except GrammarError:
+            return _ir_dfa(x, ByteNFA(name, MAX_NFA_STATES, label), name, label, 1 << 40,
+                           empty_ok=True)
+    d_rest, d_look = dfa(rest), dfa(look)
     # the proper prefixes of the lookahead's words: the states with a way on (trimmed)
     proper = DFA(trans=d_look.trans, n_states=d_look.n_states,
                  accepts=tuple(frozenset((0,)) if x else frozenset()
@@ -749,10 +765,12 @@ def _lookahead_parts(regex: str, band: int):
     if nfa.reluctant or not _has_lookahead(x):
         return None
     try:
-        pre, look, rest = _lookahead_split(x, False, "", regex)
+        pre, looks, rest = _lookahead_split(x, False, "", regex)
     except GrammarError:
         return None                   # compiled whole, it says why
-    side = ("s", tuple(pre) + (look, ("r", ANYCHAR, 0, None)))
+    if len(looks) != 1 or not looks[0][0]:
+        return None                   # several or negative: compiled whole
+    side = ("s", tuple(pre) + (looks[0][1], ("r", ANYCHAR, 0, None)))
     sp = split_counted(side, band) or _one_rep(side)
     if sp is None:
         return None
