@@ -10,10 +10,13 @@ and the one Thompson construction that turns them into an :class:`~.fsa.Nfa`.
     ("L", x, lo, hi)          the words of x with lo..hi characters (hi None: no bound),
                               where spelling them out would be too large (the JSON
                               Schema front end's ``maxLength`` beside a ``pattern``)
+    ("X", x, ((pos, y), ...)) the words of x that are (``pos``) or are not words of each y
+                              (lookaheads too large to write out as a regex)
 
 ``intervals`` is a sorted tuple of disjoint, non-adjacent inclusive ``(lo, hi)`` code
-point ranges; surrogates (U+D800..U+DFFF) are never members. ``"L"`` has no Thompson automaton: the
-ECMA front end resolves it on its DFAs, the lexer reads it as a lookahead
+point ranges; surrogates (U+D800..U+DFFF) are never members. ``"L"`` and ``"X"`` have no
+Thompson automaton and stand only at the top of a string's IR: the ECMA front end resolves
+them on its DFAs, the lexer reads them as lookaheads (positive and negative)
 (:func:`stackmask.grammars.ecma_regex.to_json_string`). The constructors
 (:func:`ch`, :func:`seq`, :func:`alt`, :func:`rep`) simplify lightly; plain tuples are
 as valid (the lexer builds them so, to keep the NFA of a pattern as the pattern is
@@ -210,6 +213,8 @@ def nullable(x) -> bool:
         return any(nullable(y) for y in x[1])
     if k == "L":
         return x[2] == 0 and nullable(x[1])
+    if k == "X":
+        return nullable(x[1]) and all(nullable(y) == pos for pos, y in x[2])
     return x[2] == 0 or nullable(x[1])
 
 
@@ -237,6 +242,15 @@ def length_range(x) -> tuple:
         lo = min(r[0] for r in rs)
         hi = None if any(r[1] is None for r in rs) else max(r[1] for r in rs)
         return (lo, hi)
+    if k == "X":                 # the body's and the positive lookaheads' ranges met
+        lo, hi = length_range(x[1])
+        for pos, y in x[2]:
+            if pos and hi != -1:
+                a, b = length_range(y)
+                if b == -1:
+                    return (float("inf"), -1)
+                lo, hi = max(lo, a), (b if hi is None else hi if b is None else min(hi, b))
+        return (float("inf"), -1) if hi is not None and hi != -1 and hi < lo else (lo, hi)
     _, y, a, b = x
     ylo, yhi = length_range(y)
     if k == "L":
@@ -255,6 +269,8 @@ def ast_size(x) -> int:
         return 1
     if k in ("s", "a"):
         return 1 + sum(ast_size(y) for y in x[1])
+    if k == "X":
+        return 1 + ast_size(x[1]) + sum(ast_size(y) for _, y in x[2])
     return 1 + ast_size(x[1])
 
 
@@ -269,6 +285,8 @@ def cap_repeats(x, n: int) -> tuple:
         return alt(*[cap_repeats(y, n) for y in x[1]])
     if k == "L":
         return ("L", cap_repeats(x[1], n), x[2], x[3])
+    if k == "X":                 # (a negative lookahead capped would accept more)
+        raise ValueError("cap_repeats of a node with lookaheads")
     _, y, a, b = x
     y = cap_repeats(y, n)
     return rep(y, a, max(a, n) if b is None else b)

@@ -22,7 +22,7 @@ from ...lexer.ir import normalize_intervals as iv_norm
 
 __all__ = ["TooComplex", "Dfa", "atom_partition", "intersect", "difference", "union", "complement",
            "is_empty", "is_disjoint", "is_subset", "limit_length", "limited", "has_limits",
-           "resolve_limits", "map_limits", "not_in"]
+           "resolve_limits", "map_limits", "not_in", "looking", "meet"]
 
 
 class TooComplex(ValueError):
@@ -77,6 +77,10 @@ def _collect_sets(x, out: set):
         out.add(x[1])
     elif k in ("s", "a"):
         for y in x[1]:
+            _collect_sets(y, out)
+    elif k == "X":
+        _collect_sets(x[1], out)
+        for _, y in x[2]:
             _collect_sets(y, out)
     else:
         _collect_sets(x[1], out)
@@ -272,63 +276,130 @@ class Dfa:
 
 def _dfas(*asts):
     asts = [resolve_limits(a) for a in asts]
-    atoms = atom_partition(*[a[1] if a[0] == "L" else a for a in asts])
-    return [_limited_dfa(a, atoms) if a[0] == "L" else Dfa.from_ast(a, atoms) for a in asts]
+    atoms = atom_partition(*asts)
+    return [_node_dfa(a, atoms) for a in asts]
 
 
-def _limited_dfa(x, atoms) -> "Dfa":
-    """The DFA of ``("L", y, lo, hi)``: ``y``'s DFA times a counter of characters."""
-    _, y, lo, hi = x
-    return Dfa.from_ast(y, atoms).product(Dfa.from_ast(rep(ANY, lo, hi), atoms), lambda p, q: p and q)
+def _node_dfa(x, atoms) -> "Dfa":
+    """The DFA of ``x``: a length-limited node (``("L", y, lo, hi)``) is ``y``'s DFA
+    times a counter of characters; a node with lookaheads (``("X", y, looks)``) the
+    product of ``y``'s with each lookahead's (accepted where it is, or where it is not)."""
+    k = x[0]
+    if k == "L":
+        _, y, lo, hi = x
+        return _node_dfa(y, atoms).product(Dfa.from_ast(rep(ANY, lo, hi), atoms), lambda p, q: p and q)
+    if k == "X":
+        d = _node_dfa(x[1], atoms)
+        for pos, y in x[2]:
+            d = d.product(_node_dfa(y, atoms), (lambda p, q: p and q) if pos else (lambda p, q: p and not q))
+        return d
+    return Dfa.from_ast(x, atoms)
 
 
 def limited(x, lo: int, hi) -> tuple:
     """``x`` limited to ``lo..hi`` characters: :func:`limit_length`'s regex where it is
     small, else the node ``("L", x, lo, hi)``, which the Boolean operations here read as
     a product of DFAs and :func:`~.emit.to_json_string` spells as a lookahead (the lexer
-    intersects the two, counting long repetitions)."""
+    intersects the two, counting long repetitions). A node with lookaheads (``"X"``)
+    limits its body, or takes the length as one more lookahead."""
+    if x[0] == "X":
+        try:
+            return ("X", limit_length(x[1], lo, hi), x[2])
+        except TooComplex:
+            return ("X", x[1], x[2] + ((True, rep(ANY, lo, hi)),))
     try:
         return limit_length(x, lo, hi)
     except TooComplex:
         return ("L", x, lo, hi)
 
 
+def looking(body, looks) -> tuple:
+    """The node ``("X", body, looks)`` (the words of ``body`` that are, for each
+    ``(True, y)`` in ``looks``, or are not, for each ``(False, y)``, words of ``y``),
+    flattened: a body or positive lookahead with lookaheads of its own lends them."""
+    out = []
+    while body[0] == "X":
+        out.extend(body[2])
+        body = body[1]
+    for pos, y in looks:
+        if pos and y[0] == "X":
+            out.append((True, y[1]))
+            out.extend(y[2])
+        elif y != ANYSTAR or not pos:
+            out.append((pos, y))
+    return ("X", body, tuple(out)) if out else body
+
+
+def meet(*asts, limit: int = 4000) -> tuple:
+    """The intersection of ``asts``: a regex where it is small (:func:`intersect`), else
+    the first with the others as lookaheads (:func:`looking`), which the lexer
+    intersects as automata."""
+    try:
+        return intersect(*asts, limit=limit)
+    except TooComplex:
+        return looking(asts[0], tuple((True, y) for y in asts[1:]))
+
+
 def has_limits(x) -> bool:
-    """Whether the IR ``x`` holds an ``"L"`` node (:func:`limited`)."""
-    k = x[0]
-    if k == "L":
-        return True
-    if k in ("s", "a"):
-        return any(has_limits(y) for y in x[1])
-    return k == "r" and has_limits(x[1])
+    """Whether the IR ``x`` holds an ``"L"`` or ``"X"`` node (:func:`limited`,
+    :func:`looking`)."""
+    todo = [x]                  # a walk with a stack: written-out differences nest deeply
+    while todo:
+        y = todo.pop()
+        k = y[0]
+        if k in ("L", "X"):
+            return True
+        if k in ("s", "a"):
+            todo.extend(y[1])
+        elif k == "r":
+            todo.append(y[1])
+    return False
 
 
 def resolve_limits(x, limit: int = 4000) -> tuple:
-    """``x`` with every ``"L"`` node below its top written out as a regex (raises
-    TooComplex where that is too large); a top-level one is kept."""
+    """``x`` with every ``"L"`` or ``"X"`` node below its top written out as a regex
+    (raises TooComplex where that is too large); a top-level one is kept."""
     if x[0] == "L":
         return ("L", resolve_limits(x[1], limit), x[2], x[3]) if has_limits(x[1]) else x
+    if x[0] == "X":
+        return ("X", resolve_limits(x[1], limit),
+                tuple((pos, _resolve(y, limit)) for pos, y in x[2]))
     if not has_limits(x):
         return x
     return _resolve(x, limit)
 
 
 def _resolve(x, limit: int) -> tuple:
-    return map_limits(x, lambda y, lo, hi: limit_length(y, lo, hi, limit))
+    if not has_limits(x):
+        return x
+    return map_limits(x, lambda y, lo, hi: limit_length(y, lo, hi, limit),
+                      lambda y, looks: _written_out(y, looks, limit))
 
 
-def map_limits(x, f) -> tuple:
+def _written_out(body, looks, limit: int) -> tuple:
+    """The regex of ``("X", body, looks)`` (raises TooComplex where it is too large)."""
+    x = ("X", body, looks)
+    (d,) = [_node_dfa(x, atom_partition(x))]
+    return d.to_ast(limit)
+
+
+def map_limits(x, f, g=None) -> tuple:
     """``x`` with every ``("L", y, lo, hi)`` node (innermost first) replaced by
-    ``f(y, lo, hi)``."""
+    ``f(y, lo, hi)`` and every ``("X", y, looks)`` by ``g(y, looks)`` (kept where
+    ``g`` is None)."""
     k = x[0]
     if k == "L":
-        return f(map_limits(x[1], f), x[2], x[3])
+        return f(map_limits(x[1], f, g), x[2], x[3])
+    if k == "X":
+        y = map_limits(x[1], f, g)
+        looks = tuple((pos, map_limits(z, f, g)) for pos, z in x[2])
+        return ("X", y, looks) if g is None else g(y, looks)
     if k == "s":
-        return seq(*[map_limits(y, f) for y in x[1]])
+        return seq(*[map_limits(y, f, g) for y in x[1]])
     if k == "a":
-        return alt(*[map_limits(y, f) for y in x[1]])
+        return alt(*[map_limits(y, f, g) for y in x[1]])
     if k == "r":
-        return rep(map_limits(x[1], f), x[2], x[3])
+        return rep(map_limits(x[1], f, g), x[2], x[3])
     return x
 
 
@@ -395,6 +466,8 @@ def drop_implied_bounds(x, hi):
     fewer for the length-limited automaton to pair with the length's."""
     if hi is None:
         return x
+    if x[0] == "X":
+        return ("X", drop_implied_bounds(x[1], hi), x[2])
     if x[0] == "a":
         return alt(*[drop_implied_bounds(y, hi) for y in x[1]])
     items = list(x[1]) if x[0] == "s" else [x]

@@ -56,9 +56,9 @@ def _emit(x, leaf) -> str:
         if not x[1]:
             return "[^\\x00-\\U0010ffff]"     # matches nothing
         return "|".join(_emit(y, leaf) for y in x[1])
-    if k == "L":
-        raise ValueError("a length-limited node below the top of a regex has no spelling "
-                         "(resolve_limits writes it out)")
+    if k in ("L", "X"):
+        raise ValueError("a length-limited node or one with lookaheads below the top of a "
+                         "regex has no spelling (resolve_limits writes it out)")
     _, y, lo, hi = x
     inner = _group(y, leaf, in_seq=False, atom=True)
     if lo == 0 and hi is None:
@@ -91,7 +91,11 @@ def _is_atomic_leaf(s: str) -> bool:
 
 def to_python(x) -> str:
     """Python ``re`` pattern (over decoded text) for the AST; a length-limited AST
-    (``("L", y, lo, hi)``) as a lookahead on the length (``re.fullmatch`` semantics)."""
+    (``("L", y, lo, hi)``) as a lookahead on the length, one with lookaheads
+    (``("X", y, looks)``) as lookaheads to the end (``re.fullmatch`` semantics)."""
+    if x[0] == "X":
+        return "".join(("(?=" if pos else "(?!") + "(?:" + _emit(y, _class_text) + r")\Z)"
+                       for pos, y in x[2]) + "(?:" + to_python(x[1]) + ")"
     if x[0] == "L":
         return _length_lookahead(x, "(?s:.)", r"\Z") + "(?:" + _emit(x[1], _class_text) + ")"
     return _emit(x, _class_text)
@@ -254,9 +258,15 @@ def to_json_string(x, escape_beyond_ascii: bool = True) -> str:
     (``("L", y, lo, hi)``) starts with a lookahead that counts the characters up to
     the closing quote, ``(?=(?:CHAR){lo,hi}")``: the regex is meant to stand between
     the quotes of a terminal (the lexer reads a lookahead at a terminal's top level as
-    an intersection)."""
+    an intersection); an AST with lookaheads (``("X", y, looks)``) starts with one
+    lookahead (negative: ``(?!...")``) per entry of ``looks``."""
     def leaf(ivs):
         return json_char_class(ivs, escape_beyond_ascii)
+    if x[0] == "X":
+        # each lookahead reads to the closing quote: the lexer intersects (subtracts) the
+        # automata of a terminal's lookaheads at its top level
+        return "".join(("(?=" if pos else "(?!") + "(?:" + _emit(y, leaf) + ')")'
+                       for pos, y in x[2]) + "(?:" + to_json_string(x[1], escape_beyond_ascii) + ")"
     if x[0] == "L":
         # the length side counts characters in every spelling (the pattern side allows
         # the spellings): then all length sides read one body, and the combined lexer

@@ -12,7 +12,8 @@ positions), memoized per (node, starts) within one call. A repetition iterates i
 on exact position sets: a body that cannot match the empty string moves every position
 forward, so the set empties within ``len(s) + 1`` rounds; one that can keeps every
 position, so the sets only grow and reach a fixed point as fast. ``("L", y, lo, hi)``
-keeps the ends of ``y`` that are ``lo..hi`` characters from their start. Equal to
+keeps the ends of ``y`` that are ``lo..hi`` characters from their start; ``("X", y, looks)``
+the ends of ``y`` that are (are not) ends of each lookahead from the same start. Equal to
 ``re.fullmatch(to_python(x), s, re.S)`` (tests/test_ecma_algebra.py compares them).
 """
 
@@ -67,6 +68,18 @@ class _Run:
                 for e in self.ends(y, frozenset((i,))):
                     if lo <= e - i and (hi is None or e - i <= hi):
                         out.add(e)
+            got = frozenset(out)
+        elif k == "X":
+            out = set()
+            for i in starts:
+                one = frozenset((i,))
+                ends = set(self.ends(x[1], one))
+                for pos, y in x[2]:
+                    if not ends:
+                        break
+                    got_y = self.ends(y, one)
+                    ends = ends & got_y if pos else ends - got_y
+                out |= ends
             got = frozenset(out)
         else:
             raise ValueError(f"not a regex IR node: {k!r}")

@@ -16,9 +16,12 @@ everything before it to match empty), ``$`` anywhere (in a quantified group: the
 iteration through it ends the input, :func:`_split_end`), and lookaheads ``(?=R)``/``(?!R)``
 outside quantified groups: the rest of the input from that point must (not) begin with a
 match of ``R``, computed right to left as an intersection with (a difference from) the
-language of what follows (:func:`_rest`); lookbehinds ``(?<=R)``/``(?<!R)`` right before the
+language of what follows (:func:`_rest`), or, where that is too large to write out as a
+regex, kept as a lookahead at the top of the language (``("X", body, looks)``,
+:func:`.algebra.looking`; a fixed-length prefix goes inside, :func:`_prepend`), which the
+lexer reads as automata met or subtracted; lookbehinds ``(?<=R)``/``(?<!R)`` right before the
 ``$`` that ends the pattern or a top-level alternative (the string must (not) end with a match
-of ``R``). Not supported (raise :class:`PatternError` naming the feature): other lookbehinds,
+of ``R``; too large to write out, a lookahead over the whole string). Not supported (raise :class:`PatternError` naming the feature): other lookbehinds,
 lookaheads inside quantified groups, ``^`` in a lookahead but as a start-of-input test
 (``(?!^[0-9]+$)`` is supported), word
 boundaries ``\\b \\B``, backreferences, ``\\p{...}`` properties other than general
@@ -34,10 +37,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ...lexer.ir import ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, alt, ch, nullable, rep, seq
+from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, alt, ch, length_range,
+                         nullable, rep, seq)
 from ...lexer.ir import complement_intervals as iv_complement
+from ...lexer.ir import iv_intersect
 from ...lexer.ir import normalize_intervals as iv_norm
-from .algebra import TooComplex, difference, intersect
+from .algebra import TooComplex, difference, has_limits, intersect, looking, resolve_limits
 
 __all__ = ["PatternError", "parse_pattern", "parse_regex_full", "unicode_property"]
 
@@ -497,7 +502,7 @@ def _rest(t, k, empty: bool = False) -> list:
     matches of ``t`` that read nothing."""
     kind = t[0]
     if kind == "chars":
-        return [] if empty else [(ANYWHERE, seq(ch(t[1]), k))]
+        return [] if empty else [(ANYWHERE, _prepend(ch(t[1]), k))]
     if kind == "bol":
         return [(AT_START, k)]
     if kind == "eol":                        # the rest of the input must be empty
@@ -511,14 +516,15 @@ def _rest(t, k, empty: bool = False) -> list:
         # those that need not begin at the start
         at_start = alt(*[x for _, x in inner])
         later = alt(*[x for w, x in inner if w == ANYWHERE])
-        try:
-            def holds(look):
+        def holds(look):
+            try:
                 return intersect(k, look) if t[1] else difference(k, look)
-            if at_start == later:
-                return [(ANYWHERE, holds(at_start))]
-            return [(AT_START, holds(at_start)), (AFTER_START, holds(later))]
-        except TooComplex:
-            raise PatternError("lookahead too complex to enforce exactly") from None
+            except TooComplex:
+                # kept as a lookahead: the lexer intersects (subtracts) the automata
+                return looking(k, ((bool(t[1]), _written(look)),))
+        if at_start == later:
+            return [(ANYWHERE, holds(at_start))]
+        return [(AT_START, holds(at_start)), (AFTER_START, holds(later))]
     if kind == "alt":
         return [r for x in t[1] for r in _rest(x, k, empty)]
     if kind == "rep":
@@ -528,10 +534,10 @@ def _rest(t, k, empty: bool = False) -> list:
             if empty:
                 ok = nullable(plain) or nullable(end)
                 return [(ANYWHERE, k)] if ok else []
-            return [(ANYWHERE, alt(seq(plain, k), end if nullable(k) else NONE))]
+            return [(ANYWHERE, alt(_prepend(plain, k), end if nullable(k) else NONE))]
         if empty:
             return [(ANYWHERE, k)] if nullable(_plain(t[1])) or t[2] == 0 else []
-        return [(ANYWHERE, seq(_plain(t), k))]
+        return [(ANYWHERE, _prepend(_plain(t), k))]
     # seq, right to left: what follows a child is the rest of the sequence and then k
     acc = [(ANYWHERE, k)]
     for child in reversed(t[1]):
@@ -545,6 +551,29 @@ def _rest(t, k, empty: bool = False) -> list:
         if len(acc) > 256:
             raise PatternError("pattern has too many anchored alternatives")
     return acc
+
+
+def _prepend(p, k) -> tuple:
+    """``p`` then ``k``. Where ``k`` has lookaheads (``("X", y, looks)``) and every word
+    of ``p`` has one length, ``p`` goes in front of ``y`` and of each lookahead
+    (``P·(Y ∩ A) = P·Y ∩ P·A`` and ``P·(Y \\ A) = P·Y \\ P·A``: every word of the
+    left sides splits after ``|P|`` characters), so the lookaheads stay at the top;
+    else the node stands below the top, and :func:`_strings_matching` writes it out."""
+    if k[0] != "X":
+        return seq(p, k)
+    lo, hi = length_range(p)
+    if lo != hi:
+        return seq(p, k)
+    return ("X", seq(p, k[1]), tuple((pos, seq(p, y)) for pos, y in k[2]))
+
+
+def _written(x) -> tuple:
+    """``x`` with every node with lookaheads written out as a regex (PatternError where
+    that is too large)."""
+    try:
+        return resolve_limits(("s", (x,))) if has_limits(x) else x
+    except TooComplex:
+        raise PatternError("lookahead too complex to enforce exactly") from None
 
 
 def _where_before(child, w: int, w2: int, x, empty: bool) -> list:
@@ -651,8 +680,14 @@ def _strings_matching(tree) -> tuple:
     if _has_look(tree) or _anchor_in_rep(tree):
         # assertions that look at the rest of the input: each is an intersection with (or a
         # difference from) the suffixes its body begins
-        return alt(*[x if w == AT_START else seq(ANY, ANYSTAR, x) if w == AFTER_START
-                     else seq(ANYSTAR, x) for w, x in _rest(tree, ANYSTAR)])
+        # (a lookahead kept as one, ``("X", ...)``, stays where it is at the top)
+        out = [x if w == AT_START else seq(ANY, ANYSTAR, x) if w == AFTER_START
+               else seq(ANYSTAR, x) for w, x in _rest(tree, ANYSTAR)]
+        out = [x for x in out if x != NONE]
+        if len(out) == 1 and out[0][0] == "X":
+            x = out[0]
+            return ("X", _written(x[1]), tuple((pos, _written(y)) for pos, y in x[2]))
+        return _written(alt(*out))
     out = []
     for sa, body, ea in _branches(tree):
         body = _unanchored_ends(body, sa, ea)
@@ -673,8 +708,23 @@ def _unanchored_ends(body, sa: bool, ea: bool) -> tuple:
     if not ea:
         items = _cut(items)
     if not sa:
-        items = _cut(items[::-1])[::-1]
+        items = _latest_start(_cut(items[::-1])[::-1])
     return seq(*items)
+
+
+def _latest_start(items: list) -> list:
+    """After ``Σ*`` (no ``^``), a first character ``c`` then ``B{0,n}`` with ``c ⊆ B``
+    (character sets) is ``c`` then ``(B \\ c){0,n}``: of the matches, the one that starts
+    at the last ``c`` reads only characters of ``B`` that are not in ``c`` after it, and
+    no more of them. The same language, without the subsets of starts that make
+    ``Σ*[a-z0-9][a-z0-9-]{0,62}`` exponential to determinize."""
+    if len(items) >= 2 and items[0][0] == "c" and items[1][0] == "r" and items[1][2] == 0 \
+            and items[1][1][0] == "c":
+        c, b = items[0][1], items[1][1][1]
+        if iv_intersect(c, b) == c:
+            rest = iv_intersect(b, iv_complement(c))
+            items = [items[0], rep(ch(rest), 0, items[1][3]) if rest else EPS] + items[2:]
+    return items
 
 
 def _cut(items: list) -> list:
@@ -705,9 +755,15 @@ def _with_lookbehind(tree) -> tuple:
             try:
                 lang = intersect(lang, ends) if positive else difference(lang, ends)
             except TooComplex:
-                raise PatternError("lookbehind too complex to enforce exactly") from None
+                # kept as a lookahead over the whole string: the lexer meets the automata
+                lang = looking(lang, ((positive, ends),))
         out.append(lang)
-    return alt(*out)
+    if len(out) == 1 and out[0][0] == "X":
+        return out[0]
+    try:
+        return resolve_limits(("s", (alt(*out),)))
+    except TooComplex:
+        raise PatternError("lookbehind too complex to enforce exactly") from None
 
 
 def parse_regex_full(pattern: str) -> tuple:

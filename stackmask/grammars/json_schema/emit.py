@@ -12,6 +12,23 @@ from .modes import split_keys, value_modes
 from .numbers import number_literal
 
 
+def _holds(x, kind: str) -> bool:
+    """Whether the regex IR ``x`` holds a node of ``kind`` (a walk with a stack)."""
+    todo = [x]
+    while todo:
+        y = todo.pop()
+        if y[0] == kind:
+            return True
+        if y[0] in ("s", "a"):
+            todo.extend(y[1])
+        elif y[0] in ("r", "L"):
+            todo.append(y[1])
+        elif y[0] == "X":
+            todo.append(y[1])
+            todo.extend(z for _, z in y[2])
+    return False
+
+
 class EmitMixin:
     """Methods of the converter (:class:`..converter.Converter`) for emit."""
 
@@ -129,15 +146,21 @@ class EmitMixin:
 
     def spelled_string(self, ast, ptr):
         """A string language the lexer can read: a length beside a pattern
-        (``R.limited``) stays a lookahead only at the top; below it (a union of string
-        languages) it is written out as a regex, or, too large for that, dropped with a
-        reported problem."""
+        (``R.limited``) and the lookaheads of a pattern (``R.looking``) stay lookaheads
+        only at the top; below it (a union of string languages) they are written out as a
+        regex, or, too large for that, dropped with a reported problem."""
         try:
             return R.resolve_limits(ast)
         except R.TooComplex:
+            pass
+        if _holds(ast, "L"):
             self.problem("maxLength", ptr, "a length beside a pattern in a union of string "
                          "languages cannot be enforced exactly (the regex is too large)")
-            return R.map_limits(ast, lambda y, lo, hi: y)     # the patterns alone
+        if _holds(ast, "X"):
+            self.problem("pattern", ptr, "a pattern's lookaheads in a union of string "
+                         "languages cannot be enforced exactly (the regex is too large)")
+        # the patterns alone, without their lengths and lookaheads
+        return R.map_limits(ast, lambda y, lo, hi: y, lambda y, looks: y)
 
     def string_regex(self, ast, escape_beyond_ascii: bool | None = None) -> str:
         """The terminal regex of a string language: its JSON spellings between quotes

@@ -76,11 +76,9 @@ class StringsMixin:
         if not parts:
             ast = rep(ANY, lo, hi)
             return ast if quiet or (lo == 0 and hi is None) else self.lexable(ast, ANYSTAR, lo, hi, ptr)
-        try:
-            ast = R.intersect(*parts) if len(parts) > 1 else parts[0]
-        except TooComplex:
-            report("pattern" if pats else "format", ptr, "several patterns/formats whose intersection is too complex")
-            ast = parts[0]
+        # several: their intersection, or where that is too large as a regex, the first with
+        # the others as lookaheads (the lexer meets the automata)
+        ast = R.meet(*parts) if len(parts) > 1 else parts[0]
         unlimited = ast
         if lo > 0 or hi is not None:
             # a regex where it is small, else the pattern with a lookahead on the length
@@ -123,7 +121,7 @@ class StringsMixin:
             pass
         if self.spell_raw(ast, ptr, DEFAULT_BAND) or self.spell_raw(ast, ptr, MIN_BAND):
             return ast
-        if ast is not unlimited and ast[0] != "L":
+        if ast is not unlimited and ast[0] != "L" and unlimited[0] != "X":
             # the length written into the pattern's regex can make a repetition the lexer
             # cannot count (``.{1,2017}/\.well-known/openid-configuration``: the suffix reads
             # what the repetition reads); kept apart, the length is a count of its own

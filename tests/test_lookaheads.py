@@ -1,0 +1,191 @@
+"""Lookaheads too large to write out as a regex (``("X", body, looks)`` nodes of the regex
+IR: ``ecma_regex.looking``): the ECMA front end keeps them as lookaheads at the top of a
+string's language, the terminal spells them as ``(?=...")``/``(?!...")`` after its opening
+quote, and the lexer intersects (subtracts) the automata (``lexer.regex._lookahead_dfa``,
+``lexer.dfa.difference``). Checked against Python's ``re`` (the patterns' semantics), the
+``jsonschema`` validator, and masks against the reference oracle with Qwen2.5."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stackmask import Constraint, Grammar
+from stackmask.errors import GrammarError
+from stackmask.grammars import ecma_regex as R
+from stackmask.grammars.json_schema import convert_schema
+from stackmask.lexer.regex import compile_terminal
+from stackmask.limits import deep_recursion
+from test_counted import _walk
+from test_json_schema import check, jsonschema_valid
+
+# CloudFormation resource schemas' patterns whose lookaheads, written out as a regex, pass
+# the front end's size limit (each was refused as "lookahead too complex")
+PASSWORD = r"^(?=.*[a-z])(?=.*[A-Z])(?=.*\d)[a-zA-Z\d\S]{8,64}$"
+NOT_BLANK = r"^(?!\s*$).{1,256}$"
+TAG_VALUE = r"^(?!aws:)(?!memorydb:)[a-zA-Z0-9 _\.\/=+:\-@]{1,256}$"
+EMAIL = r"(?=^.{0,265}$)[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,63}"
+# lookbehinds before the final '$' too large to write out: lookaheads over the whole string
+TRIMMED = r"^(?!\s).{1,256}(?<!\s)$"
+NO_DOUBLE_DASH_END = r"^[a-z0-9-]{1,300}(?<!--)$"
+PATTERNS = [PASSWORD, NOT_BLANK, TAG_VALUE, EMAIL, TRIMMED, NO_DOUBLE_DASH_END,
+            r"^x(?=.{0,5}$)(?!.*q)[a-z]+$"]
+ALPHA = "aAbq1 9x:-@.\t\nzZé\"\\"
+
+
+def _sample(rng: random.Random) -> str:
+    n = rng.choice([0, 1, 2, 3, 5, 8, 9, 12, 30, 64, 65, 127, 128, 129, 256, 257, 270])
+    pre = rng.choice(["", "aws:", "memorydb:", "x", "Ab1", "a@b.cd"])
+    return pre + "".join(rng.choice(ALPHA) for _ in range(n))
+
+
+def _search(pattern: str, s: str) -> bool:
+    # ECMA's '$' is the end of the input; Python's also matches before a final newline
+    return re.search(pattern.replace("$", r"\Z"), s) is not None
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_patterns_keep_their_lookaheads_and_match_as_re(pattern):
+    x = R.parse_pattern(pattern)
+    if pattern != PATTERNS[-1]:
+        assert x[0] == "X"                 # kept as lookaheads, not written out
+    rng = random.Random(3)
+    with deep_recursion():          # (written-out differences nest once per length)
+        for _ in range(600):
+            s = _sample(rng)
+            want = _search(pattern, s)
+            assert R.fullmatch(x, s) == want, (pattern, s)
+            assert R.re_fullmatch(x, s) == want, (pattern, s)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_the_lexer_reads_them_exactly(pattern):
+    x = R.parse_pattern(pattern)
+    with deep_recursion():
+        d = compile_terminal('"(?:' + R.to_json_string(x) + ')"', band=64)
+    rng = random.Random(5)
+    for _ in range(400):
+        s = _sample(rng)
+        want = _search(pattern, s)
+        for spelled in (json.dumps(s), json.dumps(s, ensure_ascii=False)):
+            q = d.run(spelled.encode())
+            assert (q >= 0 and bool(d.accepts[q])) == want, (pattern, spelled)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="ab-", max_size=12), st.sampled_from(["a", "ab", "b-", "-"]),
+       st.sampled_from(["a", "-b", "ba"]), st.integers(0, 3))
+def test_negative_and_several_lookaheads_agree_with_re(body, neg, pos, lo):
+    rx = '"(?!%s)(?=[^"]*%s)(?![^"]{%d}")(?:[ab]+-[ab-]*)"' % (neg, pos, lo)
+    d = compile_terminal(rx, band=64)
+    q = d.run(('"' + body + '"').encode())
+    assert (q >= 0 and bool(d.accepts[q])) == (re.fullmatch(rx, '"' + body + '"') is not None)
+
+
+@pytest.mark.parametrize("pattern", [
+    r"(arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:[a-z\-]*\/)?([a-zA-Z0-9]([a-zA-Z0-9-]){0,62})(?<!-)$",
+    r"[a-z0-9]([a-z0-9-]){0,5}$", r"b[ab]{0,3}$", r"[ab][ab]{0,3}x$", r"[0-9][0-9a-f]{0,4}$"])
+def test_an_unanchored_start_reads_from_the_last_start(pattern):
+    # Σ*·c·B{0,n} with c ⊆ B is Σ*·c·(B∖c){0,n}: small automata, the same language
+    x = R.parse_pattern(pattern)
+    assert x[0] != "X"
+    d = compile_terminal('"(?:' + R.to_json_string(R.limited(x, 0, 170)) + ')"', band=64)
+    assert d.n_states < 10_000        # (the subset construction passed 100,000 before)
+    rng = random.Random(4)
+    for _ in range(1500):
+        s = "".join(rng.choice("ab-1:/xf") for _ in range(rng.randint(0, 24)))
+        if rng.random() < 0.3:
+            s = "arn:aws:sagemaker:x:123456789012:a/" + s
+        assert R.fullmatch(x, s) == _search(pattern, s), s
+        q = d.run(json.dumps(s).encode())
+        assert (q >= 0 and bool(d.accepts[q])) == (_search(pattern, s) and len(s) <= 170), s
+
+
+def test_difference_with_a_counted_side():
+    # the subtracted side counts its repetition with stalls (band 64): exact at every count
+    d = compile_terminal('"(?![^"]{300,900}")[a-z]{1,2000}"', band=64)
+    assert d.counters
+    for n in (1, 299, 300, 301, 900, 901, 1500, 2000, 2001):
+        q = d.run(('"' + "k" * n + '"').encode())
+        assert (q >= 0 and bool(d.accepts[q])) == (n < 300 or 900 < n <= 2000), n
+
+
+def test_several_patterns_meet_as_lookaheads():
+    # the intersection of patterns too large as a regex is lookaheads on the first
+    parts = [R.parse_pattern(p) for p in (r"^[a-zA-Z\d\S]{8,64}$", "[a-z]", "[A-Z]", r"\d")]
+    x = R.meet(*parts)
+    assert x[0] == "X" and len(x[2]) == 3
+    rng = random.Random(2)
+    for _ in range(300):
+        s = "".join(rng.choice("abZ9 -") for _ in range(rng.randint(0, 70)))
+        assert R.fullmatch(x, s) == all(R.fullmatch(y, s) for y in parts), s
+    assert R.meet(parts[1], parts[3]) == R.intersect(parts[1], parts[3])    # small: a regex
+    with pytest.raises(ValueError):
+        R.to_python(R.alt(x, R.lit("zz")))       # below the top it must be written out first
+
+
+def test_schema_languages_with_lookaheads():
+    check({"type": "string", "pattern": PASSWORD},
+          valid=['"aB3defgh"', '"Zz9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9"', json.dumps("aB3" + "x" * 61)],
+          invalid=['"aB3defg"', '"ab3defgh"', '"AB3DEFGH"', '"aBcdefgh"', json.dumps("aB3" + "x" * 62)])
+    check({"type": "string", "pattern": NOT_BLANK},
+          valid=['"a"', '"  a "', json.dumps("x" * 256)],
+          invalid=['""', '"   "', '"\\t \\t"', json.dumps("x" * 257)],
+          # ECMA-262: '$' is the end of the input (Python's re, which jsonschema uses, also
+          # matches it before a final newline)
+          policy=['"a\\n"'])
+    check({"type": "string", "pattern": TAG_VALUE, "minLength": 1, "maxLength": 256},
+          valid=['"aws"', '"aws-x"', '"memorydb"', '"x:aws:"'],
+          invalid=['"aws:"', '"aws:x"', '"memorydb:a"', '""', json.dumps("q" * 257)])
+
+
+def test_patterns_of_an_allof_meet_as_lookaheads():
+    # four patterns whose intersection is too large as a regex (before: refused as "several
+    # patterns/formats whose intersection is too complex")
+    schema = {"type": "string", "allOf": [{"pattern": p} for p in
+                                          (r"^[a-zA-Z\d\S]{8,64}$", "[a-z]", "[A-Z]", r"\d")]}
+    check(schema, valid=['"aB3defgh"', json.dumps("aB3" + "x" * 61)],
+          invalid=['"aB3defg"', '"ab3defgh"', '"AB3DEFGH"', '"aBcdefgh"', json.dumps("aB3" + "x" * 62)])
+    g = convert_schema(schema).grammar
+    assert [t.regex.count("(?=") for t in g.terminals if t.regex and "(?=" in t.regex] == [3]
+
+
+def test_lookaheads_in_a_union_are_written_out_or_reported():
+    # below the top of a language (a union of strings) a kept lookahead is written out;
+    # too large for that, reported (strict: refused naming the keyword)
+    s = {"anyOf": [{"type": "string", "pattern": PASSWORD}, {"type": "string", "maxLength": 2}]}
+    with pytest.raises(GrammarError, match="anyOf|pattern"):
+        Grammar.from_json_schema(s)
+
+
+def test_a_whole_pattern_with_lookaheads_as_a_property_name():
+    schema = {"type": "object", "patternProperties": {NOT_BLANK: {"type": "integer"}},
+              "additionalProperties": False}
+    valid = ['{"a": 1}', '{" b ": 2}']
+    invalid = ['{"  ": 1}', '{"": 1}', json.dumps({"x" * 257: 1})]
+    check(schema, valid=valid, invalid=invalid)
+    for t in valid:
+        assert jsonschema_valid(schema, t) in (True, None)
+
+
+def test_lookahead_strings_masks_equal_the_oracle(qwen_vocab, tmp_path):
+    s = {"type": "object", "properties": {
+        "password": {"type": "string", "pattern": PASSWORD},
+        "key": {"type": "string", "pattern": TAG_VALUE, "maxLength": 256},
+        "note": {"type": "string", "pattern": NOT_BLANK}},
+        "required": ["password", "key", "note"], "additionalProperties": False}
+    texts = [json.dumps({"password": "aB3" + "q" * 20, "key": "aws-tag:" + "k" * 40, "note": "  x"}),
+             json.dumps({"password": "Zz9" + "é" * 10, "key": "memorydb", "note": "x" * 250},
+                        ensure_ascii=False)]
+    for t in texts:
+        assert jsonschema_valid(s, t) in (True, None)
+    g = Grammar.from_json_schema(s)
+    rng = random.Random(8)
+    c = Constraint(g, qwen_vocab, cache_dir=tmp_path, progress=False)
+    assert not c.compiled.dwa.budget_exhausted
+    assert _walk(c, texts, rng, 9) >= 10
