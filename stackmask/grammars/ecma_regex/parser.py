@@ -21,12 +21,15 @@ language of what follows (:func:`_rest`); lookbehinds ``(?<=R)``/``(?<!R)`` righ
 of ``R``). Not supported (raise :class:`PatternError` naming the feature): other lookbehinds,
 lookaheads inside quantified groups, ``^`` in a lookahead but as a start-of-input test
 (``(?!^[0-9]+$)`` is supported), word
-boundaries ``\\b \\B``, backreferences, ``\\p{...}`` properties other than general
-categories (scripts, binary properties but ``Any``/``ASCII``/``Assigned``), inline
-flags but ``(?s)`` outside groups, ``^`` inside quantified groups. ``(?s)`` outside
-groups (not ECMA-262: PCRE's "dot matches all", which Python's ``re`` also reads at the
-start of a pattern) makes every later ``.`` match every character. ``\\p{L}``, ``\\p{Lu}``, ``\\P{Nd}``,
-``\\p{gc=Letter}``: the categories of Python's ``unicodedata``.
+boundaries ``\\b \\B``, backreferences, ``\\p{...}`` properties other than those below
+(scripts, ``Alphabetic``/``Alpha``/``Alnum``, ...), inline flags but ``(?s)`` outside
+groups, ``^`` inside quantified groups. ``(?s)`` outside groups (not ECMA-262: PCRE's "dot
+matches all", which Python's ``re`` also reads at the start of a pattern) makes every later
+``.`` match every character. ``\\p{L}``, ``\\p{Lu}``, ``\\P{Nd}``, ``\\p{gc=Letter}``: the
+categories of Python's ``unicodedata``; ``\\p{White_Space}``, ``\\p{Hex_Digit}``,
+``\\p{ASCII_Hex_Digit}`` (ECMA-262's binary properties), and ``\\p{Graph}``, ``\\p{Print}``,
+``\\p{Blank}``, ``\\p{Cntrl}``, ``\\p{XDigit}``, ``\\p{Punct}`` as the ``regex`` module
+defines them (UTS #18 Annex C; :func:`unicode_property`).
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ...lexer.ir import ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, alt, ch, nullable, rep, seq
+from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, alt, ch, iv_intersect,
+                         nullable, rep, seq)
 from ...lexer.ir import complement_intervals as iv_complement
 from ...lexer.ir import normalize_intervals as iv_norm
 from .algebra import TooComplex, difference, intersect
@@ -91,12 +95,73 @@ def _general_categories() -> dict:
     return {k: iv_norm(v) for k, v in out.items()}
 
 
+#: PropList.txt's White_Space (unchanged since Unicode 6.3; not in ``unicodedata``)
+_WHITE_SPACE = iv_norm([(0x09, 0x0D), (0x20, 0x20), (0x85, 0x85), (0xA0, 0xA0), (0x1680, 0x1680),
+                        (0x2000, 0x200A), (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F),
+                        (0x3000, 0x3000)])
+#: PropList.txt's Hex_Digit (unchanged since Unicode 3.1): ASCII and fullwidth 0-9 A-F a-f
+_HEX_DIGIT = iv_norm([(0x30, 0x39), (0x41, 0x46), (0x61, 0x66), (0xFF10, 0xFF19),
+                      (0xFF21, 0xFF26), (0xFF41, 0xFF46)])
+_ASCII_HEX_DIGIT = iv_norm([(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)])
+
+#: the compatibility properties of UTS #18 Annex C as the ``regex`` module defines them (its
+#: spellings), and ECMA-262's binary properties White_Space, Hex_Digit, ASCII_Hex_Digit (with
+#: their aliases): name -> how to build the set from the general categories
+_COMPAT = {
+    # graph: all but White_Space, gc=Cc, gc=Cs, gc=Cn
+    "Graph": "graph", "graph": "graph",
+    # print: (graph + blank) - cntrl
+    "Print": "print", "print": "print",
+    # blank: gc=Space_Separator + TAB
+    "Blank": "blank", "blank": "blank",
+    "Cntrl": "cntrl",                     # gc=Cc ("cntrl" is already its category alias)
+    # xdigit: gc=Decimal_Number + Hex_Digit
+    "XDigit": "xdigit", "xdigit": "xdigit",
+    "Punct": "punct",                     # gc=Punctuation ("punct" is its category alias)
+    "White_Space": "space", "space": "space", "WSpace": "space",
+    "Hex_Digit": "hex", "Hex": "hex", "ASCII_Hex_Digit": "ahex", "AHex": "ahex",
+}
+
+
+def _compat_property(kind: str) -> tuple:
+    cats = _general_categories()
+
+    def gc(*names):
+        return iv_norm([iv for k in names for iv in cats.get(k, ())])
+    if kind == "space":
+        return _WHITE_SPACE
+    if kind == "hex":
+        return _HEX_DIGIT
+    if kind == "ahex":
+        return _ASCII_HEX_DIGIT
+    if kind == "cntrl":
+        return gc("Cc")
+    if kind == "punct":
+        return gc("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po")
+    if kind == "xdigit":
+        return iv_norm(list(gc("Nd")) + list(_HEX_DIGIT))
+    blank = iv_norm([(0x09, 0x09)] + list(gc("Zs")))
+    graph = iv_complement(iv_norm(list(_WHITE_SPACE) + list(gc("Cc", "Cs", "Cn"))))
+    if kind == "blank":
+        return blank
+    if kind == "graph":
+        return graph
+    assert kind == "print"
+    return iv_intersect(iv_norm(list(graph) + list(blank)), iv_complement(gc("Cc")))
+
+
 @lru_cache(maxsize=None)
 def unicode_property(body: str):
     """The code points of ``\\p{body}``, as intervals (surrogates never members), or None
     when the property is not one this module knows: a general category by its short or
-    long name, alone or as ``General_Category=``/``gc=``, and ``Any``, ``ASCII``,
-    ``Assigned``. Categories are those of the running Python's Unicode database
+    long name, alone or as ``General_Category=``/``gc=``; ``Any``, ``ASCII``, ``Assigned``;
+    ECMA-262's binary properties ``White_Space`` (``space``), ``Hex_Digit`` (``Hex``),
+    ``ASCII_Hex_Digit`` (``AHex``); and the compatibility properties of UTS #18 Annex C
+    as the ``regex`` module defines them: ``Graph`` (all but White_Space and the
+    categories Cc, Cs, Cn), ``Print`` (Graph and Blank, less Cc), ``Blank`` (Zs and TAB),
+    ``Cntrl`` (Cc), ``XDigit`` (Nd and Hex_Digit), ``Punct`` (P). Not ``Alpha``/``Alnum``:
+    they need the Other_Alphabetic property, which ``unicodedata`` does not give.
+    Categories are those of the running Python's Unicode database
     (``unicodedata.unidata_version``)."""
     name = body
     if "=" in body:
@@ -109,6 +174,8 @@ def unicode_property(body: str):
         return ((0, 0x7F),)
     elif body == "Assigned":
         return iv_complement(_general_categories().get("Cn", ()))
+    elif body in _COMPAT:
+        return _compat_property(_COMPAT[body])
     gc = _GC_LONG.get(name, name)
     cats = _general_categories()
     if gc == "LC":
@@ -373,7 +440,8 @@ class _Parser:
         ivs = unicode_property(body)
         if ivs is None:
             self.fail(f"Unicode property \\p{{{body}}} is not supported (general categories, "
-                      f"Any, ASCII and Assigned are; scripts and other properties are not)")
+                      f"Any, ASCII, Assigned, White_Space, Hex_Digit, Graph, Print, Blank, "
+                      f"Cntrl, XDigit, Punct are; scripts and other properties are not)")
         return iv_complement(ivs) if negated else ivs
 
     def atom_escape(self):
