@@ -24,27 +24,48 @@ lexer reads as automata met or subtracted; lookbehinds ``(?<=R)``/``(?<!R)`` rig
 of ``R``; too large to write out, a lookahead over the whole string). Not supported (raise :class:`PatternError` naming the feature): other lookbehinds,
 lookaheads inside quantified groups, ``^`` in a lookahead but as a start-of-input test
 (``(?!^[0-9]+$)`` is supported), word
-boundaries ``\\b \\B``, backreferences, ``\\p{...}`` properties other than general
-categories (scripts, binary properties but ``Any``/``ASCII``/``Assigned``), inline
-flags but ``(?s)`` outside groups, ``^`` inside quantified groups. ``(?s)`` outside
-groups (not ECMA-262: PCRE's "dot matches all", which Python's ``re`` also reads at the
-start of a pattern) makes every later ``.`` match every character. ``\\p{L}``, ``\\p{Lu}``, ``\\P{Nd}``,
-``\\p{gc=Letter}``: the categories of Python's ``unicodedata``.
+boundaries ``\\b \\B``, backreferences, ``\\p{...}`` properties other than those below
+(scripts, ``Alphabetic``/``Alpha``/``Alnum``, ...), inline flags but ``i``, ``s`` as below
+and ``m`` turned off (``(?-m:...)``, a no-op), ``^`` inside quantified groups. ``(?s)``
+outside groups (not ECMA-262: PCRE's "dot matches all", which Python's ``re`` also reads at
+the start of a pattern) makes every later ``.`` match every character; ``(?s:...)`` and
+``(?-s:...)`` inside their group. ``\\p{L}``, ``\\p{Lu}``, ``\\P{Nd}``,
+``\\p{gc=Letter}``: the categories of Python's ``unicodedata``; ``\\p{White_Space}``,
+``\\p{Hex_Digit}``, ``\\p{ASCII_Hex_Digit}`` (ECMA-262's binary properties), and
+``\\p{Graph}``, ``\\p{Print}``, ``\\p{Blank}``, ``\\p{Cntrl}``, ``\\p{XDigit}``,
+``\\p{Punct}`` as the ``regex`` module defines them (UTS #18 Annex C; :func:`unicode_property`).
+
+Case-insensitive matching: ``(?i:...)`` (ES2025 pattern modifiers; ``(?-i:...)`` turns it
+off inside), and a bare ``(?i)``, which holds to the end of its group (later alternatives
+too) or of the pattern, as in PCRE and the ``regex`` module. A set then also matches every
+case variant of its members (:func:`case_closure`: the equivalence of Python's ``re``, which
+differs from the ``regex`` module's on the four letters I, i, U+0130, U+0131), and a negated
+one (``[^k]``, ``\\W``, ``\\P{Lu}``) matches only what has no variant in the set it negates.
+Python's ``re`` before 3.11 reads a bare ``(?i)`` anywhere for the whole pattern (and 3.11 on
+refuses one not at the start); where the two readings differ the pattern is read as PCRE reads
+it, and the difference is logged (:meth:`_Parser._flag_reach`): ``^(?!(?i)aws)[A-Za-z0-9]+``
+(outside the lookahead, ``[A-Za-z0-9]`` would match U+212A KELVIN SIGN case-insensitively);
+``^(?!(?i)(stop|help)$)[ \\S]+`` and ``(?i)^abc$`` read the same either way.
 """
 
 from __future__ import annotations
 
+import logging
 import re
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
-from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, alt, ch, length_range,
+from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, alt, ch, iv_intersect,
+                         length_range,
                          nullable, rep, seq)
 from ...lexer.ir import complement_intervals as iv_complement
-from ...lexer.ir import iv_intersect
 from ...lexer.ir import normalize_intervals as iv_norm
 from .algebra import TooComplex, difference, has_limits, intersect, looking, resolve_limits
 
-__all__ = ["PatternError", "parse_pattern", "parse_regex_full", "unicode_property"]
+__all__ = ["PatternError", "parse_pattern", "parse_regex_full", "unicode_property", "case_closure"]
+
+
+log = logging.getLogger("stackmask")
 
 
 class PatternError(ValueError):
@@ -58,8 +79,19 @@ SPACE = iv_norm([(0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x
                  (0xFEFF, 0xFEFF)])
 DOT = iv_complement(iv_norm([(0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029)]))
 ANY_CP = iv_norm([(0, MAX_CP)])
-_CLASS_ESC = {"d": DIGIT, "D": iv_complement(DIGIT), "w": WORD, "W": iv_complement(WORD),
-              "s": SPACE, "S": iv_complement(SPACE)}
+
+
+class _NegSet(tuple):
+    """The intervals of a set written as the complement of another (``\\D \\W \\S``,
+    ``\\P{..}``). Case-insensitive, such a set is the complement of the other's case closure:
+    ``\\W`` does not match U+212A KELVIN SIGN, a case variant of the word character ``k``
+    (as in ECMA-262 with the ``u`` flag, Python's ``re`` for its ``\\W``, and the ``regex``
+    module for ``\\P{Lu}``)."""
+    __slots__ = ()
+
+
+_CLASS_ESC = {"d": DIGIT, "D": _NegSet(iv_complement(DIGIT)), "w": WORD,
+              "W": _NegSet(iv_complement(WORD)), "s": SPACE, "S": _NegSet(iv_complement(SPACE))}
 _CTRL_ESC = {"t": 9, "n": 10, "v": 11, "f": 12, "r": 13}
 
 # intermediate tree: ("bol",), ("eol",), ("chars", ivs), ("seq", [..]), ("alt", [..]), ("rep", t, lo, hi)
@@ -96,12 +128,73 @@ def _general_categories() -> dict:
     return {k: iv_norm(v) for k, v in out.items()}
 
 
+#: PropList.txt's White_Space (unchanged since Unicode 6.3; not in ``unicodedata``)
+_WHITE_SPACE = iv_norm([(0x09, 0x0D), (0x20, 0x20), (0x85, 0x85), (0xA0, 0xA0), (0x1680, 0x1680),
+                        (0x2000, 0x200A), (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F),
+                        (0x3000, 0x3000)])
+#: PropList.txt's Hex_Digit (unchanged since Unicode 3.1): ASCII and fullwidth 0-9 A-F a-f
+_HEX_DIGIT = iv_norm([(0x30, 0x39), (0x41, 0x46), (0x61, 0x66), (0xFF10, 0xFF19),
+                      (0xFF21, 0xFF26), (0xFF41, 0xFF46)])
+_ASCII_HEX_DIGIT = iv_norm([(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)])
+
+#: the compatibility properties of UTS #18 Annex C as the ``regex`` module defines them (its
+#: spellings), and ECMA-262's binary properties White_Space, Hex_Digit, ASCII_Hex_Digit (with
+#: their aliases): name -> how to build the set from the general categories
+_COMPAT = {
+    # graph: all but White_Space, gc=Cc, gc=Cs, gc=Cn
+    "Graph": "graph", "graph": "graph",
+    # print: (graph + blank) - cntrl
+    "Print": "print", "print": "print",
+    # blank: gc=Space_Separator + TAB
+    "Blank": "blank", "blank": "blank",
+    "Cntrl": "cntrl",                     # gc=Cc ("cntrl" is already its category alias)
+    # xdigit: gc=Decimal_Number + Hex_Digit
+    "XDigit": "xdigit", "xdigit": "xdigit",
+    "Punct": "punct",                     # gc=Punctuation ("punct" is its category alias)
+    "White_Space": "space", "space": "space", "WSpace": "space",
+    "Hex_Digit": "hex", "Hex": "hex", "ASCII_Hex_Digit": "ahex", "AHex": "ahex",
+}
+
+
+def _compat_property(kind: str) -> tuple:
+    cats = _general_categories()
+
+    def gc(*names):
+        return iv_norm([iv for k in names for iv in cats.get(k, ())])
+    if kind == "space":
+        return _WHITE_SPACE
+    if kind == "hex":
+        return _HEX_DIGIT
+    if kind == "ahex":
+        return _ASCII_HEX_DIGIT
+    if kind == "cntrl":
+        return gc("Cc")
+    if kind == "punct":
+        return gc("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po")
+    if kind == "xdigit":
+        return iv_norm(list(gc("Nd")) + list(_HEX_DIGIT))
+    blank = iv_norm([(0x09, 0x09)] + list(gc("Zs")))
+    graph = iv_complement(iv_norm(list(_WHITE_SPACE) + list(gc("Cc", "Cs", "Cn"))))
+    if kind == "blank":
+        return blank
+    if kind == "graph":
+        return graph
+    assert kind == "print"
+    return iv_intersect(iv_norm(list(graph) + list(blank)), iv_complement(gc("Cc")))
+
+
 @lru_cache(maxsize=None)
 def unicode_property(body: str):
     """The code points of ``\\p{body}``, as intervals (surrogates never members), or None
     when the property is not one this module knows: a general category by its short or
-    long name, alone or as ``General_Category=``/``gc=``, and ``Any``, ``ASCII``,
-    ``Assigned``. Categories are those of the running Python's Unicode database
+    long name, alone or as ``General_Category=``/``gc=``; ``Any``, ``ASCII``, ``Assigned``;
+    ECMA-262's binary properties ``White_Space`` (``space``), ``Hex_Digit`` (``Hex``),
+    ``ASCII_Hex_Digit`` (``AHex``); and the compatibility properties of UTS #18 Annex C
+    as the ``regex`` module defines them: ``Graph`` (all but White_Space and the
+    categories Cc, Cs, Cn), ``Print`` (Graph and Blank, less Cc), ``Blank`` (Zs and TAB),
+    ``Cntrl`` (Cc), ``XDigit`` (Nd and Hex_Digit), ``Punct`` (P). Not ``Alpha``/``Alnum``:
+    they need the Other_Alphabetic property, which ``unicodedata`` does not give.
+    Categories are those of the running Python's Unicode database
     (``unicodedata.unidata_version``)."""
     name = body
     if "=" in body:
@@ -114,6 +207,8 @@ def unicode_property(body: str):
         return ((0, 0x7F),)
     elif body == "Assigned":
         return iv_complement(_general_categories().get("Cn", ()))
+    elif body in _COMPAT:
+        return _compat_property(_COMPAT[body])
     gc = _GC_LONG.get(name, name)
     cats = _general_categories()
     if gc == "LC":
@@ -128,13 +223,105 @@ def unicode_property(body: str):
     return iv_norm([iv for k in parts for iv in cats.get(k, ())])
 
 
+#: the one code point whose full lowercase (SpecialCasing.txt, what ``str.lower`` gives) is
+#: longer than one character, and its simple lowercase (UnicodeData.txt), which ``re`` uses
+_SIMPLE_LOWER = {"\u0130": "i"}
+
+
+@lru_cache(maxsize=None)
+def _case_table() -> tuple:
+    """``(cps, classes)``: the code points that have a case variant, sorted, and for each
+    the sorted tuple of its case class (itself included). Two code points are case variants
+    when they are linked by a chain of simple lowercase and single-character uppercase
+    mappings and equal ``str.casefold()`` strings: the case-insensitive equivalence of
+    Python's ``re`` for ``str`` patterns (``tests/test_ecma_flags.py`` checks it on every
+    code point). Built once, from the few blocks of 256 code points that case mapping
+    changes."""
+    parent: dict = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(a, b):
+        parent[find(a)] = find(b)
+
+    by_fold: dict = {}
+    for base in range(0, MAX_CP + 1, 256):
+        block = "".join(map(chr, range(base, base + 256)))
+        if block.lower() == block and block.upper() == block and block.casefold() == block:
+            continue
+        for c in block:
+            low, up, fold = c.lower(), c.upper(), c.casefold()
+            if len(low) != 1:
+                low = _SIMPLE_LOWER.get(c, c)
+            if low != c:
+                union(c, low)
+            if len(up) == 1 and up != c:
+                union(c, up)
+            if len(fold) == 1:
+                if fold != c:
+                    union(c, fold)
+            else:
+                by_fold.setdefault(fold, []).append(c)
+    for same in by_fold.values():
+        for c in same[1:]:
+            union(c, same[0])
+    groups: dict = {}
+    for c in parent:
+        groups.setdefault(find(c), []).append(ord(c))
+    table = {}
+    for members in groups.values():
+        if len(members) > 1:
+            cls = tuple(sorted(members))
+            for m in cls:
+                table[m] = cls
+    cps = sorted(table)
+    return cps, [table[c] for c in cps]
+
+
+@lru_cache(maxsize=1024)
+def case_closure(ivs: tuple) -> tuple:
+    """The intervals ``ivs`` and every case variant of their members (:func:`_case_table`):
+    what a set matches case-insensitively. Looks up only the few thousand code points that
+    have variants (bisecting each interval), so ``\\S`` (most of Unicode) is fast too."""
+    cps, classes = _case_table()
+    extra: list = []
+    for lo, hi in ivs:
+        for k in range(bisect_left(cps, lo), bisect_right(cps, hi)):
+            extra.extend((c, c) for c in classes[k])
+    return iv_norm(list(ivs) + extra) if extra else tuple(ivs)
+
+
+def _case_interior(ivs: tuple) -> tuple:
+    """The members of ``ivs`` all of whose case variants are members too: what the
+    complement of a set's complement matches case-insensitively (``\\W``, ``\\P{..}``)."""
+    return iv_complement(case_closure(iv_complement(ivs)))
+
+
+#: an inline flag group: ``(?i)``, ``(?i:``, ``(?-i:``, ``(?s-i:`` ... (``(?:`` too: no flags)
+_FLAGS = re.compile(r"\(\?([A-Za-z]*)(?:(-)([A-Za-z]*))?([:)])")
+
+
 class _Parser:
     def __init__(self, src: str):
         self.src = src
         self.i = 0
-        self.dot = DOT            # ANY_CP after a top-level (?s)
+        self.dot = DOT            # ANY_CP after a top-level (?s), in (?s:...)
         self.groups = 0
         self.depth = 0            # groups and lookarounds open at self.i
+        self.icase = False        # case-insensitive here: (?i) earlier in the group, (?i:...)
+        self.scoped = None        # the i of the innermost (?i:...)/(?-i:...) around here
+        self.bare_i = None        # offset of the first bare (?i)
+        #: where a bare (?i) reads differently in Python's re before 3.11 (:meth:`_flag_reach`)
+        self.flag_note: str | None = None
+        # (start, end, sets, negated sets, negated, intervals) of each character atom that
+        # a bare (?i) anywhere would make read otherwise if it held for the whole pattern:
+        # one read case-sensitively outside (?-i:...), or case-insensitively by a bare (?i)
+        # inside (?-i:...) (which wins over a whole-pattern flag)
+        self.unscoped: list = []
 
     def fail(self, msg: str):
         raise PatternError(f"{msg} (at offset {self.i} of {self.src!r})")
@@ -147,7 +334,41 @@ class _Parser:
         t = self.disjunction()
         if self.i < len(self.src):
             self.fail(f"unexpected {self.src[self.i]!r}")
+        if self.bare_i is not None:
+            self.flag_note = self._flag_reach()
         return t
+
+    def _flag_reach(self) -> str | None:
+        """A bare ``(?i)`` makes the rest of its group case-insensitive in Perl, PCRE and the
+        ``regex`` module (the reading taken), but the whole pattern in Python's ``re``
+        before 3.11 (which refuses it from 3.11 on, but at the start of the pattern): None
+        where the two readings agree, i.e. every character atom they read differently
+        (:attr:`unscoped`) matches the same characters either way; else a note naming the
+        first atom and a character read differently."""
+        for start, end, pos, negs, neg, cs in self.unscoped:
+            ci = _fold(pos, negs, neg)
+            if ci != cs:
+                diff = iv_norm(list(_iv_minus(ci, cs)) + list(_iv_minus(cs, ci)))
+                w = diff[0][0]
+                return (f"inline flag (?i) at offset {self.bare_i} of {self.src!r} read as PCRE "
+                        f"and the regex module read it, to the end of its group; Python's re "
+                        f"before 3.11 reads it for the whole pattern, where {self.src[start:end]!r} "
+                        f"at offset {start} also matches {chr(w)!r} (U+{w:04X}); write (?i:...) "
+                        f"to say which")
+        return None
+
+    def _chars(self, start: int, pos: list, negs: list = (), neg: bool = False):
+        """The node of a character atom read from ``start``: the union of the intervals
+        ``pos`` (sets, ranges, characters) and ``negs`` (:class:`_NegSet`), complemented
+        when ``neg``; case-insensitive when the flag is on here."""
+        cs = iv_norm([iv for x in list(pos) + list(negs) for iv in x])
+        if neg:
+            cs = iv_complement(cs)
+        # read otherwise if a bare (?i) held for the whole pattern: case-sensitive outside
+        # (?i:...)/(?-i:...), or case-insensitive (by a bare (?i)) inside a (?-i:...)
+        if (not self.icase and self.scoped is None) or (self.icase and self.scoped is False):
+            self.unscoped.append((start, self.i, tuple(pos), tuple(negs), neg, cs))
+        return ("chars", _fold(pos, negs, neg) if self.icase else cs)
 
     def disjunction(self):
         alts = [self.alternative()]
@@ -172,12 +393,10 @@ class _Parser:
             return self._no_quant(("eol",), "$")
         if c == "\\" and self.peek(1) in ("b", "B"):
             self.fail("word boundary assertions (\\b, \\B) are not supported")
-        if c == "(" and self.src.startswith("(?s)", self.i) and not self.depth:
-            # PCRE's dot-all flag at the top level: "." matches every character from here
-            # on (later alternatives too); Python reads it so at the start
-            self.i += 4
-            self.dot = ANY_CP
-            return self._no_quant(("seq", []), "(?s)")
+        if c == "(" and self.peek(1) == "?":
+            m = _FLAGS.match(self.src, self.i)
+            if m and m.group(4) == ")":
+                return self._bare_flags(m)
         if c == "\\" and self.peek(1) == "A":
             self.i += 2
             return self._no_quant(("bol",), "\\A")
@@ -203,12 +422,61 @@ class _Parser:
         atom = self.atom()
         return self.quantifier(atom)
 
-    def _group_body(self, opener: int):
+    def _bare_flags(self, m):
+        """A flag group without a body, ``(?i)``, ``(?s)``: it holds from here to the end
+        of the enclosing group (or of the pattern)."""
+        on, off = self._flag_letters(m)
+        if off:
+            self.fail(f"turning a flag off without a group ((?-{off})) is not supported; "
+                      f"write (?-{off}:...)")
+        if "s" in on:
+            if self.depth:
+                self.fail("(?s) inside a group is not supported (it is at the top level "
+                          "and as (?s:...))")
+            # PCRE's dot-all flag at the top level: "." matches every character from here
+            # on (later alternatives too); Python reads it so at the start
+            self.dot = ANY_CP
+        if "i" in on:
+            # from here to the end of the group (later alternatives too), as PCRE reads it;
+            # parse() refuses it where Python's re (the whole pattern) reads it otherwise
+            self.icase = True
+            if self.bare_i is None:
+                self.bare_i = self.i
+        self.i = m.end()
+        return self._no_quant(("seq", []), m.group(0))
+
+    def _flag_letters(self, m) -> tuple:
+        """The flags an inline flag group turns on and off: ``i``; ``s`` (dot-all); ``m``
+        only off (it is never on: ``^``/``$`` at line breaks are not supported)."""
+        on, off = m.group(1), m.group(3) or ""
+        for f in on + off:
+            if f not in "ism":
+                self.fail(f"inline flag {f!r} is not supported (i and s are, and m turned off)")
+        if not on and not off:
+            self.fail("inline flag group without flags")
+        if len(set(on)) < len(on) or len(set(off)) < len(off) or set(on) & set(off):
+            self.fail("inline flag repeated or turned both on and off")
+        if "m" in on:
+            self.fail("the multiline flag (?m) is not supported ('^' and '$' at line breaks)")
+        return on, off
+
+    def _group_body(self, opener: int, on: str = "", off: str = ""):
         """The disjunction inside a group or ``(?=``/``(?!``/``(?<=``/``(?<!`` (past
-        ``opener`` more characters of its opening), up to and past its ``)``."""
+        ``opener`` more characters of its opening), up to and past its ``)``; with the
+        flags ``on``/``off`` of a ``(?i:...)``-like group. Flags set inside end with it."""
         self.i += opener
         self.depth += 1
+        saved = self.icase, self.dot, self.scoped
+        if "i" in on:
+            self.icase = self.scoped = True
+        if "i" in off:
+            self.icase = self.scoped = False
+        if "s" in on:
+            self.dot = ANY_CP
+        if "s" in off:
+            self.dot = DOT
         body = self.disjunction()
+        self.icase, self.dot, self.scoped = saved
         self.depth -= 1
         if self.peek() != ")":
             self.fail("missing )")
@@ -263,10 +531,17 @@ class _Parser:
 
     def atom(self):
         c = self.peek()
+        start = self.i
         if c == ".":
             self.i += 1
-            return ("chars", self.dot)
+            return ("chars", self.dot)      # (its case variants are all in it)
         if c == "(":
+            m = _FLAGS.match(self.src, self.i)
+            if m and (m.group(1) or m.group(2)):
+                # (?i:...), (?-i:...), (?s:...): the flags hold inside the group
+                on, off = self._flag_letters(m)
+                self.groups += 1
+                return self._group_body(m.end() - self.i, on, off)
             self.i += 1
             if self.peek() == "?":
                 if self.peek(1) == ":":
@@ -288,15 +563,15 @@ class _Parser:
         if c == ")":
             self.fail("unbalanced )")
         if c == "[":
-            return ("chars", self.char_class())
+            return self.char_class()
         if c == "\\":
-            return ("chars", self.atom_escape())
+            return self.atom_escape()
         if c in ("*", "+", "?"):
             self.fail(f"nothing to repeat before {c!r}")
         if c == "{" and self._brace_quant(peek_only=True):
             self.fail("nothing to repeat before '{'")
         self.i += 1
-        return ("chars", ((ord(c), ord(c)),))
+        return self._chars(start, [((ord(c), ord(c)),)])
 
     def _hex(self, n: int) -> int | None:
         s = self.src[self.i:self.i + n]
@@ -378,21 +653,27 @@ class _Parser:
         ivs = unicode_property(body)
         if ivs is None:
             self.fail(f"Unicode property \\p{{{body}}} is not supported (general categories, "
-                      f"Any, ASCII and Assigned are; scripts and other properties are not)")
-        return iv_complement(ivs) if negated else ivs
+                      f"Any, ASCII, Assigned, White_Space, Hex_Digit, Graph, Print, Blank, "
+                      f"Cntrl, XDigit, Punct are; scripts and other properties are not)")
+        return _NegSet(iv_complement(ivs)) if negated else ivs
 
     def atom_escape(self):
+        start = self.i
         self.i += 1
         v = self._escape_char(False)
-        return v if isinstance(v, tuple) else iv_norm(((v, v),))
+        if isinstance(v, _NegSet):
+            return self._chars(start, [], [v])
+        return self._chars(start, [v if isinstance(v, tuple) else ((v, v),)])
 
     def char_class(self):
+        start = self.i
         self.i += 1
         neg = False
         if self.peek() == "^":
             neg = True
             self.i += 1
         ivs: list = []
+        negs: list = []                 # \D \W \S \P{..} in the class
         while True:
             c = self.peek()
             if c is None:
@@ -407,15 +688,19 @@ class _Parser:
                 if isinstance(a, tuple) or isinstance(b, tuple):
                     # Annex B: [\d-z] is \d, '-', 'z'
                     for x in (a, ord("-"), b):
-                        ivs.extend(x if isinstance(x, tuple) else [(x, x)])
+                        if isinstance(x, _NegSet):
+                            negs.append(x)
+                        else:
+                            ivs.extend(x if isinstance(x, tuple) else [(x, x)])
                     continue
                 if b < a:
                     self.fail("range out of order in character class")
                 ivs.append((a, b))
+            elif isinstance(a, _NegSet):
+                negs.append(a)
             else:
                 ivs.extend(a if isinstance(a, tuple) else [(a, a)])
-        s = iv_norm(ivs)
-        return iv_complement(s) if neg else s
+        return self._chars(start, [iv_norm(ivs)], negs, neg)
 
     def _class_atom(self):
         c = self.peek()
@@ -424,6 +709,23 @@ class _Parser:
             return self._escape_char(True)
         self.i += 1
         return ord(c)
+
+
+def _fold(pos, negs, neg: bool) -> tuple:
+    """A character atom read case-insensitively: the case closure of the sets ``pos``,
+    with each of ``negs`` (:class:`_NegSet`) less the code points with a variant outside
+    it, complemented when ``neg`` (``[^a-z]`` matches neither ``a`` nor ``A`` nor U+212A
+    KELVIN SIGN, a variant of ``k``), as Python's ``re`` reads ``(?i:...)``."""
+    ivs = list(case_closure(iv_norm([iv for x in pos for iv in x])))
+    for x in negs:
+        ivs.extend(_case_interior(tuple(x)))
+    s = iv_norm(ivs)
+    return iv_complement(s) if neg else s
+
+
+def _iv_minus(a: tuple, b: tuple) -> tuple:
+    """The intervals of ``a`` less those of ``b``."""
+    return iv_intersect(a, iv_complement(b))
 
 
 def _has_anchor(t) -> bool:
@@ -671,6 +973,8 @@ def parse_pattern(pattern: str) -> tuple:
         tree = p.parse()
     except RecursionError:
         raise PatternError(f"pattern nested too deeply: {pattern!r}") from None
+    if p.flag_note:
+        log.info("pattern: %s", p.flag_note)
     return _strings_matching(tree)
 
 
