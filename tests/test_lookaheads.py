@@ -189,3 +189,21 @@ def test_lookahead_strings_masks_equal_the_oracle(qwen_vocab, tmp_path):
     c = Constraint(g, qwen_vocab, cache_dir=tmp_path, progress=False)
     assert not c.compiled.dwa.budget_exhausted
     assert _walk(c, texts, rng, 9) >= 10
+
+
+def test_a_union_of_strings_of_one_length_stays_one_lookahead():
+    # CloudFormation's StackRole: anyOf of two patterns beside one maxLength; each branch
+    # is the pattern limited to 256 characters, too large as a regex: the union of the two
+    # is one length lookahead over the union of the patterns (before: refused, "a length
+    # beside a pattern in a union of string languages")
+    schema = {"type": "string", "maxLength": 256, "anyOf": [
+        {"pattern": "arn:.+:iam::[0-9]{12}:role/.+"},
+        {"pattern": "^(arn:.+:iam::((?!\\*|\\?)[0-9]{12}|(?=.*\\*)[0-9*?]{1,12}|[0-9?]{12}):role/.+|\\*)$"}]}
+    a = R.union(("L", R.lit("ab"), 0, 5), ("L", R.lit("cd"), 0, 5))
+    assert a[0] == "L" and R.fullmatch(a, "cd") and not R.fullmatch(a, "ce")
+    assert R.union(("L", R.lit("ab"), 0, 5), ("L", R.lit("cd"), 0, 6))[0] == "a"
+    role = "arn:aws:iam::123456789012:role/"
+    check(schema, valid=[json.dumps(role + "x"), '"*"', json.dumps("arn:aws:iam::12*:role/x"),
+                         json.dumps(role + "x" * (256 - len(role)))],
+          invalid=['"arn:aws:iam::1234:role/x"', '"**"', json.dumps(role + "x" * (257 - len(role))),
+                   '""'])

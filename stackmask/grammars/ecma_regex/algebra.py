@@ -428,6 +428,16 @@ def difference(a, b, limit: int = 4000) -> tuple:
 
 
 def union(*asts) -> tuple:
+    """The union of ``asts``: their alternation, where nodes that stand only at the top
+    are all length-limited with the same bounds (``("L", y, lo, hi)``) or all hold the same
+    lookaheads (``("X", y, looks)``), one such node over the union of their bodies (the
+    union of strings of one ``maxLength`` stays a lookahead the lexer meets)."""
+    asts = [a for a in asts if a != NONE]
+    tops = {(a[0],) + ((a[2], a[3]) if a[0] == "L" else (a[2],)) for a in asts
+            if a[0] in ("L", "X")}
+    if len(tops) == 1 and all(a[0] in ("L", "X") for a in asts) and len(asts) > 1:
+        body = union(*[a[1] for a in asts])
+        return ("L", body, asts[0][2], asts[0][3]) if asts[0][0] == "L" else ("X", body, asts[0][2])
     return alt(*asts)
 
 

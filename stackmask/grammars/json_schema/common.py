@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from .. import ecma_regex as R
 from ..ecma_regex import NONE, alt
 
 
@@ -104,7 +105,7 @@ class Lang:
 
     def union(self, o: "Lang") -> "Lang":
         return Lang(self.null or o.null, self.true or o.true, self.false or o.false,
-                    alt(self.string, o.string), alt(self.number, o.number),
+                    R.union(self.string, o.string), alt(self.number, o.number),
                     uniq(self.objects + o.objects), uniq(self.arrays + o.arrays),
                     uniq(self.others + o.others))
 
