@@ -207,3 +207,34 @@ def test_a_union_of_strings_of_one_length_stays_one_lookahead():
                          json.dumps(role + "x" * (256 - len(role)))],
           invalid=['"arn:aws:iam::1234:role/x"', '"**"', json.dumps(role + "x" * (257 - len(role))),
                    '""'])
+
+
+RDS_ONE_OF = {"type": "string", "oneOf": [{"pattern": "^[a-zA-Z]{1}(?:-?[a-zA-Z0-9]){0,62}$"},
+                                          {"pattern": "^(?=.{40,128}$)arn.*"}]}
+
+
+def test_one_of_strings_too_large_to_subtract_are_terminals_of_their_own():
+    # CloudFormation's RDS GlobalCluster identifier: exactly one of two overlapping patterns
+    # (names of 40-63 characters that start with 'arn' match both); each branch's part is
+    # its pattern less the other's, kept as a negative lookahead, one terminal each (they
+    # share no string). Before: refused, "overlapping string branches".
+    from stackmask.grammars.json_schema import convert_schema
+    sg = convert_schema(RDS_ONE_OF)
+    assert len([t for t in sg.grammar.terminals if t.name.startswith("STR")]) == 2
+    arn_name = "arn" + "x" * 40              # 43 characters: matches both patterns
+    check(RDS_ONE_OF,
+          valid=['"a"', '"a-b-c"', json.dumps("arn" + "x" * 70), json.dumps("arn:" + "x" * 36),
+                 json.dumps("a" * 63)],
+          invalid=[json.dumps(arn_name), json.dumps("arn" + "x" * 60), '"-a"', '""',
+                   json.dumps("a" * 64), json.dumps("arn" + "x" * 126)])
+
+
+def test_one_of_strings_masks_equal_the_oracle(qwen_vocab, tmp_path):
+    s = {"type": "object", "properties": {"id": RDS_ONE_OF, "n": {"type": "integer"}},
+         "required": ["id", "n"], "additionalProperties": False}
+    texts = [json.dumps({"id": "arn:aws:rds::" + "q" * 40, "n": 3}),
+             json.dumps({"id": "db-" + "x" * 50, "n": 12})]
+    for t in texts:
+        assert jsonschema_valid(s, t) in (True, None)
+    c = Constraint(Grammar.from_json_schema(s), qwen_vocab, cache_dir=tmp_path, progress=False)
+    assert _walk(c, texts, random.Random(6), 9) >= 10

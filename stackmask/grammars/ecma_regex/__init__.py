@@ -21,7 +21,7 @@ from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, UNIV
                          ast_size, cap_repeats, ch, iv_contains, iv_intersect, iv_union,
                          length_range, lit, nullable, rep, seq)
 from .algebra import (Dfa, TooComplex, atom_partition, complement, difference, drop_implied_bounds, intersect,
-                      has_limits, is_disjoint, is_empty, is_subset, limit_length, limited, looking, meet,
+                      has_limits, is_disjoint, is_empty, is_subset, limit_length, limited, looking, meet, exclude,
                       map_limits, not_in, resolve_limits, union)
 from .emit import (ESCAPABLE, RAW_OK, fullmatch, json_char_class, re_fullmatch, to_json_string,
                    to_python)
@@ -35,6 +35,6 @@ __all__ = [
     "ESCAPABLE",
     "RAW_OK", "intersect", "difference", "union", "complement", "is_empty", "is_disjoint",
     "is_subset", "Dfa", "not_in", "limit_length", "limited", "has_limits", "resolve_limits", "map_limits",
-    "looking", "meet",
+    "looking", "meet", "exclude",
     "atom_partition", "drop_implied_bounds",
 ]

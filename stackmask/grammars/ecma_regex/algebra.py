@@ -22,7 +22,7 @@ from ...lexer.ir import normalize_intervals as iv_norm
 
 __all__ = ["TooComplex", "Dfa", "atom_partition", "intersect", "difference", "union", "complement",
            "is_empty", "is_disjoint", "is_subset", "limit_length", "limited", "has_limits",
-           "resolve_limits", "map_limits", "not_in", "looking", "meet"]
+           "resolve_limits", "map_limits", "not_in", "looking", "meet", "exclude"]
 
 
 class TooComplex(ValueError):
@@ -425,6 +425,16 @@ def difference(a, b, limit: int = 4000) -> tuple:
         return a
     da, db = _dfas(a, b)
     return da.product(db, lambda x, y: x and not y).to_ast(limit)
+
+
+def exclude(a, b, limit: int = 4000) -> tuple:
+    """The strings of ``a`` not in ``b``: :func:`difference`'s regex where it is small,
+    else ``b`` as a negative lookahead on ``a`` (:func:`looking`; ``b`` written out,
+    TooComplex where that is too large)."""
+    try:
+        return difference(a, b, limit)
+    except TooComplex:
+        return looking(a, ((False, resolve_limits(("s", (b,)), limit) if has_limits(b) else b),))
 
 
 def union(*asts) -> tuple:

@@ -219,8 +219,12 @@ class CombinatorsMixin:
                         mine = R.intersect(mine, PLAIN)
                     if R.is_disjoint(mine, others):
                         setattr(out[i], attr, mine)
-                    else:
+                    elif attr == "number":
                         setattr(out[i], attr, R.difference(mine, others))
+                    else:
+                        # too large as a regex: the others as a negative lookahead (the
+                        # branches' parts stay disjoint, each its own terminal if need be)
+                        setattr(out[i], attr, R.exclude(mine, others))
             except TooComplex:
                 self.problem("oneOf", ptr, f"overlapping {attr} branches")
                 for i in nonempty:

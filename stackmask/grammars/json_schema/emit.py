@@ -29,6 +29,48 @@ def _holds(x, kind: str) -> bool:
     return False
 
 
+#: the most terminals a union of string languages is split into (:func:`_disjoint_tops`)
+MAX_STRING_PARTS = 8
+
+
+def _disjoint_tops(ast):
+    """The members of the union ``ast`` as languages a terminal can read (those with a
+    length or lookaheads at their top kept apart, the rest joined in one regex), where
+    there are at most :data:`MAX_STRING_PARTS` and no two share a string; else None."""
+    if ast[0] != "a":
+        return None
+    tops, plain = [], []
+    for y in ast[1]:
+        (tops if y[0] in ("L", "X") else plain).append(y)
+    try:
+        parts = [R.resolve_limits(y) for y in tops]
+        if plain:
+            parts.append(R.resolve_limits(R.alt(*plain)))
+        if len(parts) > MAX_STRING_PARTS:
+            return None
+        for i in range(len(parts)):
+            for j in range(i + 1, len(parts)):
+                if not (_excluded(parts[i], parts[j]) or _excluded(parts[j], parts[i])
+                        or R.is_disjoint(parts[i], parts[j])):
+                    return None
+    except R.TooComplex:
+        return None
+    return parts
+
+
+def _excluded(p, q) -> bool:
+    """Whether ``p`` shares no string with ``q`` by its form: a negative lookahead of ``p``
+    is ``q``, or the body of ``q`` (which holds ``q``), or a union with one of those among
+    its members (``oneOf``'s branches excluding each other, :meth:`one_of`)."""
+    if p[0] != "X":
+        return False
+    within = {q} | ({q[1]} if q[0] in ("L", "X") else set())
+    for pos, n in p[2]:
+        if not pos and (n in within or (n[0] == "a" and any(m in within for m in n[1]))):
+            return True
+    return False
+
+
 class EmitMixin:
     """Methods of the converter (:class:`..converter.Converter`) for emit."""
 
@@ -136,7 +178,7 @@ class EmitMixin:
         if lang.false:
             alts.append(self.term("false", "FALSE"))
         if lang.string != NONE:
-            alts.append(self.string_term(self.spelled_string(lang.string, ptr), ptr))
+            alts.extend(self.string_term(x, ptr) for x in self.spelled_strings(lang.string, ptr))
         if lang.number != NONE:
             alts.append(self.number_term(lang.number))
         alts.extend(lang.objects)
@@ -144,15 +186,20 @@ class EmitMixin:
         alts.extend(lang.others)
         return uniq(tuple(alts))
 
-    def spelled_string(self, ast, ptr):
-        """A string language the lexer can read: a length beside a pattern
-        (``R.limited``) and the lookaheads of a pattern (``R.looking``) stay lookaheads
-        only at the top; below it (a union of string languages) they are written out as a
-        regex, or, too large for that, dropped with a reported problem."""
+    def spelled_strings(self, ast, ptr) -> list:
+        """String languages the lexer can read, one terminal each, whose union is ``ast``: a
+        length beside a pattern (``R.limited``) and the lookaheads of a pattern
+        (``R.looking``) stay lookaheads only at the top of a terminal; below it (a union of
+        string languages) they are written out as a regex; too large for that, the union's
+        members are terminals of their own where no two of them share a string (then no
+        text is read two ways); else they are dropped with a reported problem."""
         try:
-            return R.resolve_limits(ast)
+            return [R.resolve_limits(ast)]
         except R.TooComplex:
             pass
+        parts = _disjoint_tops(ast)
+        if parts is not None:
+            return parts
         if _holds(ast, "L"):
             self.problem("maxLength", ptr, "a length beside a pattern in a union of string "
                          "languages cannot be enforced exactly (the regex is too large)")
@@ -160,7 +207,7 @@ class EmitMixin:
             self.problem("pattern", ptr, "a pattern's lookaheads in a union of string "
                          "languages cannot be enforced exactly (the regex is too large)")
         # the patterns alone, without their lengths and lookaheads
-        return R.map_limits(ast, lambda y, lo, hi: y, lambda y, looks: y)
+        return [R.map_limits(ast, lambda y, lo, hi: y, lambda y, looks: y)]
 
     def string_regex(self, ast, escape_beyond_ascii: bool | None = None) -> str:
         """The terminal regex of a string language: its JSON spellings between quotes
