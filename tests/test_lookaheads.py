@@ -238,3 +238,18 @@ def test_one_of_strings_masks_equal_the_oracle(qwen_vocab, tmp_path):
         assert jsonschema_valid(s, t) in (True, None)
     c = Constraint(Grammar.from_json_schema(s), qwen_vocab, cache_dir=tmp_path, progress=False)
     assert _walk(c, texts, random.Random(6), 9) >= 10
+
+
+@pytest.mark.parametrize("pattern", [r"^((?!-)[a-z-]+:){2,3}$", r"^(?:(?=a)[ab]){3}$", r"^(x(?!y)|y){1,4}$",
+                                     r"^(?:(?!aws)[a-z]{3}\.){1,3}x$"])
+def test_assertions_in_a_few_iterations_are_written_out(pattern):
+    # a quantified group with a lookahead and at most MAX_UNROLL iterations: its iterations
+    # written out in sequence (before: "lookaheads inside a quantified group")
+    x = R.parse_pattern(pattern)
+    rng = random.Random(9)
+    words = ["a", "b", "x", "y", "-", ":", "aws", "awx", "abc", "."]
+    for _ in range(1500):
+        s = "".join(rng.choice(words) for _ in range(rng.randint(0, 10)))
+        assert R.fullmatch(x, s) == _search(pattern, s), (pattern, s)
+    with pytest.raises(R.PatternError, match="quantified group"):
+        R.parse_pattern(r"^((?!-)[a-z]:)*$")       # unbounded: still refused

@@ -830,6 +830,9 @@ def _rest(t, k, empty: bool = False) -> list:
     if kind == "alt":
         return [r for x in t[1] for r in _rest(x, k, empty)]
     if kind == "rep":
+        if t[3] is not None and t[3] <= MAX_UNROLL and _has(t[1], ("bol", "look")):
+            # a few iterations, written out: their assertions stand in a sequence
+            return _rest(_unrolled(t), k, empty)
         if _has_anchor(t[1]):
             # '$' inside the group: an iteration through it ends the input
             plain, end = _split_end(t)
@@ -853,6 +856,21 @@ def _rest(t, k, empty: bool = False) -> list:
         if len(acc) > 256:
             raise PatternError("pattern has too many anchored alternatives")
     return acc
+
+
+#: a quantified group with ``^`` or a lookahead inside is written out as its iterations
+#: where it has at most this many (``((?!-)[a-z]+:){4}``)
+MAX_UNROLL = 16
+
+
+def _unrolled(t) -> tuple:
+    """The parse tree ``("rep", body, lo, hi)`` (``hi`` not None) as a sequence of ``lo``
+    copies of its body, then ``hi - lo`` nested optional ones."""
+    _, body, lo, hi = t
+    tail = ("seq", [])
+    for _ in range(hi - lo):
+        tail = ("alt", [("seq", []), ("seq", [body, tail])])
+    return ("seq", [body] * lo + [tail])
 
 
 def _prepend(p, k) -> tuple:
