@@ -46,7 +46,11 @@ def _sample(rng: random.Random) -> str:
 
 def _search(pattern: str, s: str) -> bool:
     # ECMA's '$' is the end of the input; Python's also matches before a final newline
-    return re.search(pattern.replace("$", r"\Z"), s) is not None
+    return re.search(_ends_input(pattern), s) is not None
+
+
+def _ends_input(pattern: str) -> str:
+    return re.sub(r"(?<!\\)\$", r"\\Z", pattern)
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
@@ -155,10 +159,15 @@ def test_patterns_of_an_allof_meet_as_lookaheads():
     assert [t.regex.count("(?=") for t in g.terminals if t.regex and "(?=" in t.regex] == [3]
 
 
-def test_lookaheads_in_a_union_are_written_out_or_reported():
-    # below the top of a language (a union of strings) a kept lookahead is written out;
-    # too large for that, reported (strict: refused naming the keyword)
+def test_lookaheads_in_a_union_are_terminals_of_their_own_or_reported():
+    # below the top of a language (a union of strings) a kept lookahead is written out; too
+    # large for that, the members are terminals of their own where they share no string,
+    # else the union is reported (strict: refused naming the keyword)
     s = {"anyOf": [{"type": "string", "pattern": PASSWORD}, {"type": "string", "maxLength": 2}]}
+    g = convert_schema(s).grammar
+    assert len([t for t in g.terminals if t.name.startswith("STR")]) == 2
+    check(s, valid=['"aB3defgh"', '"ab"', '""'], invalid=['"abc"', '"aB3defg"'])
+    s = {"anyOf": [{"type": "string", "pattern": PASSWORD}, {"type": "string", "pattern": "^a"}]}
     with pytest.raises(GrammarError, match="anyOf|pattern"):
         Grammar.from_json_schema(s)
 
@@ -253,3 +262,33 @@ def test_assertions_in_a_few_iterations_are_written_out(pattern):
         assert R.fullmatch(x, s) == _search(pattern, s), (pattern, s)
     with pytest.raises(R.PatternError, match="quantified group"):
         R.parse_pattern(r"^((?!-)[a-z]:)*$")       # unbounded: still refused
+
+
+@pytest.mark.parametrize("pattern", [r"^(?:(?!--).)*$", r"^a(?:(?!ab|c)[a-c]){2,5}$", r"^(?:(?!x?)[ab])*$",
+                                     r"^(?:(?!b$)[ab])+$", r"^(?:(?!\$\{[a-zA-Z]+:)[^\x00-\x1f])+$"])
+def test_a_tempered_token_that_ends_the_input(pattern):
+    # (?:(?!N)c)* before '$': the lookahead runs at every position of the text it reads, so
+    # the text holds no match of N (CloudFormation's "no ${Resolver:" descriptions; before:
+    # "lookaheads inside a quantified group")
+    x = R.parse_pattern(pattern)
+    rng = random.Random(10)
+    words = ["a", "b", "c", "x", "-", "${", "ab:", "Ab", ":", "\n", "$", "\x01"]
+    for _ in range(2000):
+        s = "".join(rng.choice(words) for _ in range(rng.randint(0, 9)))
+        assert R.fullmatch(x, s) == _search(pattern, s), (pattern, s)
+
+
+def test_a_tempered_token_with_a_unicode_class_as_cloudformation_writes_it():
+    regex = pytest.importorskip("regex")
+    pattern = r"^(?:(?!\$\{[a-zA-Z]+:)[\P{C}])+$"
+    schema = {"type": "string", "pattern": pattern, "maxLength": 1000}
+    # (beside the length, characters beyond ASCII are spelled raw only: the Strings policy)
+    check(schema, valid=['"a ${x} b"', '"${:"', json.dumps("é" * 1000, ensure_ascii=False)],
+          invalid=['"a ${Resolve:x}"', '""', '"\\u0001"', json.dumps("é" * 1001, ensure_ascii=False)],
+          policy=[json.dumps("é" * 3)],
+          validator=False)          # (Python's re, which jsonschema uses, has no \P{C})
+    x = R.parse_pattern(pattern)
+    rng = random.Random(12)
+    for _ in range(1000):
+        s = "".join(rng.choice(["a", "${", "ab:", "Ab", ":", "é", "\x01", "\u200b"]) for _ in range(rng.randint(0, 7)))
+        assert R.fullmatch(x, s) == (regex.search(_ends_input(pattern), s) is not None), s

@@ -830,6 +830,8 @@ def _rest(t, k, empty: bool = False) -> list:
     if kind == "alt":
         return [r for x in t[1] for r in _rest(x, k, empty)]
     if kind == "rep":
+        if k == EPS and _tempered(t[1]) is not None:
+            return _tempered_rest(t, empty)
         if t[3] is not None and t[3] <= MAX_UNROLL and _has(t[1], ("bol", "look")):
             # a few iterations, written out: their assertions stand in a sequence
             return _rest(_unrolled(t), k, empty)
@@ -856,6 +858,34 @@ def _rest(t, k, empty: bool = False) -> list:
         if len(acc) > 256:
             raise PatternError("pattern has too many anchored alternatives")
     return acc
+
+
+def _tempered(body):
+    """``(N, chars)`` of a tempered token's body ``(?!N)c`` (a negative lookahead, then one
+    character), else None."""
+    if body[0] == "seq" and len(body[1]) == 2:
+        look, c = body[1]
+        if look[0] == "look" and not look[1] and c[0] == "chars" and not _has(look[2], ("bol",)):
+            return look[2], c[1]
+    return None
+
+
+def _tempered_rest(t, empty: bool) -> list:
+    """:func:`_rest` of a tempered token ``(?:(?!N)c){lo,hi}`` that ends the input: the
+    lookahead is tried at every iteration, that is at every position of the text it reads,
+    and sees the rest of the input, so the text is ``c{lo,hi}`` holding no match of ``N``
+    (``^(?:(?!\\$\\{[a-z]+:).)+$``); where ``N`` matches the empty string no iteration
+    passes."""
+    n, c = _tempered(t[1])
+    lo, hi = t[2], t[3]
+    if empty or nullable(_written(alt(*[x for _, x in _rest(n, EPS)]))):
+        return [(ANYWHERE, EPS)] if lo == 0 else []
+    body = rep(ch(c), lo, hi)
+    bad = seq(ANYSTAR, _written(alt(*[x for _, x in _rest(n, ANYSTAR)])))
+    try:
+        return [(ANYWHERE, difference(body, bad))]
+    except TooComplex:
+        return [(ANYWHERE, looking(body, ((False, bad),)))]
 
 
 #: a quantified group with ``^`` or a lookahead inside is written out as its iterations
