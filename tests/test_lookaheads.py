@@ -50,7 +50,21 @@ def _search(pattern: str, s: str) -> bool:
 
 
 def _ends_input(pattern: str) -> str:
-    return re.sub(r"(?<!\\)\$", r"\\Z", pattern)
+    """``pattern`` with each ``$`` outside character classes as ``\\Z``."""
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if c == "[":
+            in_class = True
+        elif c == "]":
+            in_class = False
+        out.append("\\Z" if c == "$" and not in_class else c)
+        i += 1
+    return "".join(out)
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
@@ -292,3 +306,18 @@ def test_a_tempered_token_with_a_unicode_class_as_cloudformation_writes_it():
     for _ in range(1000):
         s = "".join(rng.choice(["a", "${", "ab:", "Ab", ":", "é", "\x01", "\u200b"]) for _ in range(rng.randint(0, 7)))
         assert R.fullmatch(x, s) == (regex.search(_ends_input(pattern), s) is not None), s
+
+
+@pytest.mark.parametrize("pattern", [r"^(\/|(\/(?!\.)+[^$#<>;`|&?{}^*/\n]+){1,4})$", r"^a(?=b)*c$",
+                                     r"^a(?!b)?b$", r"^a(?!b){2,3}c$", r"^a(?=bc){0,2}b"])
+def test_quantified_lookaheads_as_annex_b_reads_them(pattern):
+    # ECMA-262 Annex B: a lookahead may be quantified; zero iterations allowed, it tests
+    # nothing, else it tests once (CloudFormation's EFS access point path)
+    regex = pytest.importorskip("regex")
+    x = R.parse_pattern(pattern)
+    rng = random.Random(3)
+    for _ in range(1500):
+        s = "".join(rng.choice(["/", ".", "a", "b", "c", "$", "x", "\n"]) for _ in range(rng.randint(0, 9)))
+        assert R.fullmatch(x, s) == (regex.search(_ends_input(pattern), s) is not None), (pattern, s)
+    with pytest.raises(R.PatternError, match="quantified assertion"):
+        R.parse_pattern("^a$*")

@@ -406,7 +406,7 @@ class _Parser:
         if c == "(" and self.peek(1) == "?" and self.peek(2) in ("=", "!"):
             positive = self.peek(2) == "="
             body = self._group_body(3)
-            return self._no_quant(("look", positive, body), "(?=...)" if positive else "(?!...)")
+            return self._quantified_look(("look", positive, body))
         if c == "(" and self.peek(1) == "?" and self.peek(2) == "<" and self.peek(3) in ("=", "!"):
             # a lookbehind right before the '$' that ends a top-level alternative looks at the
             # end of the whole string: (?<!\.)$ "does not end with a dot"
@@ -482,6 +482,18 @@ class _Parser:
             self.fail("missing )")
         self.i += 1
         return body
+
+    def _quantified_look(self, node):
+        """A lookahead, with its quantifier if it has one (ECMA-262 Annex B,
+        QuantifiableAssertion): one that may repeat zero times tests nothing (the match may
+        always take zero iterations), one that must repeat tests once (a further iteration
+        reads nothing, and an empty iteration ends the repetition)."""
+        c = self.peek()
+        if not (c in ("*", "+", "?") or (c == "{" and self._brace_quant(peek_only=True))):
+            return node
+        lo = 1 if c == "+" else 0 if c in ("*", "?") else int(self._brace_quant(peek_only=True).group(1))
+        self.quantifier(("seq", []))        # read it (and a lazy '?')
+        return node if lo >= 1 else ("seq", [])
 
     def _no_quant(self, node, what):
         if self.peek() in ("*", "+", "?") or (self.peek() == "{" and self._brace_quant(peek_only=True)):
