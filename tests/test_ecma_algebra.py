@@ -290,3 +290,20 @@ def test_implied_bounds_are_dropped_where_the_length_binds_first():
     assert R.length_range(y)[1] is None                  # the 2048 is gone
     assert R.drop_implied_bounds(x, 4096) == x           # 4096 does not imply it
     assert R.drop_implied_bounds(x, None) == x
+
+
+@pytest.mark.parametrize("pattern", ["([1-9][0-9]{0,4})|([a-zA-Z][a-zA-Z0-9_]{0,47})", "^a{2,9}|b[0-9]{0,3}$",
+                                     "(?:ab|c{3,40})$", "^(?:x{2,50}|y)"])
+def test_unanchored_ends_distribute_over_alternatives(pattern):
+    # Σ*(A|B)Σ* is Σ*AΣ* | Σ*BΣ*, each cut on its own: a digit or a letter somewhere
+    # (CloudFormation's BedrockAgentCore qualifier was a terminal over the lexer's limit)
+    import random as _random
+    import re
+    from stackmask.lexer.regex import compile_terminal
+    x = R.parse_pattern(pattern)
+    # (written as one Σ*(A|B)Σ*, the first passed the lexer's 100,000 states)
+    assert compile_terminal('"(?:' + R.to_json_string(x) + ')"', band=64).n_states < 2_000
+    rng = _random.Random(1)
+    for _ in range(2000):
+        s = "".join(rng.choice("abcxy1-") for _ in range(rng.randint(0, 14)))
+        assert R.fullmatch(x, s) == (re.search(pattern.replace("$", r"\Z"), s) is not None), (pattern, s)

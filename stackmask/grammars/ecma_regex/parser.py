@@ -1053,11 +1053,15 @@ def _strings_matching(tree) -> tuple:
             return ("X", _written(x[1]), tuple((pos, _written(y)) for pos, y in x[2]))
         return _written(alt(*out))
     out = []
-    for sa, body, ea in _branches(tree):
-        body = _unanchored_ends(body, sa, ea)
-        if not sa and not ea and nullable(body):
-            return ANYSTAR                   # every string holds an empty match
-        out.append(seq(EPS if sa else ANYSTAR, body, EPS if ea else ANYSTAR))
+    for sa, whole, ea in _branches(tree):
+        # an unanchored end distributes over the body's alternatives (Σ*(A|B) = Σ*A|Σ*B),
+        # each then cut on its own: ([1-9][0-9]{0,4})|([a-z]\w{0,47}) is a digit or a letter
+        # somewhere
+        for body in (whole[1] if whole[0] == "a" and not (sa and ea) else (whole,)):
+            body = _unanchored_ends(body, sa, ea)
+            if not sa and not ea and nullable(body):
+                return ANYSTAR                   # every string holds an empty match
+            out.append(seq(EPS if sa else ANYSTAR, body, EPS if ea else ANYSTAR))
     return alt(*out)
 
 
