@@ -441,14 +441,27 @@ def union(*asts) -> tuple:
     """The union of ``asts``: their alternation, where nodes that stand only at the top
     are all length-limited with the same bounds (``("L", y, lo, hi)``) or all hold the same
     lookaheads (``("X", y, looks)``), one such node over the union of their bodies (the
-    union of strings of one ``maxLength`` stays a lookahead the lexer meets)."""
+    union of strings of one ``maxLength`` stays a lookahead the lexer meets); one node with
+    lookaheads beside plain regexes, one such node over the union (each lookahead widened
+    by, or a negative one less, the regexes)."""
     asts = [a for a in asts if a != NONE]
-    tops = {(a[0],) + ((a[2], a[3]) if a[0] == "L" else (a[2],)) for a in asts
-            if a[0] in ("L", "X")}
-    if len(tops) == 1 and all(a[0] in ("L", "X") for a in asts) and len(asts) > 1:
-        body = union(*[a[1] for a in asts])
-        return ("L", body, asts[0][2], asts[0][3]) if asts[0][0] == "L" else ("X", body, asts[0][2])
-    return alt(*asts)
+    groups: dict = {}                # top-only nodes by kind and bounds (lookaheads)
+    plain = []
+    for a in asts:
+        if a[0] in ("L", "X"):
+            groups.setdefault((a[0],) + tuple(a[2:]), []).append(a[1])
+        else:
+            plain.append(a)
+    tops = [(k[0], union(*bodies)) + k[1:] for k, bodies in groups.items()]
+    if len(tops) == 1 and tops[0][0] == "X" and plain and not any(has_limits(a) for a in plain):
+        # (B ∩ A) ∪ C = (B ∪ C) ∩ (A ∪ C), (B \ N) ∪ C = (B ∪ C) \ (N \ C)
+        x, c = tops[0], alt(*plain)
+        try:
+            looks = tuple((True, alt(y, c)) if pos else (False, difference(y, c)) for pos, y in x[2])
+        except TooComplex:
+            return alt(*(tops + plain))
+        return ("X", alt(x[1], c), looks)
+    return alt(*(tops + plain))
 
 
 def complement(a, limit: int = 4000) -> tuple:

@@ -60,7 +60,7 @@ from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, alt,
                          nullable, rep, seq)
 from ...lexer.ir import complement_intervals as iv_complement
 from ...lexer.ir import normalize_intervals as iv_norm
-from .algebra import TooComplex, difference, has_limits, intersect, looking, resolve_limits
+from .algebra import TooComplex, difference, has_limits, intersect, looking, resolve_limits, union
 
 __all__ = ["PatternError", "parse_pattern", "parse_regex_full", "unicode_property", "case_closure"]
 
@@ -1048,9 +1048,11 @@ def _strings_matching(tree) -> tuple:
         out = [x if w == AT_START else seq(ANY, ANYSTAR, x) if w == AFTER_START
                else seq(ANYSTAR, x) for w, x in _rest(tree, ANYSTAR)]
         out = [x for x in out if x != NONE]
-        if len(out) == 1 and out[0][0] == "X":
-            x = out[0]
-            return ("X", _written(x[1]), tuple((pos, _written(y)) for pos, y in x[2]))
+        if any(x[0] == "X" for x in out):
+            # alternatives with the same lookaheads kept, beside plain ones: one node
+            x = union(*out)
+            if x[0] == "X":
+                return ("X", _written(x[1]), tuple((pos, _written(y)) for pos, y in x[2]))
         return _written(alt(*out))
     out = []
     for sa, whole, ea in _branches(tree):
