@@ -476,11 +476,27 @@ def is_empty(a) -> bool:
     return d.is_empty()
 
 
+#: reachable pairs :func:`is_disjoint` explores (it keeps no automaton: a larger bound
+#: than the Boolean operations')
+MAX_DISJOINT_PAIRS = 250_000
+
+
 def is_disjoint(a, b) -> bool:
     if a == NONE or b == NONE:
         return True
     da, db = _dfas(a, b)
-    return da.product(db, lambda x, y: x and y).is_empty()
+    if len(da.trans) * len(db.trans) <= 50 * MAX_STATES:
+        return da.product(db, lambda x, y: x and y).is_empty()
+    # the reachable pairs only, none minimized: is any pair accepting in both?
+    na, n_atoms = len(da.trans), len(da.atoms)
+    g = np.vstack([np.array(da.trans, dtype=np.int32).reshape(na, n_atoms),
+                   np.array(db.trans, dtype=np.int32).reshape(-1, n_atoms) + na])
+    try:
+        states, _ = product_bfs(g, (0, na), MAX_DISJOINT_PAIRS)
+    except TooManyStates:
+        raise TooComplex("automaton product too large") from None
+    fa, fb = da.final, db.final
+    return not any(fa[x] and fb[y - na] for x, y in states)
 
 
 def is_subset(a, b) -> bool:
