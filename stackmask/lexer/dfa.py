@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import GrammarError, LexerTooLarge
+from ..errors import LexerTooLarge
 from .counted import LEFT, Stalls
 from .fsa import TooManyStates, column_classes, minimize, product_arrays, row_labels, seq_ids, trim
 

@@ -35,7 +35,7 @@ from .fsa import Nfa
 __all__ = ["MAX_CP", "SURR_LO", "SURR_HI", "Intervals", "normalize_intervals",
            "complement_intervals", "iv_intersect", "iv_union", "iv_contains", "UNIVERSE",
            "EPS", "NONE", "ANY", "ANYSTAR", "ch", "lit", "seq", "alt", "rep", "nullable",
-           "length_range", "ast_size", "cap_repeats", "thompson", "nfa_size"]
+           "length_range", "has_node", "ast_size", "cap_repeats", "thompson", "nfa_size"]
 
 MAX_CP = 0x10FFFF
 SURR_LO, SURR_HI = 0xD800, 0xDFFF
@@ -261,6 +261,25 @@ def length_range(x) -> tuple:
         return (0, 0) if a == 0 else (float("inf"), -1)
     hi = None if (b is None and yhi != 0) or yhi is None else yhi * (b if b is not None else 0)
     return (ylo * a, hi)
+
+
+def has_node(x, kinds) -> bool:
+    """Whether the IR ``x`` holds a node whose kind is in ``kinds`` (outside character
+    sets). A walk with a stack: generated and written-out regexes nest hundreds deep."""
+    todo = [x]
+    while todo:
+        y = todo.pop()
+        k = y[0]
+        if k in kinds:
+            return True
+        if k in ("s", "a"):
+            todo.extend(y[1])
+        elif k in ("r", "L"):
+            todo.append(y[1])
+        elif k == "X":
+            todo.append(y[1])
+            todo.extend(z for _, z in y[2])
+    return False
 
 
 def ast_size(x) -> int:

@@ -44,7 +44,7 @@ from ..memo import SizedCache
 from .dfa import (DFA, MAX_DFA_STATES, MAX_NFA_STATES, dfa_nbytes, difference, expand_classes,
                   intersection)
 from .fsa import Nfa, TooManyStates, determinize, minimize, trim
-from .ir import (MAX_CP, SURR_HI, SURR_LO, Intervals, complement_intervals, iv_intersect,
+from .ir import (MAX_CP, SURR_HI, SURR_LO, Intervals, complement_intervals, has_node,
                  length_range, nfa_size, normalize_intervals, thompson)
 
 #: any character (the rest of the lexeme a lookahead does not read)
@@ -557,17 +557,7 @@ def _build_terminal(regex: str, name: str, band: int = DEFAULT_BAND) -> DFA:
 def _has_lookahead(x) -> bool:
     """Whether the IR ``x`` holds a lookahead (``"la"``, ``"nla"``) outside character sets. A walk
     with a stack: generated regexes nest hundreds deep."""
-    todo = [x]
-    while todo:
-        y = todo.pop()
-        k = y[0]
-        if k == "la" or k == "nla":
-            return True
-        if k in ("s", "a"):
-            todo.extend(y[1])
-        elif k == "r":
-            todo.append(y[1])
-    return False
+    return has_node(x, ("la", "nla"))
 
 
 def _lookahead_split(x, reluctant: bool, name: str, label: str) -> tuple:

@@ -18,7 +18,7 @@ here for the schema converter.
 """
 
 from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, UNIVERSE, alt,
-                         ast_size, cap_repeats, ch, iv_contains, iv_intersect, iv_union,
+                         ast_size, cap_repeats, ch, has_node, iv_contains, iv_intersect, iv_union,
                          length_range, lit, nullable, rep, seq)
 from .algebra import (Dfa, TooComplex, atom_partition, complement, difference, drop_implied_bounds, intersect,
                       has_limits, is_disjoint, is_empty, is_subset, limit_length, limited, looking, meet, exclude,
@@ -30,7 +30,7 @@ from .parser import PatternError, parse_pattern, parse_regex_full, unicode_prope
 __all__ = [
     "PatternError", "TooComplex", "parse_pattern", "parse_regex_full", "unicode_property", "ch",
     "lit", "seq", "alt", "rep", "EPS", "NONE", "ANY", "ANYSTAR", "UNIVERSE", "MAX_CP", "SURR_LO",
-    "SURR_HI", "length_range", "nullable", "ast_size", "cap_repeats", "iv_intersect", "iv_union",
+    "SURR_HI", "length_range", "nullable", "has_node", "ast_size", "cap_repeats", "iv_intersect", "iv_union",
     "iv_contains", "to_python", "to_json_string", "json_char_class", "fullmatch", "re_fullmatch",
     "ESCAPABLE",
     "RAW_OK", "intersect", "difference", "union", "complement", "is_empty", "is_disjoint",

@@ -15,7 +15,7 @@ import bisect
 import numpy as np
 
 from ...lexer.fsa import Nfa, TooManyStates, determinize, minimize, product_bfs, trim
-from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, UNIVERSE, alt, ast_size, iv_contains,
+from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, UNIVERSE, alt, ast_size, has_node, iv_contains,
                          iv_intersect, length_range, rep, seq, thompson)
 from ...lexer.ir import complement_intervals as iv_complement
 from ...lexer.ir import normalize_intervals as iv_norm
@@ -343,17 +343,7 @@ def meet(*asts, limit: int = 4000) -> tuple:
 def has_limits(x) -> bool:
     """Whether the IR ``x`` holds an ``"L"`` or ``"X"`` node (:func:`limited`,
     :func:`looking`)."""
-    todo = [x]                  # a walk with a stack: written-out differences nest deeply
-    while todo:
-        y = todo.pop()
-        k = y[0]
-        if k in ("L", "X"):
-            return True
-        if k in ("s", "a"):
-            todo.extend(y[1])
-        elif k == "r":
-            todo.append(y[1])
-    return False
+    return has_node(x, ("L", "X"))
 
 
 def resolve_limits(x, limit: int = 4000) -> tuple:

@@ -12,23 +12,6 @@ from .modes import split_keys, value_modes
 from .numbers import number_literal
 
 
-def _holds(x, kind: str) -> bool:
-    """Whether the regex IR ``x`` holds a node of ``kind`` (a walk with a stack)."""
-    todo = [x]
-    while todo:
-        y = todo.pop()
-        if y[0] == kind:
-            return True
-        if y[0] in ("s", "a"):
-            todo.extend(y[1])
-        elif y[0] in ("r", "L"):
-            todo.append(y[1])
-        elif y[0] == "X":
-            todo.append(y[1])
-            todo.extend(z for _, z in y[2])
-    return False
-
-
 #: the most terminals a union of string languages is split into (:func:`_disjoint_tops`)
 MAX_STRING_PARTS = 8
 
@@ -200,10 +183,10 @@ class EmitMixin:
         parts = _disjoint_tops(ast)
         if parts is not None:
             return parts
-        if _holds(ast, "L"):
+        if R.has_node(ast, ("L",)):
             self.problem("maxLength", ptr, "a length beside a pattern in a union of string "
                          "languages cannot be enforced exactly (the regex is too large)")
-        if _holds(ast, "X"):
+        if R.has_node(ast, ("X",)):
             self.problem("pattern", ptr, "a pattern's lookaheads in a union of string "
                          "languages cannot be enforced exactly (the regex is too large)")
         # the patterns alone, without their lengths and lookaheads
