@@ -630,7 +630,7 @@ def test_lookahead_patterns():
           ['" a"', '"a "'])
     check({"type": "string", "pattern": "x(?=y)"}, ['"xy"', '"axyb"'], ['"x"', '"xzy"'])
     with pytest.raises(GrammarError, match="quantified"):
-        convert_schema({"type": "string", "pattern": "(?=a)*b"})
+        convert_schema({"type": "string", "pattern": "a$*"})     # (a lookahead may be: Annex B)
     with pytest.raises(GrammarError, match="inside a quantified group"):
         convert_schema({"type": "string", "pattern": "^(?:a(?!b))+$"})
 

@@ -335,3 +335,22 @@ def test_quantified_lookaheads_as_annex_b_reads_them(pattern):
         assert R.fullmatch(x, s) == (regex.search(_ends_input(pattern), s) is not None), (pattern, s)
     with pytest.raises(R.PatternError, match="quantified assertion"):
         R.parse_pattern("^a$*")
+
+
+@pytest.mark.parametrize("pattern", [r"^([a-zA-Z][-a-zA-Z0-9]*)|(arn:\b(aws|aws-us-gov|aws-cn)\b:[-a-zA-Z0-9:/._+]*)$",
+                                     r"^\bab\b$", r"a\Bb", r"a\b-", r"-\B-", r"a\bb", r"x(ab|cd)\b(e|f)"])
+def test_word_boundaries_decided_by_their_neighbours(pattern):
+    # \b between characters that are all word characters or all not on each side always
+    # holds or never does (CloudFormation's change-set stack name: arn:\b(aws|...)\b:)
+    x = R.parse_pattern(pattern)
+    rng = random.Random(3)
+    words = ["a", "b", "-", ":", "arn:", "aws", "aws-cn", ":x", "e", "f", "x", "cd", "ab"]
+    for _ in range(1500):
+        s = "".join(rng.choice(words) for _ in range(rng.randint(0, 8)))
+        assert R.fullmatch(x, s) == _search(pattern, s), (pattern, s)
+
+
+@pytest.mark.parametrize("pattern", [r"\b([0-9]|[0-9][0-9])\b", r"a*\bb", r"(?:a|-)\bb", r"\b"])
+def test_word_boundaries_with_either_neighbour_are_refused(pattern):
+    with pytest.raises(R.PatternError, match="word boundary"):
+        R.parse_pattern(pattern)

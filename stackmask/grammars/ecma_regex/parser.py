@@ -24,7 +24,8 @@ lexer reads as automata met or subtracted; lookbehinds ``(?<=R)``/``(?<!R)`` rig
 of ``R``; too large to write out, a lookahead over the whole string). Not supported (raise :class:`PatternError` naming the feature): other lookbehinds,
 lookaheads inside quantified groups, ``^`` in a lookahead but as a start-of-input test
 (``(?!^[0-9]+$)`` is supported), word
-boundaries ``\\b \\B``, backreferences, ``\\p{...}`` properties other than those below
+boundaries ``\\b \\B`` but where the characters on each side decide them
+(:meth:`_Parser._word_boundaries`), backreferences, ``\\p{...}`` properties other than those below
 (scripts, ``Alphabetic``/``Alpha``/``Alnum``, ...), inline flags but ``i``, ``s`` as below
 and ``m`` turned off (``(?-m:...)``, a no-op), ``^`` inside quantified groups. ``(?s)``
 outside groups (not ECMA-262: PCRE's "dot matches all", which Python's ``re`` also reads at
@@ -381,7 +382,31 @@ class _Parser:
         items = []
         while self.i < len(self.src) and self.peek() not in ("|", ")"):
             items.append(self.term())
+        if any(t[0] == "wb" for t in items):
+            items = self._word_boundaries(items)
         return ("seq", items)
+
+    def _word_boundaries(self, items: list) -> list:
+        """``\\b``/``\\B`` decided by the characters around it in its sequence: where every
+        character that can end what comes before (the start of the input after ``^``) is a
+        word character (``\\w``) or none is, and likewise every character that can begin
+        what comes after (the end after ``$``), the assertion always holds (dropped) or never
+        does (nothing matches): ``arn:\\b(aws|aws-cn)\\b:``. Elsewhere refused."""
+        out = []
+        for i, t in enumerate(items):
+            if t[0] != "wb":
+                out.append(t)
+                continue
+            before = _word_side(items[i - 1], last=True) if i > 0 else None
+            after = _word_side(items[i + 1], last=False) if i + 1 < len(items) else None
+            if before is None or after is None:
+                self.i = t[2]
+                self.fail("word boundary assertions (\\b, \\B) are supported only where the "
+                          "characters on both sides are all word characters or all not")
+            if (before != after) == (not t[1]):
+                continue                          # always holds
+            out.append(("alt", []))               # never holds: nothing matches
+        return out
 
     def term(self):
         c = self.peek()
@@ -392,7 +417,9 @@ class _Parser:
             self.i += 1
             return self._no_quant(("eol",), "$")
         if c == "\\" and self.peek(1) in ("b", "B"):
-            self.fail("word boundary assertions (\\b, \\B) are not supported")
+            at = self.i
+            self.i += 2
+            return self._no_quant(("wb", self.src[at + 1] == "B", at), "\\b")
         if c == "(" and self.peek(1) == "?":
             m = _FLAGS.match(self.src, self.i)
             if m and m.group(4) == ")":
@@ -870,6 +897,44 @@ def _rest(t, k, empty: bool = False) -> list:
         if len(acc) > 256:
             raise PatternError("pattern has too many anchored alternatives")
     return acc
+
+
+def _edge_chars(t, last: bool):
+    """``(intervals, may be empty)`` of the characters that can end (``last``) or begin a
+    match of the parse tree ``t``; assertions read nothing."""
+    k = t[0]
+    if k == "chars":
+        return t[1], False
+    if k in ("seq", "alt"):
+        parts = t[1] if k == "alt" or not last else list(reversed(t[1]))
+        got, empty = [], k == "seq"
+        for x in parts:
+            ivs, e = _edge_chars(x, last)
+            got.extend(ivs)
+            if k == "alt":
+                empty = empty or e
+            elif not e:
+                empty = False
+                break
+        return iv_norm(got), empty if k == "seq" or parts else True
+    if k == "rep":
+        ivs, e = _edge_chars(t[1], last)
+        return ivs, e or t[2] == 0
+    return (), True                          # bol, eol, look, behind, wb: zero width
+
+
+def _word_side(t, last: bool):
+    """Whether the character next to a ``\\b`` on this side is a word character (True), is
+    not or is the start/end of the input (False), or either (None), from the item ``t``."""
+    if t[0] in ("bol", "eol"):
+        return False
+    ivs, empty = _edge_chars(t, last)
+    if empty or not ivs:
+        return None
+    inside = iv_intersect(ivs, WORD)
+    if inside == ivs:
+        return True
+    return False if not inside else None
 
 
 def _tempered(body):
