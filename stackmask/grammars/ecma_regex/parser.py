@@ -895,7 +895,8 @@ def _rest(t, k, empty: bool = False) -> list:
                     new.extend(_where_before(child, w, w2, x, empty))
         acc = new
         if len(acc) > 256:
-            raise PatternError("pattern has too many anchored alternatives")
+            raise PatternError("pattern has too many alternatives around its anchors and lookaheads "
+                               "(more than 256)")
     return acc
 
 
@@ -1083,7 +1084,7 @@ def _branches(t) -> list:
                 new.append((sa or sa2, seq(b, b2), ea or ea2))
         acc = new
         if len(acc) > 256:
-            raise PatternError("pattern has too many anchored alternatives")
+            raise PatternError("pattern has too many alternatives around its anchors (more than 256)")
     return acc
 
 
