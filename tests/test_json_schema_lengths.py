@@ -324,3 +324,20 @@ def test_the_largest_integer_as_a_length_bound():
                                           "id": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 2**31 - 1}}}
     check(s, ['{"name": "ab"}', json.dumps({"name": "x" * 300, "id": "abc"})],
           ['{"name": "a"}', '{"id": "aB"}', '{"id": ""}'])
+
+
+def test_a_length_that_would_blow_up_a_written_out_difference_stays_a_lookahead():
+    # CloudFormation's RDS tag: a difference of wide Unicode classes written out is small in
+    # nodes, but the length written into it repeated each class at every count (6.9 MB of
+    # regex text at maxLength 128; 20 s of parsing per terminal): the length stays a
+    # lookahead the lexer meets
+    x = R.parse_pattern(r"^(?!aws:|rds:)[\p{L}\p{Z}\p{N}_. :/=+\-@]+$")
+    y = R.limited(x, 1, 128)
+    assert y[0] == "L" and len(R.to_json_string(y, False)) < 400_000
+    for s, ok in (("a" * 128, True), ("a" * 129, False), ("aws:x", False), ("aws-x", True),
+                  ("é" * 128, True), ("", False), ("rds:", False)):
+        assert R.fullmatch(y, s) == ok, (s[:10], len(s))
+    check({"type": "string", "pattern": r"^(?!aws:|rds:)[\p{L}\p{Z}\p{N}_. :/=+\-@]+$", "maxLength": 128},
+          valid=['"aws-x"', json.dumps("a" * 128), json.dumps("é" * 128, ensure_ascii=False)],
+          invalid=['"aws:x"', '""', json.dumps("a" * 129)], validator=False)
+    assert R.limited(R.parse_pattern("^[a-z]+$"), 1, 128)[0] != "L"     # small: a regex

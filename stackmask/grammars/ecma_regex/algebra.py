@@ -304,13 +304,50 @@ def limited(x, lo: int, hi) -> tuple:
     limits its body, or takes the length as one more lookahead."""
     if x[0] == "X":
         try:
-            return ("X", limit_length(x[1], lo, hi), x[2])
+            return ("X", _no_blowup(limit_length(x[1], lo, hi), x[1]), x[2])
         except TooComplex:
             return ("X", x[1], x[2] + ((True, rep(ANY, lo, hi)),))
     try:
-        return limit_length(x, lo, hi)
+        return _no_blowup(limit_length(x, lo, hi), x)
     except TooComplex:
         return ("L", x, lo, hi)
+
+
+#: a written-out result this many times heavier than its operand (and past
+#: :data:`HEAVY`) is not taken (:func:`_no_blowup`)
+BLOWUP = 8
+HEAVY = 20_000
+
+
+def _no_blowup(result, operand) -> tuple:
+    """``result``, unless it is far heavier than ``operand`` (:func:`weight`): a length
+    written into a written-out difference of wide classes repeats each class at every
+    count (megabytes of regex text for ``^(?!aws:|rds:)[\\p{L}\\p{Z}\\p{N}...]+$`` with
+    ``maxLength: 128``, seconds of parsing per terminal); then TooComplex, so that the
+    length stays a lookahead the lexer meets."""
+    w = weight(result)
+    if w > HEAVY and w > BLOWUP * weight(operand):
+        raise TooComplex("the length-limited regex is far larger than the pattern")
+    return result
+
+
+def weight(x) -> int:
+    """Nodes plus character-set intervals of the IR ``x``: about the size of its text."""
+    todo, n = [x], 0
+    while todo:
+        y = todo.pop()
+        k = y[0]
+        n += 1
+        if k == "c":
+            n += len(y[1])
+        elif k in ("s", "a"):
+            todo.extend(y[1])
+        elif k in ("r", "L"):
+            todo.append(y[1])
+        elif k == "X":
+            todo.append(y[1])
+            todo.extend(z for _, z in y[2])
+    return n
 
 
 def looking(body, looks) -> tuple:
