@@ -35,7 +35,7 @@ from .fsa import Nfa
 __all__ = ["MAX_CP", "SURR_LO", "SURR_HI", "Intervals", "normalize_intervals",
            "complement_intervals", "iv_intersect", "iv_union", "iv_contains", "UNIVERSE",
            "EPS", "NONE", "ANY", "ANYSTAR", "ch", "lit", "seq", "alt", "rep", "nullable",
-           "length_range", "has_node", "ast_size", "cap_repeats", "thompson", "nfa_size"]
+           "length_range", "nodes", "has_node", "ast_size", "cap_repeats", "thompson", "nfa_size"]
 
 MAX_CP = 0x10FFFF
 SURR_LO, SURR_HI = 0xD800, 0xDFFF
@@ -263,15 +263,14 @@ def length_range(x) -> tuple:
     return (ylo * a, hi)
 
 
-def has_node(x, kinds) -> bool:
-    """Whether the IR ``x`` holds a node whose kind is in ``kinds`` (outside character
-    sets). A walk with a stack: generated and written-out regexes nest hundreds deep."""
+def nodes(x):
+    """Every node of the IR ``x`` (character sets are leaves), in no set order. A walk with
+    a stack: generated and written-out regexes nest hundreds deep."""
     todo = [x]
     while todo:
         y = todo.pop()
+        yield y
         k = y[0]
-        if k in kinds:
-            return True
         if k in ("s", "a"):
             todo.extend(y[1])
         elif k in ("r", "L"):
@@ -279,7 +278,12 @@ def has_node(x, kinds) -> bool:
         elif k == "X":
             todo.append(y[1])
             todo.extend(z for _, z in y[2])
-    return False
+
+
+def has_node(x, kinds) -> bool:
+    """Whether the IR ``x`` holds a node whose kind is in ``kinds`` (outside character
+    sets)."""
+    return any(y[0] in kinds for y in nodes(x))
 
 
 def ast_size(x) -> int:

@@ -15,8 +15,8 @@ import bisect
 import numpy as np
 
 from ...lexer.fsa import Nfa, TooManyStates, determinize, minimize, product_bfs, trim
-from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, UNIVERSE, alt, ast_size, has_node, iv_contains,
-                         iv_intersect, length_range, rep, seq, thompson)
+from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, UNIVERSE, alt, ast_size, has_node,
+                         iv_contains, iv_intersect, length_range, nodes, rep, seq, thompson)
 from ...lexer.ir import complement_intervals as iv_complement
 from ...lexer.ir import normalize_intervals as iv_norm
 
@@ -333,21 +333,7 @@ def _no_blowup(result, operand) -> tuple:
 
 def weight(x) -> int:
     """Nodes plus character-set intervals of the IR ``x``: about the size of its text."""
-    todo, n = [x], 0
-    while todo:
-        y = todo.pop()
-        k = y[0]
-        n += 1
-        if k == "c":
-            n += len(y[1])
-        elif k in ("s", "a"):
-            todo.extend(y[1])
-        elif k in ("r", "L"):
-            todo.append(y[1])
-        elif k == "X":
-            todo.append(y[1])
-            todo.extend(z for _, z in y[2])
-    return n
+    return sum(1 + (len(y[1]) if y[0] == "c" else 0) for y in nodes(x))
 
 
 def looking(body, looks) -> tuple:
