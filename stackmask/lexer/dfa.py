@@ -27,8 +27,8 @@ MAX_DFA_STATES = 100_000
 #: repetition ``{m,n}``). Larger terminals are rejected with GrammarError.
 MAX_NFA_STATES = 100_000
 
-__all__ = ["DFA", "MAX_DFA_STATES", "MAX_NFA_STATES", "expand_classes", "intersection", "difference",
-           "product", "restrict_accepts"]
+__all__ = ["DFA", "MAX_DFA_STATES", "MAX_NFA_STATES", "expand_classes", "intersection",
+           "difference", "product", "restrict_accepts"]
 
 
 # --------------------------------------------------------------------------

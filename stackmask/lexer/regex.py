@@ -555,8 +555,8 @@ def _build_terminal(regex: str, name: str, band: int = DEFAULT_BAND) -> DFA:
 
 
 def _has_lookahead(x) -> bool:
-    """Whether the IR ``x`` holds a lookahead (``"la"``, ``"nla"``) outside character sets. A walk
-    with a stack: generated regexes nest hundreds deep."""
+    """Whether the IR ``x`` holds a lookahead (``"la"``, ``"nla"``) outside character
+    sets."""
     return has_node(x, ("la", "nla"))
 
 

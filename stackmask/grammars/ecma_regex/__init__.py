@@ -18,11 +18,12 @@ here for the schema converter.
 """
 
 from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, UNIVERSE, alt,
-                         ast_size, cap_repeats, ch, has_node, iv_contains, iv_intersect, iv_union,
-                         length_range, lit, nullable, rep, seq)
-from .algebra import (Dfa, TooComplex, atom_partition, complement, difference, drop_implied_bounds, intersect,
-                      has_limits, is_disjoint, is_empty, is_subset, limit_length, limited, looking, meet, exclude,
-                      map_limits, not_in, resolve_limits, union)
+                         ast_size, cap_repeats, ch, has_node, iv_contains, iv_intersect,
+                         iv_union, length_range, lit, nullable, rep, seq)
+from .algebra import (Dfa, TooComplex, atom_partition, complement, difference,
+                      drop_implied_bounds, exclude, has_limits, intersect, is_disjoint, is_empty,
+                      is_subset, limit_length, limited, looking, map_limits, meet, not_in,
+                      resolve_limits, union, write_out)
 from .emit import (ESCAPABLE, RAW_OK, fullmatch, json_char_class, re_fullmatch, to_json_string,
                    to_python)
 from .parser import PatternError, parse_pattern, parse_regex_full, unicode_property
@@ -30,11 +31,12 @@ from .parser import PatternError, parse_pattern, parse_regex_full, unicode_prope
 __all__ = [
     "PatternError", "TooComplex", "parse_pattern", "parse_regex_full", "unicode_property", "ch",
     "lit", "seq", "alt", "rep", "EPS", "NONE", "ANY", "ANYSTAR", "UNIVERSE", "MAX_CP", "SURR_LO",
-    "SURR_HI", "length_range", "nullable", "has_node", "ast_size", "cap_repeats", "iv_intersect", "iv_union",
+    "SURR_HI", "length_range", "nullable", "has_node", "ast_size", "cap_repeats", "iv_intersect",
+    "iv_union",
     "iv_contains", "to_python", "to_json_string", "json_char_class", "fullmatch", "re_fullmatch",
     "ESCAPABLE",
     "RAW_OK", "intersect", "difference", "union", "complement", "is_empty", "is_disjoint",
     "is_subset", "Dfa", "not_in", "limit_length", "limited", "has_limits", "resolve_limits", "map_limits",
-    "looking", "meet", "exclude",
+    "write_out", "looking", "meet", "exclude",
     "atom_partition", "drop_implied_bounds",
 ]

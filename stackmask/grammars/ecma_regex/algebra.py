@@ -22,7 +22,7 @@ from ...lexer.ir import normalize_intervals as iv_norm
 
 __all__ = ["TooComplex", "Dfa", "atom_partition", "intersect", "difference", "union", "complement",
            "is_empty", "is_disjoint", "is_subset", "limit_length", "limited", "has_limits",
-           "resolve_limits", "map_limits", "not_in", "looking", "meet", "exclude"]
+           "resolve_limits", "write_out", "map_limits", "not_in", "looking", "meet", "exclude"]
 
 
 class TooComplex(ValueError):
@@ -182,19 +182,26 @@ class Dfa:
     # -- operations -----------------------------------------------------------
     def product(self, other: "Dfa", op) -> "Dfa":
         """The minimal DFA accepting where ``op(self accepts, other accepts)``."""
-        assert self.atoms == other.atoms
         if len(self.trans) * len(other.trans) > 50 * MAX_STATES:
             raise TooComplex("automaton product too large")
+        pairs, trans = self.pairs(other, MAX_STATES + 1)
+        fa, fb = self.final, other.final
+        final = np.array([op(fa[x], fb[y]) for x, y in pairs], dtype=bool)
+        return Dfa._minimal(self.atoms, trans, final)
+
+    def pairs(self, other: "Dfa", max_states: int) -> tuple:
+        """``(pairs, trans)``: the reachable pairs of states of the two (complete DFAs
+        over one atom partition), breadth first, and the product's transitions; raises
+        TooComplex past ``max_states`` pairs."""
+        assert self.atoms == other.atoms
         na, n_atoms = len(self.trans), len(self.atoms)
         g = np.vstack([np.array(self.trans, dtype=np.int32).reshape(na, n_atoms),
                        np.array(other.trans, dtype=np.int32).reshape(-1, n_atoms) + na])
         try:
-            states, trans = product_bfs(g, (0, na), MAX_STATES + 1)
+            states, trans = product_bfs(g, (0, na), max_states)
         except TooManyStates:
             raise TooComplex("automaton too large for the Boolean operations") from None
-        fa, fb = self.final, other.final
-        final = np.array([op(fa[x], fb[y - na]) for x, y in states], dtype=bool)
-        return Dfa._minimal(self.atoms, trans, final)
+        return [(x, y - na) for x, y in states], trans
 
     def complement(self) -> "Dfa":
         return Dfa(self.atoms, self.trans, [not f for f in self.final])
@@ -376,24 +383,23 @@ def resolve_limits(x, limit: int = 4000) -> tuple:
         return ("L", resolve_limits(x[1], limit), x[2], x[3]) if has_limits(x[1]) else x
     if x[0] == "X":
         return ("X", resolve_limits(x[1], limit),
-                tuple((pos, _resolve(y, limit)) for pos, y in x[2]))
-    if not has_limits(x):
-        return x
-    return _resolve(x, limit)
+                tuple((pos, write_out(y, limit)) for pos, y in x[2]))
+    return write_out(x, limit)
 
 
-def _resolve(x, limit: int) -> tuple:
+def write_out(x, limit: int = 4000) -> tuple:
+    """``x`` with every ``"L"`` or ``"X"`` node, its top included, written out as a regex
+    (raises TooComplex where that is too large)."""
     if not has_limits(x):
         return x
     return map_limits(x, lambda y, lo, hi: limit_length(y, lo, hi, limit),
-                      lambda y, looks: _written_out(y, looks, limit))
+                      lambda y, looks: _looks_written_out(y, looks, limit))
 
 
-def _written_out(body, looks, limit: int) -> tuple:
+def _looks_written_out(body, looks, limit: int) -> tuple:
     """The regex of ``("X", body, looks)`` (raises TooComplex where it is too large)."""
     x = ("X", body, looks)
-    (d,) = [_node_dfa(x, atom_partition(x))]
-    return d.to_ast(limit)
+    return _node_dfa(x, atom_partition(x)).to_ast(limit)
 
 
 def map_limits(x, f, g=None) -> tuple:
@@ -447,7 +453,7 @@ def exclude(a, b, limit: int = 4000) -> tuple:
     try:
         return difference(a, b, limit)
     except TooComplex:
-        return looking(a, ((False, resolve_limits(("s", (b,)), limit) if has_limits(b) else b),))
+        return looking(a, ((False, write_out(b, limit)),))
 
 
 def union(*asts) -> tuple:
@@ -501,15 +507,8 @@ def is_disjoint(a, b) -> bool:
     if len(da.trans) * len(db.trans) <= 50 * MAX_STATES:
         return da.product(db, lambda x, y: x and y).is_empty()
     # the reachable pairs only, none minimized: is any pair accepting in both?
-    na, n_atoms = len(da.trans), len(da.atoms)
-    g = np.vstack([np.array(da.trans, dtype=np.int32).reshape(na, n_atoms),
-                   np.array(db.trans, dtype=np.int32).reshape(-1, n_atoms) + na])
-    try:
-        states, _ = product_bfs(g, (0, na), MAX_DISJOINT_PAIRS)
-    except TooManyStates:
-        raise TooComplex("automaton product too large") from None
     fa, fb = da.final, db.final
-    return not any(fa[x] and fb[y - na] for x, y in states)
+    return not any(fa[x] and fb[y] for x, y in da.pairs(db, MAX_DISJOINT_PAIRS)[0])
 
 
 def is_subset(a, b) -> bool:
@@ -554,7 +553,7 @@ def limit_length(x, lo: int, hi, limit: int = 4000) -> tuple:
     upper bound). Tries structural rewrites first (exact), then a DFA product;
     raises TooComplex when neither gives a small regex."""
     if has_limits(x):
-        x = _resolve(x, limit)
+        x = write_out(x, limit)
     a, b = length_range(x)
     if b == -1:
         return NONE

@@ -57,11 +57,10 @@ from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
 from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, alt, ch, iv_intersect,
-                         length_range,
-                         nullable, rep, seq)
+                         length_range, nullable, rep, seq)
 from ...lexer.ir import complement_intervals as iv_complement
 from ...lexer.ir import normalize_intervals as iv_norm
-from .algebra import TooComplex, difference, has_limits, intersect, looking, resolve_limits, union
+from .algebra import TooComplex, difference, intersect, looking, union, write_out
 
 __all__ = ["PatternError", "parse_pattern", "parse_regex_full", "unicode_property", "case_closure"]
 
@@ -465,7 +464,7 @@ class _Parser:
             self.dot = ANY_CP
         if "i" in on:
             # from here to the end of the group (later alternatives too), as PCRE reads it;
-            # parse() refuses it where Python's re (the whole pattern) reads it otherwise
+            # parse() notes where Python's re before 3.11 (the whole pattern) reads it otherwise
             self.icase = True
             if self.bare_i is None:
                 self.bare_i = self.i
@@ -515,12 +514,10 @@ class _Parser:
         QuantifiableAssertion): one that may repeat zero times tests nothing (the match may
         always take zero iterations), one that must repeat tests once (a further iteration
         reads nothing, and an empty iteration ends the repetition)."""
-        c = self.peek()
-        if not (c in ("*", "+", "?") or (c == "{" and self._brace_quant(peek_only=True))):
+        q = self.quantifier(("seq", []))     # reads the quantifier (and a lazy '?'), if any
+        if q[0] != "rep":
             return node
-        lo = 1 if c == "+" else 0 if c in ("*", "?") else int(self._brace_quant(peek_only=True).group(1))
-        self.quantifier(("seq", []))        # read it (and a lazy '?')
-        return node if lo >= 1 else ("seq", [])
+        return node if q[2] >= 1 else ("seq", [])
 
     def _no_quant(self, node, what):
         if self.peek() in ("*", "+", "?") or (self.peek() == "{" and self._brace_quant(peek_only=True)):
@@ -869,8 +866,9 @@ def _rest(t, k, empty: bool = False) -> list:
     if kind == "alt":
         return [r for x in t[1] for r in _rest(x, k, empty)]
     if kind == "rep":
-        if k == EPS and _tempered(t[1]) is not None:
-            return _tempered_rest(t, empty)
+        tempered = _tempered(t[1]) if k == EPS else None
+        if tempered is not None:
+            return _tempered_rest(t, tempered, empty)
         if t[3] is not None and t[3] <= MAX_UNROLL and _has(t[1], ("bol", "look")):
             # a few iterations, written out: their assertions stand in a sequence
             return _rest(_unrolled(t), k, empty)
@@ -948,13 +946,13 @@ def _tempered(body):
     return None
 
 
-def _tempered_rest(t, empty: bool) -> list:
+def _tempered_rest(t, tempered, empty: bool) -> list:
     """:func:`_rest` of a tempered token ``(?:(?!N)c){lo,hi}`` that ends the input: the
     lookahead is tried at every iteration, that is at every position of the text it reads,
     and sees the rest of the input, so the text is ``c{lo,hi}`` holding no match of ``N``
     (``^(?:(?!\\$\\{[a-z]+:).)+$``); where ``N`` matches the empty string no iteration
     passes."""
-    n, c = _tempered(t[1])
+    n, c = tempered                       # (:func:`_tempered`)
     lo, hi = t[2], t[3]
     if empty or nullable(_written(alt(*[x for _, x in _rest(n, EPS)]))):
         return [(ANYWHERE, EPS)] if lo == 0 else []
@@ -999,7 +997,7 @@ def _written(x) -> tuple:
     """``x`` with every node with lookaheads written out as a regex (PatternError where
     that is too large)."""
     try:
-        return resolve_limits(("s", (x,))) if has_limits(x) else x
+        return write_out(x)
     except TooComplex:
         raise PatternError("lookahead too complex to enforce exactly") from None
 
@@ -1197,7 +1195,7 @@ def _with_lookbehind(tree) -> tuple:
     if len(out) == 1 and out[0][0] == "X":
         return out[0]
     try:
-        return resolve_limits(("s", (alt(*out),)))
+        return write_out(alt(*out))
     except TooComplex:
         raise PatternError("lookbehind too complex to enforce exactly") from None
 
