@@ -280,15 +280,58 @@ def test_wide_class_beside_a_length_is_spelled_raw_beyond_ascii():
         v = "".join(r.choice(alpha) for _ in range(n))
         ok = n <= 256
         assert accepts(c, json.dumps(v, ensure_ascii=False)) == ok, n
-        # the escaped spelling of a value beyond ASCII: rejected by the policy; "\/" stays
+        # the escaped spelling of a value beyond ASCII: rejected by the policy
         assert not accepts(c, json.dumps("é" + v[:200], ensure_ascii=True))
-    assert accepts(c, '"a\\/b"')
+    # "/" raw only too, as json.dumps writes it; the escapes JSON needs stay
+    assert accepts(c, '"a/b"')
+    assert not accepts(c, '"a\\/b"') and not accepts(c, '"a\\u002fb"')
     for bad in ("a!b", "a\u00a7", "tab\there"):             # outside the class
         assert not accepts(c, json.dumps(bad, ensure_ascii=False))
+    raw_quote = convert_schema(_limited_schema('^[\\p{L}"\\\\/]*$', None, 256), strict=True)
+    assert any("raw only" in w for w in raw_quote.warnings), raw_quote.warnings
+    cq = Constraint(raw_quote.grammar, BYTES, ambiguous=raw_quote.ambiguous)
+    assert accepts(cq, json.dumps('a"b\\c/dé', ensure_ascii=False))   # " and \ escaped
     # a class whose escape spellings fit keeps them
     small = convert_schema(_limited_schema("^[a-zé]*$", None, 256), strict=True)
     assert not any("raw only" in w for w in small.warnings)
     assert accepts(constraint(_limited_schema("^[a-zé]*$", None, 256)), json.dumps("aé" * 100))
+
+
+#: CloudFormation's License Manager ARN: an unbounded partition name, three counted
+#: segments and a last one of up to 1,024 characters that read "/"
+ARN = ("^arn:aws[a-zA-Z-]*:[A-Za-z0-9][A-Za-z0-9_/.-]{0,62}:[A-Za-z0-9_/.-]{0,63}:"
+       "[A-Za-z0-9_/.-]{0,63}:[A-Za-z0-9][A-Za-z0-9:_/+=,@.-]{0,1023}$")
+
+
+def test_an_arn_with_long_segments_beside_a_length_is_spelled_raw(qwen_vocab, tmp_path):
+    # the length and the last segment count the same characters; with "\/" and "\u002f"
+    # at each position of both, their product passes the lexer's limit. Spelled as
+    # json.dumps writes it ("/" raw) it fits, and both bounds stay exact
+    schema = {"type": "object", "properties": {"arn": _limited_schema(ARN, None, 2048)},
+              "required": ["arn"], "additionalProperties": False}
+    sg = convert_schema(schema, strict=True)
+    assert any("raw only" in w and "#/properties/arn" in w for w in sg.warnings), sg.warnings
+    c = Constraint(sg.grammar, qwen_vocab, cache_dir=tmp_path, progress=False)
+    assert not c.compiled.dwa.budget_exhausted
+
+    def doc(v):
+        return json.dumps({"arn": v})
+    base = "arn:aws:license-manager:us-east-1:123456789012:"
+    ok = [base + "license/l-" + "a" * 30, base + "x" * 1024,      # the segment's bound
+          "arn:aws" + "-" * 900 + ":s:r:a:" + "b" * 1024,          # 1,938 characters
+          "arn:aws" + "-" * 1010 + ":s:r:a:" + "b" * 1024]         # 2,048: the length's bound
+    bad = [base + "x" * 1025,                                       # the segment's bound + 1
+           "arn:aws" + "-" * 1011 + ":s:r:a:" + "b" * 1024,         # 2,049 characters
+           "arn:aws:s::" + "b"]                                     # a segment missing
+    for v in ok:
+        assert jsonschema_valid(schema, doc(v)) in (True, None), len(v)
+        assert accepts(c, doc(v)), len(v)
+    for v in bad:
+        assert jsonschema_valid(schema, doc(v)) in (False, None), len(v)
+        assert not accepts(c, doc(v)), len(v)
+    assert not accepts(c, doc(base + "license/l-1").replace("/", "\\/"))   # the policy
+    rng = random.Random(4)
+    assert _walk(c, [doc(ok[0]), doc(ok[3])], rng, 23) >= 10
 
 
 def test_raw_spelling_is_chosen_for_the_largest_band():

@@ -3,8 +3,9 @@ text (:func:`to_python`), or over the *JSON text* of a string (:func:`to_json_st
 where every character may be written raw (where JSON allows it), as a short escape
 (``\\n``, ``\\"``, ``\\/``...) or as ``\\uXXXX`` (any hex case; characters beyond
 U+FFFF as a surrogate pair): the emitted regex matches exactly the JSON spellings of the
-strings the IR accepts. With ``escape_beyond_ascii=False`` the characters beyond ASCII are
-spelled raw only (a policy for strings whose escape spellings are too large to lex).
+strings the IR accepts. With ``escape_beyond_ascii=False`` the characters beyond ASCII and
+``/`` are spelled raw only, as ``json.dumps(..., ensure_ascii=False)`` writes them (a policy
+for strings whose escape spellings are too large to lex).
 """
 
 from __future__ import annotations
@@ -212,11 +213,13 @@ def _pair_alts(astral) -> list[str]:
 #: their escape states).
 ESCAPABLE = iv_norm([(0, 0x1F), (0x22, 0x22), (0x2F, 0x2F), (0x5C, 0x5C), (0x7F, MAX_CP)])
 
-#: the escapable characters of a string spelled with characters beyond ASCII raw only
-#: (``to_json_string(x, escape_beyond_ascii=False)``): as ``json.dumps(...,
-#: ensure_ascii=False)`` writes them. One character of a wide class such as
-#: ``[\p{L}\p{N}]`` is hundreds of lexer states in its ``\uXXXX`` spellings.
-ESCAPABLE_ASCII = iv_norm([(0, 0x1F), (0x22, 0x22), (0x2F, 0x2F), (0x5C, 0x5C), (0x7F, 0x7F)])
+#: the escapable characters of a string spelled raw (``to_json_string(x,
+#: escape_beyond_ascii=False)``): as ``json.dumps(..., ensure_ascii=False)`` writes them,
+#: characters beyond ASCII and ``/`` raw. One character of a wide class such as
+#: ``[\p{L}\p{N}]`` is hundreds of lexer states in its ``\uXXXX`` spellings; the
+#: ``\/``, ``\u002f`` spellings of ``/`` are five states at each position of an ARN's
+#: counted segments, times each count of a length beside it.
+ESCAPABLE_ASCII = iv_norm([(0, 0x1F), (0x22, 0x22), (0x5C, 0x5C), (0x7F, 0x7F)])
 
 
 @lru_cache(maxsize=8192)
@@ -254,7 +257,7 @@ def json_char_class(ivs: tuple, escape_beyond_ascii: bool = True) -> str:
 def to_json_string(x, escape_beyond_ascii: bool = True) -> str:
     """Python regex over the JSON text *between the quotes* of the strings in
     the AST's language (every spelling :func:`json_char_class` allows; characters
-    beyond ASCII raw only where not ``escape_beyond_ascii``). A length-limited AST
+    beyond ASCII and ``/`` raw only where not ``escape_beyond_ascii``). A length-limited AST
     (``("L", y, lo, hi)``) starts with a lookahead that counts the characters up to
     the closing quote, ``(?=(?:CHAR){lo,hi}")``: the regex is meant to stand between
     the quotes of a terminal (the lexer reads a lookahead at a terminal's top level as

@@ -38,7 +38,7 @@ class Converter(EmitMixin, RefsMixin, CombinatorsMixin, ComplementsMixin, MergeM
         self._problem_keys: set = set()
         self.annotations: list[str] = []
         self.policy_notes: list[str] = []     # policies applied (uniqueItems not enforced)
-        self.raw_spelled: set = set()          # string languages spelled raw beyond ASCII
+        self.raw_spelled: set = set()          # string languages spelled raw (beyond ASCII, and `/`)
         self.keywords_checked: set = set()
         self.terms: dict[str, str] = {}          # regex -> name
         self.term_defs: list[TerminalDef] = []

@@ -194,7 +194,7 @@ class EmitMixin:
 
     def string_regex(self, ast, escape_beyond_ascii: bool | None = None) -> str:
         """The terminal regex of a string language: its JSON spellings between quotes
-        (characters beyond ASCII raw only for the languages in ``raw_spelled``:
+        (characters beyond ASCII and ``/`` raw only for the languages in ``raw_spelled``:
         :meth:`lexable`)."""
         if escape_beyond_ascii is None:
             escape_beyond_ascii = ast not in self.raw_spelled

@@ -138,19 +138,21 @@ class StringsMixin:
 
     def spell_raw(self, ast, ptr: str, band: int) -> bool:
         """Whether the string language fits the lexer at ``band`` with its characters
-        beyond ASCII spelled raw only (``json.dumps(..., ensure_ascii=False)``), where its
-        ``\\uXXXX`` spellings do not fit (a wide Unicode class such as ``[\\p{L}\\p{N}]``
-        beside a ``maxLength`` of 128: each character is hundreds of lexer states in its
-        escape spellings). Then it is spelled so (:meth:`string_regex`), with a policy
-        note. The values a model can write are unchanged; only the JSON text of such a
-        value in ``\\uXXXX`` escapes is rejected."""
+        beyond ASCII and ``/`` spelled raw only (as ``json.dumps(..., ensure_ascii=False)``
+        writes them), where its escape spellings do not fit (a wide Unicode class such as
+        ``[\\p{L}\\p{N}]`` beside a ``maxLength`` of 128: each character is hundreds of
+        lexer states in its ``\\uXXXX`` spellings; an ARN pattern whose counted segments
+        read ``/`` beside a ``maxLength`` of 2048: ``\\/`` and ``\\u002f`` are five more
+        states at each count of both). Then it is spelled so (:meth:`string_regex`), with a
+        policy note. The values a model can write are unchanged; only the JSON text of
+        such a value with those characters escaped is rejected."""
         if ast in self.raw_spelled:
             return True
         if _fits(self.string_regex(ast, escape_beyond_ascii=False), band) is None:
             return False
         self.raw_spelled.add(ast)
-        note = (f"string at {ptr or '#'}: characters beyond ASCII are accepted raw only, not as "
-                "\\uXXXX escapes (their escape spellings exceed the lexer's automaton size limit)")
+        note = (f"string at {ptr or '#'}: characters beyond ASCII and '/' are accepted raw only, "
+                "not escaped (their escape spellings exceed the lexer's automaton size limit)")
         if note not in self.policy_notes:
             self.policy_notes.append(note)
             log.info("JSON Schema: %s", note)
