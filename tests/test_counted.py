@@ -247,3 +247,52 @@ def test_counted_language_equals_re(case):
         want = bool(pat.fullmatch(text))
         assert bool(d.fullmatch(text.encode())) == want, (regex, band, text)
         assert _scanner_accepts(sc, text.encode()) == want, (regex, band, text)
+
+
+def _every_step(c: Constraint, text: str, tokens) -> int:
+    """Commit ``text`` in the given token strings, comparing masks with the oracle before
+    each; returns the steps compared."""
+    ids = {c.vocab.token_bytes(i): i for i in range(c.vocab.size) if c.vocab.token_bytes(i)}
+    s = c.start()
+    done = 0
+    for t in tokens:
+        assert np.array_equal(c.get_mask(s), c.reference_mask(s)), (done, t[:20])
+        s = c.commit(s, ids[t.encode()])
+        done += 1
+    assert "".join(tokens) == text
+    return done
+
+
+def test_a_length_met_with_a_pattern_keeps_the_room_the_pattern_needs(tmp_path):
+    # maxLength 300 beside an unanchored pattern that needs 36 letters: a token of 50
+    # blanks read from the length's stall must leave room for them. The stall's state
+    # stands for all its counts, so the chain keeps the counts within the band plus what
+    # the pattern may still need of the upper bound as positions (counted.reach_for)
+    v = _vocab([" " * 50, " " * 60, "a" * 36, " " * 10])
+    s = {"type": "string", "pattern": "[a-z]{36}", "minLength": 1, "maxLength": 300}
+    c = Constraint(Grammar.from_json_schema(s), v, cache_dir=tmp_path, progress=False)
+    for n in (60, 120, 200, 254, 264):
+        blanks = [" " * 50] * (n // 50) + [" " * 10] * (n % 50 // 10) + [" "] * (n % 10)
+        text = '"' + " " * n + "a" * 36 + '"'
+        assert _every_step(c, text, ['"'] + blanks + ["a" * 36, '"']) > 3
+    # 265 blanks leave no room for the 36 letters: another blank is masked out
+    st = c.start()
+    for t in ['"'] + [" " * 50] * 5 + [" " * 10] + [" "] * 4:
+        st = c.commit(st, next(i for i in range(v.size) if v.token_bytes(i) == t.encode()))
+    m = c.get_mask(st)
+    assert np.array_equal(m, c.reference_mask(st))
+    bits = np.unpackbits(m.view(np.uint8), bitorder="little")
+    assert not bits[ord(" ")] and bits[ord("a")]
+
+
+def test_a_length_met_with_a_bounded_pattern_keeps_its_lower_bound_exact(tmp_path):
+    # minLength 300 beside a pattern whose letters end it (at most 40): a token of 55
+    # blanks and 3 letters read from the stall below 300 would seem to leave the letters
+    # room to reach the bound if the stall read as its last count; they cannot
+    v = _vocab([" " * 55 + "abc", " " * 50, "a" * 30])
+    s = {"type": "string", "pattern": "^ *[a-z]{1,40}$", "minLength": 300, "maxLength": 1000}
+    c = Constraint(Grammar.from_json_schema(s), v, cache_dir=tmp_path, progress=False)
+    text = '"' + " " * 280 + "a" * 30 + '"'
+    assert _every_step(c, text, ['"'] + [" " * 50] * 5 + [" "] * 30 + ["a" * 30, '"']) > 30
+    text = '"' + " " * 300 + "a" * 30 + '"'
+    assert _every_step(c, text, ['"'] + [" " * 50] * 6 + ["a" * 30, '"']) > 5

@@ -299,15 +299,15 @@ def test_wide_class_beside_a_length_is_spelled_raw_beyond_ascii():
 
 #: CloudFormation's License Manager ARN: an unbounded partition name, three counted
 #: segments and a last one of up to 1,024 characters that read "/"
-ARN = ("^arn:aws[a-zA-Z-]*:[A-Za-z0-9][A-Za-z0-9_/.-]{0,62}:[A-Za-z0-9_/.-]{0,63}:"
-       "[A-Za-z0-9_/.-]{0,63}:[A-Za-z0-9][A-Za-z0-9:_/+=,@.-]{0,1023}$")
+LM_ARN = ("^arn:aws[a-zA-Z-]*:[A-Za-z0-9][A-Za-z0-9_/.-]{0,62}:[A-Za-z0-9_/.-]{0,63}:"
+          "[A-Za-z0-9_/.-]{0,63}:[A-Za-z0-9][A-Za-z0-9:_/+=,@.-]{0,1023}$")
 
 
 def test_an_arn_with_long_segments_beside_a_length_is_spelled_raw(qwen_vocab, tmp_path):
     # the length and the last segment count the same characters; with "\/" and "\u002f"
     # at each position of both, their product passes the lexer's limit. Spelled as
     # json.dumps writes it ("/" raw) it fits, and both bounds stay exact
-    schema = {"type": "object", "properties": {"arn": _limited_schema(ARN, None, 2048)},
+    schema = {"type": "object", "properties": {"arn": _limited_schema(LM_ARN, None, 2048)},
               "required": ["arn"], "additionalProperties": False}
     sg = convert_schema(schema, strict=True)
     assert any("raw only" in w and "#/properties/arn" in w for w in sg.warnings), sg.warnings

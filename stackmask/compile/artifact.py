@@ -33,7 +33,10 @@ import zstandard
 #    the layout is 8's, but an 8 artifact of SQL/Java/Go would keep its slow first uses
 # 10: token sets and automaton states are indexed by SHA-256 digests (were BLAKE2b)
 # 11: plain data (stackmask.plain) instead of a pickle
-FORMAT_VERSION = 17
+# 18: a counted chain met with a lookahead's other side (a length beside a pattern) keeps
+#     the counts that side needs as positions (stackmask.lexer.counted.reach_for): a 17
+#     artifact of such a string masks too few tokens from a stall
+FORMAT_VERSION = 18
 MAGIC = b"STACKMSK"
 _HEADER = struct.Struct("<8sI32s32sQ")    # magic, format version, key, payload sha256, payload size
 

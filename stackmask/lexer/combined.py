@@ -76,7 +76,7 @@ def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) 
     JSON string with a length beside a pattern) joins the group with its lookahead side
     and enters the product with its other side too: it is accepted where both are."""
     k = len(terminals)
-    groups, parts_of, sides = _groups(terminals, band)
+    groups, parts_of, sides, reaches = _groups(terminals, band)
     dfas: list[DFA] = []
     owners: list[tuple] = []
     grouped: set[int] = set()
@@ -87,7 +87,10 @@ def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) 
         stalled = any(needs_stall(m[2], m[3], band) for m in members)
         if len(idx) < 2 and stalled:
             continue                   # counted alone: its own DFA is this chain
-        d = compile_counted_group(members, band, _regex_of(terminals[idx[0]])[0])
+        # a lookahead side is met with its terminal's other side: the chain keeps the
+        # counts near its bounds that side needs as positions (:func:`.counted.reach_for`)
+        reach = tuple(reaches.get(i, (0, 0)) for i in idx)
+        d = compile_counted_group(members, band, _regex_of(terminals[idx[0]])[0], reach)
         if d is not None:
             dfas.append(d)
             # a lookahead side accepts its terminal's index shifted by k: the terminal
@@ -118,12 +121,14 @@ def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) 
 
 def _groups(terminals: Sequence, band: int) -> tuple:
     """The terminals :func:`_combined` may count on one chain: ``(groups, parts,
-    sides)``: ``(prefix, body) -> [terminal positions]``, per position its
+    sides, reaches)``: ``(prefix, body) -> [terminal positions]``, per position its
     :func:`.regex.counted_parts` (or its lookahead side's), and per terminal with a
-    lookahead on its length the DFA of its other side."""
+    lookahead on its length the DFA of its other side and the reach a chain needs
+    beside it."""
     groups: dict = {}
     parts_of: dict = {}
     sides: dict = {}               # terminal -> the DFA of its side without the lookahead
+    reaches: dict = {}
     for i, t in enumerate(terminals):
         if getattr(t, "text", None) is None and getattr(t, "token", None) is None:
             regex = _regex_of(t)[0]
@@ -131,11 +136,11 @@ def _groups(terminals: Sequence, band: int) -> tuple:
             if parts is None:
                 la = lookahead_parts(regex, band)
                 if la is not None:
-                    parts, sides[i] = la
+                    parts, sides[i], reaches[i] = la
             if parts is not None:
                 parts_of[i] = parts
                 groups.setdefault((parts[0], parts[1]), []).append(i)
-    return groups, parts_of, sides
+    return groups, parts_of, sides, reaches
 
 
 def widest_chain(terminals: Sequence, modes: Sequence[Sequence[int]] = (),
@@ -145,7 +150,7 @@ def widest_chain(terminals: Sequence, modes: Sequence[Sequence[int]] = (),
     mode when none); 0 without chains. Found without building any automaton."""
     widest = 0
     for idx in (modes or [range(len(terminals))]):
-        groups, parts_of, _ = _groups([terminals[i] for i in idx], band)
+        groups, parts_of, _, _ = _groups([terminals[i] for i in idx], band)
         for idx2 in groups.values():
             if _on_chain([parts_of[i] for i in idx2], band):
                 widest = max(widest, len(idx2))

@@ -29,6 +29,18 @@ For the masks the owed iterations do not matter: from a stall every bound is mor
 behaves for every token like the plain DFA state, which is what construction compiles
 (:meth:`stackmask.lexer.scanner.Scanner.mask_rep`).
 
+A chain intersected with another automaton (a length beside a pattern: the lexer meets a
+lookahead's automaton with the rest of the terminal's, :mod:`.regex`) pairs each count
+with a state of the other side, and whether a pair can still finish depends on the room
+the count leaves for what the other side needs. From a stall, the plain state stands for
+every count of the stall: a token read from it ends in the positions below the next
+bound, with less room than the text has. Such a chain keeps as positions the counts
+within ``K + need`` below an upper bound (``need``: the most characters the other side
+may still need to finish) and ``K + fin`` below a lower one (``fin``: the most it can
+still read where that is bounded; :func:`reach_for`): a token read from a stall then
+ends with room for whatever the other side needs, and where the other side cannot reach
+a lower bound from a stall it cannot from the stall's exit either.
+
 Counting needs iteration boundaries the DFA can see: ``x`` must be a prefix code (no word
 of ``x`` is a proper prefix of another: JSON string characters and escapes, UTF-8 code
 points) that does not match the empty string, and no DFA state may be in two copies (``P``
@@ -47,10 +59,11 @@ from typing import Callable
 import numpy as np
 
 from .fsa import Nfa, TooManyStates, determinize, minimize, row_labels, trim
-from .ir import nullable, thompson
+from .ir import completion_bounds, nullable, thompson
 
 __all__ = ["DEFAULT_BAND", "IN", "INF", "LEFT", "MIN_BAND", "Stalls", "class_of", "count_classes",
-           "flatten", "needs_stall", "split_counted", "counted_group", "worth_chain", "MIN_CHAIN"]
+           "flatten", "needs_stall", "reach_for", "split_counted", "counted_group", "worth_chain",
+           "MIN_CHAIN"]
 
 #: the band when no vocabulary is known (longer than the longest token of common
 #: vocabularies: Qwen2.5's is 128 bytes); a constraint uses its vocabulary's longest
@@ -163,19 +176,33 @@ def split_counted(x, band: int, any_bounds: bool = False):
     return ("s", tuple(parts[:i])), body, lo, hi, ("s", tuple(parts[i + 1:]))
 
 
-def _positions(members, k: int):
+def reach_for(others) -> tuple[int, int]:
+    """The ``reach`` of a chain intersected with automata of the IRs ``others`` (module
+    doc): the most characters any of them can still read where that is bounded, and the
+    most any may still need (:func:`~.ir.completion_bounds`, in characters of the text,
+    at least as many as the chain counts)."""
+    fin = need = 0
+    for x in others:
+        n, f = completion_bounds(x)
+        need, fin = max(need, n), max(fin, f)
+    return fin, need
+
+
+def _positions(members, k: int, reach: tuple = ()):
     """The chain of a group's counts: ``(first count, last count)`` per position, count 0
-    and every count near a bound (``K`` below it) a position of its own, each run of
-    counts between them one position (a stall); and whether the chain ends in a loop (a
-    member without upper bound)."""
+    and every count near a member's bound (``K`` below it; with the member's ``reach``
+    ``(fin, need)``, ``K + fin`` below its lower bound and ``K + need`` below its upper
+    one) a position of its own, each run of counts between them one position (a stall);
+    and whether the chain ends in a loop (a member without upper bound)."""
     near: set[int] = {0}
     unbounded = False
-    for _, _, lo, hi, _ in members:
-        near.update(range(max(0, lo - k), lo + 1))
+    for i, (_, _, lo, hi, _) in enumerate(members):
+        fin, need = reach[i] if i < len(reach) else (0, 0)
+        near.update(range(max(0, lo - k - fin), lo + 1))
         if hi is None:
             unbounded = True
         else:
-            near.update(range(max(0, hi - k), hi + 1))
+            near.update(range(max(0, hi - k - need), hi + 1))
     out = []
     prev = -1
     for c in sorted(near):          # a stall for each run between counts near a bound
@@ -186,22 +213,26 @@ def _positions(members, k: int):
     return out, unbounded
 
 
-def counted_group(members, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_states: int):
+def counted_group(members, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_states: int,
+                  reach: tuple = ()):
     """One DFA for terminals ``P x{lo_i,hi_i} S_i`` that share ``P`` and ``x``
     (``members``: :func:`split_counted` tuples): one chain of copies of ``x`` for all of
     them, with a position per count near any member's bound and a stall for each run of
     counts between (module doc). Terminals read together share their count, so their
-    stalls never need to be combined with each other. Returns ``(trans over byte
-    classes, byte -> class, accepts: per state the frozenset of member positions,
-    counters, chain)`` (``chain``: :func:`_chain`, or None) or None when the iterations
-    cannot be counted."""
+    stalls never need to be combined with each other. ``reach``: per member (the first
+    ones; none for the others) more positions below its lower and upper bounds, for a
+    member that will be intersected with an automaton that needs characters of its own
+    (:func:`reach_for`). Returns ``(trans
+    over byte classes, byte -> class, accepts: per state the frozenset of member
+    positions, counters, chain)`` (``chain``: :func:`_chain`, or None) or None when the
+    iterations cannot be counted."""
     pre, body = members[0][0], members[0][1]
     if any(m[0] != pre or m[1] != body for m in members):
         raise ValueError("a counted group shares its prefix and repeated body")
     steps = _x_steps(body, new_nfa, leaf_of)
     if steps is None:
         return None
-    positions, unbounded = _positions(members, band)
+    positions, unbounded = _positions(members, band, reach)
     nfa = new_nfa()
     leaf = leaf_of(nfa)
     nfa.start = nfa.new()

@@ -35,7 +35,7 @@ from .fsa import Nfa
 __all__ = ["MAX_CP", "SURR_LO", "SURR_HI", "Intervals", "normalize_intervals",
            "complement_intervals", "iv_intersect", "iv_union", "iv_contains", "UNIVERSE",
            "EPS", "NONE", "ANY", "ANYSTAR", "ch", "lit", "seq", "alt", "rep", "nullable",
-           "length_range", "nodes", "has_node", "ast_size", "cap_repeats", "thompson", "nfa_size"]
+           "length_range", "completion_bounds", "nodes", "has_node", "ast_size", "cap_repeats", "thompson", "nfa_size"]
 
 MAX_CP = 0x10FFFF
 SURR_LO, SURR_HI = 0xD800, 0xDFFF
@@ -261,6 +261,45 @@ def length_range(x) -> tuple:
         return (0, 0) if a == 0 else (float("inf"), -1)
     hi = None if (b is None and yhi != 0) or yhi is None else yhi * (b if b is not None else 0)
     return (ylo * a, hi)
+
+
+def completion_bounds(x) -> tuple[int, int]:
+    """``(need, fin)`` over the positions inside ``x``'s words (IR of ``c s a r`` nodes):
+    ``need`` bounds the fewest characters that complete a word from any position, ``fin``
+    the most from any position whose completions are all bounded (0 when there is none).
+    Upper bounds (an alternation takes the larger side's). A counted chain intersected with
+    ``x`` keeps counts this near its bounds as positions of their own (:mod:`.counted`)."""
+    k = x[0]
+    if k == "c":
+        return 1, 1
+    if k == "s":
+        need = fin = 0
+        lo_s, hi_s = 0, 0                       # the length range of the items after
+        for y in reversed(x[1]):
+            n, f = completion_bounds(y)
+            need = max(need, n + lo_s)
+            if hi_s is not None:
+                fin = max(fin, f + hi_s)
+            a, b = length_range(y)
+            if b == -1:
+                return need, fin
+            lo_s += a
+            hi_s = None if hi_s is None or b is None else hi_s + b
+        return need, fin
+    if k == "a":
+        got = [completion_bounds(y) for y in x[1]]
+        return max((n for n, _ in got), default=0), max((f for _, f in got), default=0)
+    if k == "r":
+        _, y, lo, hi = x
+        n, f = completion_bounds(y)
+        a, b = length_range(y)
+        if b == -1:
+            return 0, 0
+        need = n + max(lo - 1, 0) * a
+        if hi is None:
+            return need, 0                      # every position can go on for ever
+        return need, (f if b is None else hi * b)
+    raise ValueError(f"regex IR node {k!r} has no completion bounds")
 
 
 def nodes(x):

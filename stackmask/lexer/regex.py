@@ -39,7 +39,7 @@ import numpy as np
 
 from ..errors import GrammarError
 from ..limits import deep_recursion
-from .counted import DEFAULT_BAND, counted_group, flatten, split_counted
+from .counted import DEFAULT_BAND, counted_group, flatten, reach_for, split_counted
 from ..memo import SizedCache
 from .dfa import (DFA, MAX_DFA_STATES, MAX_NFA_STATES, dfa_nbytes, difference, expand_classes,
                   intersection)
@@ -603,17 +603,23 @@ def _lookahead_dfa(x, reluctant: bool, name: str, label: str, band: int) -> DFA:
     ``"(?=(?:CHAR){lo,hi}")PATTERN"``, and the lookaheads of a pattern too large to
     write out as one regex."""
     pre, looks, rest = _lookahead_split(x, reluctant, name, label)
+    # each side with a counted chain keeps the counts the others need as positions
+    # (:func:`.counted.reach_for`): the sides are met, and a stall's state stands for all
+    # of its counts
+    sides = [("s", tuple(pre + rest))] + [("s", tuple(pre) + (look, ("r", ANYCHAR, 0, None)))
+                                          for _, look in looks]
 
-    def side(items):
-        return _ir_dfa(("s", tuple(items)), ByteNFA(name, MAX_NFA_STATES, label), name, label,
-                       band, empty_ok=True)
-    d = side(pre + rest)
+    def side(i):
+        return _ir_dfa(sides[i], ByteNFA(name, MAX_NFA_STATES, label), name, label, band,
+                       empty_ok=True, reach=reach_for(sides[:i] + sides[i + 1:]))
+    d = side(0)
     try:
-        for positive, look in sorted(looks, key=lambda e: not e[0]):   # intersections first
+        order = sorted(range(len(looks)), key=lambda i: not looks[i][0])   # intersections first
+        for i in order:
             if d is None:
                 break
-            other = side(tuple(pre) + (look, ("r", ANYCHAR, 0, None)))
-            d = intersection(d, other) if positive else difference(d, other)
+            other = side(i + 1)
+            d = intersection(d, other) if looks[i][0] else difference(d, other)
     except TooManyStates:
         raise GrammarError(f"terminal {label!r} is too large: the DFA of its lookahead's "
                            f"intersection needs more than {MAX_DFA_STATES} states "
@@ -659,12 +665,13 @@ def _unbounded(x):
     return x
 
 
-def _ir_dfa(x, nfa: ByteNFA, name: str, label: str, band: int, empty_ok: bool = False) -> DFA:
+def _ir_dfa(x, nfa: ByteNFA, name: str, label: str, band: int, empty_ok: bool = False,
+            reach: tuple[int, int] = (0, 0)) -> DFA:
     """The minimized DFA of the IR ``x`` (``nfa``: the empty automaton its parse made);
     ``empty_ok``: one side of a lookahead's intersection (it may match the empty
-    string)."""
+    string); ``reach``: for a counted chain, the other sides' (:func:`.counted.reach_for`)."""
     sp = None if nfa.reluctant else split_counted(x, band)
-    d = None if sp is None else _counted_dfa([sp], band, label)
+    d = None if sp is None else _counted_dfa([sp], band, label, (reach,))
     if d is not None:
         if d.accepts[0] and not empty_ok:
             raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
@@ -691,13 +698,13 @@ def _ir_dfa(x, nfa: ByteNFA, name: str, label: str, band: int, empty_ok: bool = 
     return DFA(trans=full, accepts=accepts, n_states=full.shape[0])
 
 
-def _counted_dfa(members, band: int, label: str) -> DFA | None:
+def _counted_dfa(members, band: int, label: str, reach: tuple = ()) -> DFA | None:
     """The DFA of :func:`.counted.counted_group` (``accepts[s]``: positions in
-    ``members``), or None when the iterations cannot be counted or the automaton passes
-    the size limit."""
+    ``members``; ``reach``: per member), or None when the iterations cannot be counted or
+    the automaton passes the size limit."""
     try:
         got = counted_group(members, band, lambda: ByteNFA("", MAX_NFA_STATES, label),
-                            _utf8_leaf, MAX_DFA_STATES)
+                            _utf8_leaf, MAX_DFA_STATES, reach)
     except TooManyStates:
         return None
     if got is None:
@@ -740,13 +747,14 @@ def lookahead_parts(regex: str, band: int):
 
 def _lookahead_parts(regex: str, band: int):
     """For a terminal ``P (?=A) R`` (:func:`_lookahead_dfa`) whose lookahead side
-    ``P·A·Σ*`` is one repetition between a prefix and a suffix: ``(parts, dfa)``, the
-    :func:`.counted.split_counted` parts of that side (of any bounds) and the DFA of the
-    other, ``P·R`` (their intersection is the terminal). The combined lexer counts the
-    sides of several such terminals (JSON strings with a length beside a pattern) on one
-    chain, as it does for counted terminals sharing a prefix and body; apart, the product
-    of their chains would pair every count at which one stalls with every count of the
-    others. None otherwise (also for regexes that do not compile)."""
+    ``P·A·Σ*`` is one repetition between a prefix and a suffix: ``(parts, dfa, reach)``,
+    the :func:`.counted.split_counted` parts of that side (of any bounds), the DFA of the
+    other, ``P·R`` (their intersection is the terminal), and the reach a chain that counts
+    the first side needs beside the other (:func:`.counted.reach_for`). The combined
+    lexer counts the sides of several such terminals (JSON strings with a length beside a
+    pattern) on one chain, as it does for counted terminals sharing a prefix and body;
+    apart, the product of their chains would pair every count at which one stalls with
+    every count of the others. None otherwise (also for regexes that do not compile)."""
     nfa = ByteNFA("", MAX_NFA_STATES, regex)
     try:
         x = _regex_ir(regex, nfa)
@@ -764,12 +772,13 @@ def _lookahead_parts(regex: str, band: int):
     sp = split_counted(side, band) or _one_rep(side)
     if sp is None:
         return None
+    rest = ("s", tuple(pre + rest))
     try:
-        other = _ir_dfa(("s", tuple(pre + rest)), ByteNFA("", MAX_NFA_STATES, regex), "", regex,
-                        band, empty_ok=True)
+        other = _ir_dfa(rest, ByteNFA("", MAX_NFA_STATES, regex), "", regex, band,
+                        empty_ok=True, reach=reach_for([side]))
     except GrammarError:
         return None
-    return sp, other
+    return sp, other, reach_for([rest])
 
 
 def _one_rep(side):
@@ -788,16 +797,17 @@ def _one_rep(side):
 _GROUPS = SizedCache(128 << 20, dfa_nbytes)
 
 
-def compile_counted_group(members, band: int, label: str = "") -> DFA | None:
+def compile_counted_group(members, band: int, label: str = "", reach: tuple = ()) -> DFA | None:
     """One DFA for terminals whose repetitions share prefix and body (``members``: their
     :func:`counted_parts`, in order): ``accepts[s]`` holds positions in ``members``. None
     when their iterations cannot be counted together, the automaton passes the size
-    limit, or a member matches the empty string (compiled alone, it says so). Cached by
-    members and band (lexer modes of one grammar often read the same group)."""
+    limit, or a member matches the empty string (compiled alone, it says so). ``reach``:
+    per member, :func:`.counted.reach_for` the automata it is met with. Cached by members,
+    band and reach (lexer modes of one grammar often read the same group)."""
     def make():
-        d = _counted_dfa(members, band, label)
+        d = _counted_dfa(members, band, label, reach)
         return None if d is None or d.accepts[0] else d
-    return _GROUPS.get_or_make((tuple(members), band), make)
+    return _GROUPS.get_or_make((tuple(members), band, reach), make)
 
 
 def compile_terminal(regex: str, name: str = "", band: int = DEFAULT_BAND) -> DFA:

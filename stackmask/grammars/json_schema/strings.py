@@ -148,7 +148,10 @@ class StringsMixin:
         such a value with those characters escaped is rejected."""
         if ast in self.raw_spelled:
             return True
-        if _fits(self.string_regex(ast, escape_beyond_ascii=False), band) is None:
+        raw = self.string_regex(ast, escape_beyond_ascii=False)
+        if raw == self.string_regex(ast, escape_beyond_ascii=True):
+            return False              # nothing the policy would spell otherwise
+        if _fits(raw, band) is None:
             return False
         self.raw_spelled.add(ast)
         note = (f"string at {ptr or '#'}: characters beyond ASCII and '/' are accepted raw only, "
