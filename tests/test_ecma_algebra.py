@@ -202,9 +202,12 @@ def test_lookbehind_examples_and_refusals():
         "^(?! )[a-z ]*(?<! )$": ["ab", "ab ", " ab", "a b", ""],
         "x(?<=[0-9]x)$|^q$": ["1x", "ax", "zz1x", "q", "qq"],
         "a(?<=(?:ba|ca))$": ["ba", "ca", "a", "xba"],
+        # one character, folded into the character before (anywhere)
+        "a(?<!b)c$": ["ac", "bc", "xac"], "(a(?<!b)$)": ["a", "ba"], "(?:a(?<=a)$)*": ["", "a"],
+        "a(?<=a)": ["a", "b"], "[ab](?<=b)c": ["ac", "bc", "abc"],
     }
     _examples_agree_with_re(cases)
-    for p in ["a(?<!b)c$", "(a(?<!b)$)", "a(?<=^b)$", "(?:a(?<=a)$)*", "a(?<=a)"]:
+    for p in ["a(?<!bc)c$", "(a(?<!ba)$)", "a(?<=^b)$", "(?:a(?<=ba)$)*", "a(?<=ba)"]:
         with pytest.raises(R.PatternError, match="lookbehind"):
             R.parse_pattern(p)
 

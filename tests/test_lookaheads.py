@@ -289,7 +289,7 @@ def test_assertions_in_a_few_iterations_are_written_out(pattern):
         s = "".join(rng.choice(words) for _ in range(rng.randint(0, 10)))
         assert R.fullmatch(x, s) == _search(pattern, s), (pattern, s)
     with pytest.raises(R.PatternError, match="quantified group"):
-        R.parse_pattern(r"^((?!-)[a-z]:)*$")       # unbounded: still refused
+        R.parse_pattern(r"^((?!--)[a-z-]:)*$")     # unbounded: still refused
 
 
 @pytest.mark.parametrize("pattern", [r"^(?:(?!--).)*$", r"^a(?:(?!ab|c)[a-c]){2,5}$", r"^(?:(?!x?)[ab])*$",
@@ -353,4 +353,36 @@ def test_word_boundaries_decided_by_their_neighbours(pattern):
 @pytest.mark.parametrize("pattern", [r"\b([0-9]|[0-9][0-9])\b", r"a*\bb", r"(?:a|-)\bb", r"\b"])
 def test_word_boundaries_with_either_neighbour_are_refused(pattern):
     with pytest.raises(R.PatternError, match="word boundary"):
+        R.parse_pattern(pattern)
+
+
+# a host name label (CloudFormation's Redshift JDBC URL): neither first nor last a dash
+LABELS = r"^jdbc:(redshift|postgresql)://((?!-)[A-Za-z0-9-]{1,63}(?<!-)\.)+(redshift(-serverless)?)\.([a-zA-Z0-9\.\-]+):\d{1,5}/[a-zA-Z0-9_$-]+$"
+
+
+@pytest.mark.parametrize("pattern", [
+    LABELS, r"^((?!-)[a-c-]{1,3}(?<!-)\.){2,3}$", r"^[a-z.]+(?<!\.)x$", r"^(ab|c[0-9])(?<=[0-9b])z$",
+    r"^xa?b?(?<=[ab])c$", r"x[ab]{0,3}(?<!b)x", r"(a|b.)(?<![.b])c", r"ab*(?<!b)", r"(?!a)[a-c]{2}",
+    r"^(?!x)a?b?c$", r"^(?!-)[a-c-]{1,2}(?<!-)$", r"^(?=[0-9])(ab|[0-9]c)$", r"(x(?<=a))+"])
+def test_one_character_lookarounds_fold_into_their_neighbours(pattern):
+    # a lookbehind of one character after what ends in a character it reads limits that
+    # character, a lookahead of one character before what begins with one likewise: also
+    # inside a quantified group, where other assertions are refused
+    x = R.parse_pattern(pattern)
+    rng = random.Random(11)
+    words = ["a", "b", "c", "x", "z", "0", "9", "-", ".", "a-b.", "ab.", "-a.", "redshift",
+             "jdbc:redshift://", "jdbc:postgresql://", ".redshift.", "e:5439/db", ":1/x"]
+    for _ in range(3000):
+        s = "".join(rng.choice(words) for _ in range(rng.randint(0, 9)))
+        assert R.fullmatch(x, s) == _search(pattern, s), (pattern, s)
+    for s in ("jdbc:redshift://ab.c-d.redshift.us-east-1:5439/dev",
+              "jdbc:postgresql://a.redshift-serverless.x:1/y"):
+        assert R.fullmatch(x, s) == _search(pattern, s)
+
+
+@pytest.mark.parametrize("pattern", [r"^a?b?(?<=[ab])c$", r"(?!a)(?<!b)", r"a(?=b)(?<!c)b",
+                                     r"a*(?<!a)b", r"((?<=a)\.|b)+c"])
+def test_one_character_lookbehinds_reaching_outside_are_refused(pattern):
+    # the character before would be outside the sequence (or none: the start)
+    with pytest.raises(R.PatternError, match="lookbehind"):
         R.parse_pattern(pattern)

@@ -21,8 +21,11 @@ regex, kept as a lookahead at the top of the language (``("X", body, looks)``,
 :func:`.algebra.looking`; a fixed-length prefix goes inside, :func:`_prepend`), which the
 lexer reads as automata met or subtracted; lookbehinds ``(?<=R)``/``(?<!R)`` right before the
 ``$`` that ends the pattern or a top-level alternative (the string must (not) end with a match
-of ``R``; too large to write out, a lookahead over the whole string). Not supported (raise :class:`PatternError` naming the feature): other lookbehinds,
-lookaheads inside quantified groups, ``^`` in a lookahead but as a start-of-input test
+of ``R``; too large to write out, a lookahead over the whole string), and anywhere a
+lookbehind or lookahead of one character next to what reads that character, which limits
+it (``(?!-)[a-z0-9-]{1,63}(?<!-)``: :func:`_ending_in`, :func:`_starting_in`). Not
+supported (raise :class:`PatternError` naming the feature): other lookbehinds,
+other lookaheads inside quantified groups, ``^`` in a lookahead but as a start-of-input test
 (``(?!^[0-9]+$)`` is supported), word
 boundaries ``\\b \\B`` but where the characters on each side decide them
 (:meth:`_Parser._word_boundaries`), backreferences, ``\\p{...}`` properties other than those below
@@ -383,7 +386,30 @@ class _Parser:
             items.append(self.term())
         if any(t[0] == "wb" for t in items):
             items = self._word_boundaries(items)
+        if any(t[0] == "look" for t in items):
+            items = _one_char_looks(items)
+        if any(t[0] == "behind1" for t in items):
+            items = self._one_char_behinds(items)
         return ("seq", items)
+
+    def _one_char_behinds(self, items: list) -> list:
+        """A lookbehind of one character, ``(?<!-)``, after items of the same sequence
+        that end in a character they read (not an empty match): that last character is
+        limited to the allowed ones, ``[a-z0-9-]{1,63}(?<!-)`` is
+        ``[a-z0-9-]{0,62}[a-z0-9]`` (:func:`_ending_in`). Elsewhere (the character
+        before is outside the sequence) refused."""
+        out: list = []
+        for t in items:
+            if t[0] != "behind1":
+                out.append(t)
+                continue
+            got = _ending_in(("seq", out), t[1]) if out else None
+            if got is None:
+                self.i = t[2]
+                self.fail(_BEHIND_PLACES + ", or of one character right after what ends in a "
+                                           "character it reads")
+            out = [got]
+        return out
 
     def _word_boundaries(self, items: list) -> list:
         """``\\b``/``\\B`` decided by the characters around it in its sequence: where every
@@ -440,10 +466,13 @@ class _Parser:
             positive = self.peek(3) == "="
             body = self._group_body(4)
             if self.depth or self.peek() != "$" or self.peek(1) not in (None, "|") or _has_anchor(body):
+                one = _one_char(body)
+                if one is not None:
+                    # one character: a condition on the last character of what comes
+                    # before (alternative() folds it in)
+                    return ("behind1", one if positive else iv_complement(one), at)
                 self.i = at
-                self.fail("lookbehind assertions (?<= ...) / (?<! ...) are supported only right "
-                          "before the '$' that ends the pattern (or a top-level alternative), "
-                          "without anchors inside")
+                self.fail(_BEHIND_PLACES)
             return ("behind", positive, body)
         atom = self.atom()
         return self.quantifier(atom)
@@ -920,6 +949,123 @@ def _edge_chars(t, last: bool):
         ivs, e = _edge_chars(t[1], last)
         return ivs, e or t[2] == 0
     return (), True                          # bol, eol, look, behind, wb: zero width
+
+
+_BEHIND_PLACES = ("lookbehind assertions (?<= ...) / (?<! ...) are supported only right "
+                  "before the '$' that ends the pattern (or a top-level alternative), "
+                  "without anchors inside")
+
+
+def _one_char(body):
+    """The characters of a lookahead/lookbehind body that is one character (a set, or an
+    alternation of sets), else None."""
+    if body[0] == "seq" and len(body[1]) == 1:
+        body = body[1][0]
+    if body[0] == "chars":
+        return body[1]
+    if body[0] == "alt" and body[1]:
+        got = [_one_char(x) for x in body[1]]
+        if all(g is not None for g in got):
+            return iv_norm([iv for g in got for iv in g])
+    return None
+
+
+def _ending_in(t, keep):
+    """The parse tree ``t`` limited to matches whose last character is in ``keep``; None
+    where ``t`` may match the empty string or its last character is not an item of its own
+    (then the character before it is outside ``t``)."""
+    k = t[0]
+    if k == "chars":
+        return ("chars", iv_intersect(t[1], keep))
+    if k == "rep":
+        _, body, lo, hi = t
+        if lo < 1 or _edge_chars(body, True)[1]:
+            return None
+        last = _ending_in(body, keep)
+        if last is None:
+            return None
+        return ("seq", [("rep", body, lo - 1, None if hi is None else hi - 1), last])
+    if k == "seq":
+        if not t[1]:
+            return None
+        *head, last = t[1]
+        if not _edge_chars(last, True)[1]:
+            got = _ending_in(last, keep)
+            return None if got is None else ("seq", head + [got])
+        # a last item that may be empty: its non-empty matches ending so, or the items
+        # before ending so
+        full, before = _nonempty(last), _ending_in(("seq", head), keep)
+        got = None if full is None else _ending_in(full, keep)
+        if got is None or before is None:
+            return None
+        return ("alt", [("seq", head + [got]), before])
+    if k == "alt":
+        got = [_ending_in(x, keep) for x in t[1]]
+        return ("alt", got) if got and all(g is not None for g in got) else None
+    return None
+
+
+def _nonempty(t):
+    """The non-empty matches of a repetition that may be empty (``x{0,n}``, ``x*``,
+    ``x?``) whose body may not, else None."""
+    if t[0] == "rep" and t[2] == 0 and t[3] != 0 and not _edge_chars(t[1], True)[1]:
+        return ("rep", t[1], 1, t[3])
+    return None
+
+
+def _starting_in(t, keep):
+    """The parse tree ``t`` limited to matches whose first character is in ``keep``; None
+    where ``t`` may match the empty string or its first character is not an item of its
+    own."""
+    k = t[0]
+    if k == "chars":
+        return ("chars", iv_intersect(t[1], keep))
+    if k == "rep":
+        _, body, lo, hi = t
+        if lo < 1 or _edge_chars(body, False)[1]:
+            return None
+        first = _starting_in(body, keep)
+        if first is None:
+            return None
+        return ("seq", [first, ("rep", body, lo - 1, None if hi is None else hi - 1)])
+    if k == "seq":
+        if not t[1]:
+            return None
+        first, *tail = t[1]
+        if not _edge_chars(first, False)[1]:
+            got = _starting_in(first, keep)
+            return None if got is None else ("seq", [got] + tail)
+        full, after = _nonempty(first), _starting_in(("seq", tail), keep)
+        got = None if full is None else _starting_in(full, keep)
+        if got is None or after is None:
+            return None
+        return ("alt", [("seq", [got] + tail), after])
+    if k == "alt":
+        got = [_starting_in(x, keep) for x in t[1]]
+        return ("alt", got) if got and all(g is not None for g in got) else None
+    return None
+
+
+def _one_char_looks(items: list) -> list:
+    """A lookahead of one character right before an item that begins with a character it
+    reads is a condition on that character: ``(?!-)[a-z0-9-]{1,63}`` is
+    ``[a-z0-9][a-z0-9-]{0,62}`` (then no assertion is left inside a quantified group
+    for this common label idiom). Other lookaheads are kept."""
+    out: list = []
+    i = 0
+    while i < len(items):
+        t = items[i]
+        if t[0] == "look" and i + 1 < len(items):
+            one = _one_char(t[2])
+            if one is not None:
+                got = _starting_in(items[i + 1], one if t[1] else iv_complement(one))
+                if got is not None:
+                    out.append(got)
+                    i += 2
+                    continue
+        out.append(t)
+        i += 1
+    return out
 
 
 def _word_side(t, last: bool):
