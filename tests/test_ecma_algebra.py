@@ -4,6 +4,7 @@ string of a small alphabet."""
 
 from __future__ import annotations
 
+import random
 from itertools import product as cartesian
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stackmask.grammars import ecma_regex as R
+from stackmask.lexer.ir import nodes
 
 ALPHABET = "abé\n"          # a non-ASCII letter, and one that '.' does not match
 WORDS = ["".join(w) for n in range(5) for w in cartesian(ALPHABET, repeat=n)]
@@ -310,3 +312,24 @@ def test_unanchored_ends_distribute_over_alternatives(pattern):
     for _ in range(2000):
         s = "".join(rng.choice("abcxy1-") for _ in range(rng.randint(0, 14)))
         assert R.fullmatch(x, s) == (re.search(pattern.replace("$", r"\Z"), s) is not None), (pattern, s)
+
+
+@pytest.mark.parametrize("pattern", [
+    r"^x/(([!-~]+/){1,511})?[a-z]{1,64}$",            # ResilienceHub's role path
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9]){0,39}?$",         # a DNS label's groups
+    r"^(([a-c/]+/){1,20})?z$", r"^((a|b)+b?){1,30}c$"])
+def test_a_long_count_of_a_body_closed_under_concatenation_is_one(pattern):
+    # A·A ⊆ A: A{1,n} is A (A{0,n} is A once or not), with no count left to expand or
+    # to tell iterations apart
+    import re
+    x = R.parse_pattern(pattern)
+    assert not any(y[0] == "r" and y[1][0] != "c" and y[3] is not None and y[3] > 16
+                   for y in nodes(x))
+    rng = random.Random(5)
+    for _ in range(3000):
+        w = "".join(rng.choice(["a", "b", "c", "x", "z", "/", "-", "0", "x/"]) for _ in
+                    range(rng.randint(0, 12)))
+        assert R.fullmatch(x, w) == (re.search(pattern, w) is not None), (pattern, w)
+    # not closed (a·a is not in ab|a, aba not in a+b?): the count stays
+    for p, n in ((r"^(ab|a){1,20}$", 20), (r"^(a+b?){1,30}c$", 30)):
+        assert any(z[0] == "r" and z[3] == n for z in nodes(R.parse_pattern(p)))

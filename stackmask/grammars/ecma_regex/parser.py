@@ -63,7 +63,7 @@ from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, alt,
                          length_range, nullable, rep, seq)
 from ...lexer.ir import complement_intervals as iv_complement
 from ...lexer.ir import normalize_intervals as iv_norm
-from .algebra import TooComplex, difference, intersect, looking, union, write_out
+from .algebra import TooComplex, difference, intersect, is_subset, looking, union, write_out
 
 __all__ = ["PatternError", "parse_pattern", "parse_regex_full", "unicode_property", "case_closure"]
 
@@ -1185,7 +1185,22 @@ def _plain(t) -> tuple:
         return seq(*[_plain(x) for x in t[1]])
     if k == "alt":
         return alt(*[_plain(x) for x in t[1]])
-    return rep(_plain(t[1]), t[2], t[3])
+    return _closed_rep(_plain(t[1]), t[2], t[3])
+
+
+def _closed_rep(body, lo: int, hi) -> tuple:
+    """``body{lo,hi}``; where ``hi`` is past :data:`MAX_UNROLL` and ``body`` reads its own
+    concatenations (``A·A ⊆ A``, so ``A^k ⊆ A``: ``([\x21-\x7E]+/){1,511}`` is
+    ``[\x21-\x7E]+/``, as ``/`` is one of the characters its ``+`` reads) the count
+    changes nothing but ``lo = 0``: ``body`` once (or not). Such a count could not be
+    counted (its iterations are not told apart) nor written out."""
+    if hi is not None and hi > MAX_UNROLL and lo <= 1 and body[0] != "c" and not nullable(body):
+        try:
+            if is_subset(seq(body, body), body):
+                return rep(body, lo, 1)
+        except TooComplex:
+            pass
+    return rep(body, lo, hi)
 
 
 def _branches(t) -> list:
