@@ -350,9 +350,29 @@ def test_word_boundaries_decided_by_their_neighbours(pattern):
         assert R.fullmatch(x, s) == _search(pattern, s), (pattern, s)
 
 
-@pytest.mark.parametrize("pattern", [r"\b([0-9]|[0-9][0-9])\b", r"a*\bb", r"(?:a|-)\bb", r"\b"])
-def test_word_boundaries_with_either_neighbour_are_refused(pattern):
-    with pytest.raises(R.PatternError, match="word boundary"):
+@pytest.mark.parametrize("pattern", [
+    r"\b([0-9]|[0-9][0-9])\b", r"a*\bb", r"(?:a|-)\bb", r"\b", r"x\B(a|-)", r"^\b(a|-)x",
+    r"(a|-)\b(b|\.)$", r"((25[0-5]|(2[0-4]|1\d|[1-9]|)\d)\.?\b){4}",
+    r"cron\((\b[0-5]?[0-9]\b) (\b2[0-3]\b|\b[0-1]?[0-9]\b)", r"(\ba|-\B)+x"])
+def test_word_boundaries_with_either_neighbour_are_decided_on_the_whole_string(pattern):
+    # a \b whose neighbours in its sequence do not decide it (the start of a group, an
+    # unanchored end, a character either way: CloudFormation's IPv4 address, an instance
+    # number, a cron expression) is a mark, kept where the characters around it in the
+    # whole string make it hold (algebra.resolve_word_boundaries)
+    x = R.parse_pattern(pattern)
+    rng = random.Random(4)
+    words = ["a", "b", "-", ".", "1", "9", "25", "255", "192.", "10.", "x", " ", "cron(", "5",
+             "23", ")", "_"]
+    for _ in range(3000):
+        s = "".join(rng.choice(words) for _ in range(rng.randint(0, 9)))
+        assert R.fullmatch(x, s) == (re.search(_ends_input(pattern), s, re.ASCII) is not None), \
+            (pattern, s)
+
+
+@pytest.mark.parametrize("pattern", [r"\b(?=ab)\w", r"(a|-)$\b", r"(a|-)\b^", r"(?<=a)\b(a|-)"])
+def test_undecided_word_boundaries_beside_other_assertions_are_refused(pattern):
+    # the other assertions' rewriting would read the mark as a character
+    with pytest.raises(R.PatternError, match="word boundary|lookbehind"):
         R.parse_pattern(pattern)
 
 
@@ -386,3 +406,14 @@ def test_one_character_lookbehinds_reaching_outside_are_refused(pattern):
     # the character before would be outside the sequence (or none: the start)
     with pytest.raises(R.PatternError, match="lookbehind"):
         R.parse_pattern(pattern)
+
+
+def test_a_schema_with_undecided_word_boundaries():
+    # CloudFormation's Route 53 Global Resolver IPv4 address and ApplicationInsights'
+    # instance numbers
+    ipv4 = {"type": "string", "minLength": 1, "maxLength": 15,
+            "pattern": r"((25[0-5]|(2[0-4]|1\d|[1-9]|)\d)\.?\b){4}"}
+    check(ipv4, valid=['"10.0.0.1"', '"192.168.1.255"', '"1.2.3.4"'],
+          invalid=['"256.1.1.1x"', '"10.0.0"', '"abc"', '"10.0.0.1234567890"'])
+    number = {"type": "string", "minLength": 1, "maxLength": 2, "pattern": r"\b([0-9]|[0-9][0-9])\b"}
+    check(number, valid=['"0"', '"42"'], invalid=['"a1"', '"1a"', '""', '"123"'])

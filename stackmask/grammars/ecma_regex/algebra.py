@@ -22,7 +22,8 @@ from ...lexer.ir import normalize_intervals as iv_norm
 
 __all__ = ["TooComplex", "Dfa", "atom_partition", "intersect", "difference", "union", "complement",
            "is_empty", "is_disjoint", "is_subset", "limit_length", "limited", "has_limits",
-           "resolve_limits", "write_out", "map_limits", "not_in", "looking", "meet", "exclude"]
+           "resolve_limits", "write_out", "map_limits", "not_in", "looking", "meet", "exclude",
+           "WB_MARK", "NWB_MARK", "resolve_word_boundaries"]
 
 
 class TooComplex(ValueError):
@@ -615,3 +616,78 @@ def _rewrite_len(x, lo: int, hi):
     if hi is not None:
         nb = hi // f if b is None else min(b, hi // f)
     return rep(y, na, nb)
+
+
+# --------------------------------------------------------------------------
+# word boundaries decided by the whole string
+# --------------------------------------------------------------------------
+
+#: stand-ins for ``\b`` and ``\B`` in an IR, past the last code point (no character set of
+#: a pattern holds them, :data:`~stackmask.lexer.ir.UNIVERSE` included)
+WB_MARK = (MAX_CP + 1, MAX_CP + 1)
+NWB_MARK = (MAX_CP + 2, MAX_CP + 2)
+
+
+def resolve_word_boundaries(x, word) -> tuple:
+    """The IR ``x`` whose ``\b``/``\B`` stand as the characters :data:`WB_MARK`/
+    :data:`NWB_MARK` (one where the assertion holds), with the assertions decided on the
+    whole string: its words with marks, met with the words whose every mark sits where
+    its assertion holds (the characters before and after, ``word`` characters or not;
+    the start and end of the string count as not), the marks then erased. TooComplex
+    where an automaton or the regex back passes the Boolean operations' limits."""
+    atoms = atom_partition(x, ("c", word)) + [WB_MARK, NWB_MARK]
+    d = Dfa.from_ast(x, atoms)
+    n = len(atoms)
+    mb, mnb = n - 2, n - 1
+    kind = [1 if iv_intersect((a,), word) else 0 for a in atoms[:-2]]
+    # the marks' automaton: state = 3 * (last character a word one) + what the next
+    # character must be (0 anything, 1 a word one, 2 not one or the end); 6 dead
+    dead = 6
+    trans, final = [], []
+    for prev in (0, 1):
+        for req in (0, 1, 2):
+            row = []
+            for k in kind:
+                bad = (req == 1 and k != 1) or (req == 2 and k == 1)
+                row.append(dead if bad else 3 * k)
+            for boundary in (True, False):
+                need = (2 if prev else 1) if boundary else (1 if prev else 2)
+                row.append(3 * prev + need if req in (0, need) else dead)
+            trans.append(row)
+            final.append(req != 1)
+    trans.append([dead] * n)
+    final.append(False)
+    marks = Dfa(atoms, trans, final)
+    both = d.product(marks, lambda a, b: a and b)
+    # erase the marks: a subset construction over the others, a mark read as no move
+    t = both.trans
+    fin = both.final
+
+    def closure(states):
+        out, stack = set(states), list(states)
+        while stack:
+            q = stack.pop()
+            for r in (t[q][mb], t[q][mnb]):
+                if r not in out:
+                    out.add(r)
+                    stack.append(r)
+        return frozenset(out)
+    start = closure((0,))
+    ids = {start: 0}
+    order = [start]
+    rows = []
+    while len(rows) < len(order):
+        cur = order[len(rows)]
+        row = []
+        for i in range(n - 2):
+            nxt = closure({t[q][i] for q in cur})
+            if nxt not in ids:
+                if len(order) > MAX_STATES:
+                    raise TooComplex("automaton too large for the Boolean operations")
+                ids[nxt] = len(order)
+                order.append(nxt)
+            row.append(ids[nxt])
+        rows.append(row)
+    finals = np.array([any(fin[q] for q in sub) for sub in order], dtype=bool)
+    out = Dfa._minimal(atoms[:-2], np.array(rows, dtype=np.int32), finals)
+    return out.to_ast()

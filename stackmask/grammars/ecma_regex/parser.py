@@ -26,9 +26,9 @@ lookbehind or lookahead of one character next to what reads that character, whic
 it (``(?!-)[a-z0-9-]{1,63}(?<!-)``: :func:`_ending_in`, :func:`_starting_in`). Not
 supported (raise :class:`PatternError` naming the feature): other lookbehinds,
 other lookaheads inside quantified groups, ``^`` in a lookahead but as a start-of-input test
-(``(?!^[0-9]+$)`` is supported), word
-boundaries ``\\b \\B`` but where the characters on each side decide them
-(:meth:`_Parser._word_boundaries`), backreferences, ``\\p{...}`` properties other than those below
+(``(?!^[0-9]+$)`` is supported), word boundaries ``\\b \\B`` that the characters on
+each side do not decide (:meth:`_Parser._word_boundaries`; then decided on the whole string,
+:func:`.algebra.resolve_word_boundaries`) beside other assertions, backreferences, ``\\p{...}`` properties other than those below
 (scripts, ``Alphabetic``/``Alpha``/``Alnum``, ...), inline flags but ``i``, ``s`` as below
 and ``m`` turned off (``(?-m:...)``, a no-op), ``^`` inside quantified groups. ``(?s)``
 outside groups (not ECMA-262: PCRE's "dot matches all", which Python's ``re`` also reads at
@@ -63,7 +63,8 @@ from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, alt,
                          length_range, nullable, rep, seq)
 from ...lexer.ir import complement_intervals as iv_complement
 from ...lexer.ir import normalize_intervals as iv_norm
-from .algebra import TooComplex, difference, intersect, is_subset, looking, union, write_out
+from .algebra import (NWB_MARK, WB_MARK, TooComplex, difference, intersect, is_subset, looking,
+                      resolve_word_boundaries, union, write_out)
 
 __all__ = ["PatternError", "parse_pattern", "parse_regex_full", "unicode_property", "case_closure"]
 
@@ -325,6 +326,8 @@ class _Parser:
         # one read case-sensitively outside (?-i:...), or case-insensitively by a bare (?i)
         # inside (?-i:...) (which wins over a whole-pattern flag)
         self.unscoped: list = []
+        #: offsets of the \b/\B its neighbours do not decide, marks in the tree
+        self.marks: list = []
 
     def fail(self, msg: str):
         raise PatternError(f"{msg} (at offset {self.i} of {self.src!r})")
@@ -416,7 +419,9 @@ class _Parser:
         character that can end what comes before (the start of the input after ``^``) is a
         word character (``\\w``) or none is, and likewise every character that can begin
         what comes after (the end after ``$``), the assertion always holds (dropped) or never
-        does (nothing matches): ``arn:\\b(aws|aws-cn)\\b:``. Elsewhere refused."""
+        does (nothing matches): ``arn:\\b(aws|aws-cn)\\b:``. Elsewhere a mark character
+        (:data:`.algebra.WB_MARK`, :data:`.algebra.NWB_MARK`) that :func:`parse_pattern`
+        resolves on the whole string."""
         out = []
         for i, t in enumerate(items):
             if t[0] != "wb":
@@ -425,9 +430,11 @@ class _Parser:
             before = _word_side(items[i - 1], last=True) if i > 0 else None
             after = _word_side(items[i + 1], last=False) if i + 1 < len(items) else None
             if before is None or after is None:
-                self.i = t[2]
-                self.fail("word boundary assertions (\\b, \\B) are supported only where the "
-                          "characters on both sides are all word characters or all not")
+                # decided on the whole string (:func:`.algebra.resolve_word_boundaries`):
+                # a mark where the assertion stands
+                self.marks.append(t[2])
+                out.append(("chars", (NWB_MARK if t[1] else WB_MARK,)))
+                continue
             if (before != after) == (not t[1]):
                 continue                          # always holds
             out.append(("alt", []))               # never holds: nothing matches
@@ -1068,11 +1075,43 @@ def _one_char_looks(items: list) -> list:
     return out
 
 
+def _is_mark(t) -> bool:
+    return t[0] == "chars" and t[1] in ((WB_MARK,), (NWB_MARK,))
+
+
+def _anchor_beside_mark(t) -> bool:
+    """Whether a sequence in the tree has a ``^`` after a word-boundary mark or a ``$``
+    before one (the anchors' rewriting reads a mark as a character)."""
+    k = t[0]
+    if k == "seq":
+        seen_mark = False
+        seen_eol = False
+        for x in t[1]:
+            if _is_mark(x):
+                if seen_eol:
+                    return True
+                seen_mark = True
+            elif x[0] == "bol" and seen_mark:
+                return True
+            elif x[0] == "eol":
+                seen_eol = True
+            elif _anchor_beside_mark(x):
+                return True
+        return False
+    if k == "alt":
+        return any(_anchor_beside_mark(x) for x in t[1])
+    if k == "rep":
+        return _anchor_beside_mark(t[1])
+    return False
+
+
 def _word_side(t, last: bool):
     """Whether the character next to a ``\\b`` on this side is a word character (True), is
     not or is the start/end of the input (False), or either (None), from the item ``t``."""
     if t[0] in ("bol", "eol"):
         return False
+    if _is_mark(t):
+        return None
     ivs, empty = _edge_chars(t, last)
     if empty or not ivs:
         return None
@@ -1260,7 +1299,20 @@ def parse_pattern(pattern: str) -> tuple:
         raise PatternError(f"pattern nested too deeply: {pattern!r}") from None
     if p.flag_note:
         log.info("pattern: %s", p.flag_note)
-    return _strings_matching(tree)
+    if not p.marks:
+        return _strings_matching(tree)
+    # \b/\B marks, decided on the whole string; other assertions read the marks as
+    # characters (a lookahead's text, what "^" and "$" need empty): refused beside them
+    where = f"(at offset {p.marks[0]} of {pattern!r})"
+    if _has(tree, ("look", "behind")) or _anchor_beside_mark(tree):
+        raise PatternError("word boundary assertions (\\b, \\B) are supported where the "
+                           "characters on both sides decide them, or in a pattern without "
+                           f"other assertions beside them {where}")
+    try:
+        return resolve_word_boundaries(_strings_matching(tree), WORD)
+    except TooComplex:
+        raise PatternError(f"word boundary assertions (\\b, \\B) too complex to enforce "
+                           f"exactly {where}") from None
 
 
 def _strings_matching(tree) -> tuple:
