@@ -353,16 +353,20 @@ def test_word_boundaries_decided_by_their_neighbours(pattern):
 @pytest.mark.parametrize("pattern", [
     r"\b([0-9]|[0-9][0-9])\b", r"a*\bb", r"(?:a|-)\bb", r"\b", r"x\B(a|-)", r"^\b(a|-)x",
     r"(a|-)\b(b|\.)$", r"((25[0-5]|(2[0-4]|1\d|[1-9]|)\d)\.?\b){4}",
-    r"cron\((\b[0-5]?[0-9]\b) (\b2[0-3]\b|\b[0-1]?[0-9]\b)", r"(\ba|-\B)+x"])
+    r"cron\((\b[0-5]?[0-9]\b) (\b2[0-3]\b|\b[0-1]?[0-9]\b)", r"(\ba|-\B)+x", r"(^|-)\ba",
+    # decided by the characters around their groups (too large to decide on the whole string)
+    r"^cron\((\b[0-5]?[0-9]\b) (\b2[0-3]\b|\b[0-1]?[0-9]\b) ([-?*,/\dLW]){1,83} "
+    r"([-*,/\d]|[a-zA-Z]{3}){1,23} ([-?#*,/\dL]|[a-zA-Z]{3}){1,13} ([^\)]+)\)$"])
 def test_word_boundaries_with_either_neighbour_are_decided_on_the_whole_string(pattern):
     # a \b whose neighbours in its sequence do not decide it (the start of a group, an
     # unanchored end, a character either way: CloudFormation's IPv4 address, an instance
-    # number, a cron expression) is a mark, kept where the characters around it in the
-    # whole string make it hold (algebra.resolve_word_boundaries)
+    # number, a cron expression) is decided by the characters that can stand around it
+    # across groups and iterations (parser._decide_marks), else is a mark, kept where the
+    # characters around it in the whole string make it hold (algebra.resolve_word_boundaries)
     x = R.parse_pattern(pattern)
     rng = random.Random(4)
     words = ["a", "b", "-", ".", "1", "9", "25", "255", "192.", "10.", "x", " ", "cron(", "5",
-             "23", ")", "_"]
+             "23", ")", "_", "cron(5 23 * * ", "MON ", "L", "W"]
     for _ in range(3000):
         s = "".join(rng.choice(words) for _ in range(rng.randint(0, 9)))
         assert R.fullmatch(x, s) == (re.search(_ends_input(pattern), s, re.ASCII) is not None), \

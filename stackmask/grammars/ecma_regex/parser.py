@@ -433,7 +433,7 @@ class _Parser:
                 # decided on the whole string (:func:`.algebra.resolve_word_boundaries`):
                 # a mark where the assertion stands
                 self.marks.append(t[2])
-                out.append(("chars", (NWB_MARK if t[1] else WB_MARK,)))
+                out.append(("mark", t[1], t[2]))
                 continue
             if (before != after) == (not t[1]):
                 continue                          # always holds
@@ -1079,6 +1079,82 @@ def _is_mark(t) -> bool:
     return t[0] == "chars" and t[1] in ((WB_MARK,), (NWB_MARK,))
 
 
+def _decide_marks(tree):
+    """The tree with each ``\\b``/``\\B`` mark that the characters able to stand before and
+    after it decide (every one a word character or none; the start and end of the input
+    count as none) replaced by what it always does (match the empty string, or nothing):
+    the characters around it are looked for across groups, alternatives and iterations,
+    as far as the ends of the pattern (any character there, or the start/end of the input;
+    after ``^``, the start only). ``cron\\((\\b[0-5]?[0-9]\\b) `` always holds."""
+    every = iv_norm([(0, MAX_CP)])
+
+    def join(side, x, last: bool):
+        # what stands on this side of the next item: x's edge characters, and what stood
+        # on this side of x where x may be empty (an anchor in x: the input's end too)
+        ivs, empty = _edge_chars(x, last)
+        edge = side[1] if empty else False
+        if _has(x, ("bol",) if last else ("eol",)):
+            edge = True
+        return (iv_norm(list(ivs) + list(side[0])) if empty else ivs, edge)
+
+    def walk(t, before, after):
+        k = t[0]
+        if k == "mark":
+            prev, nxt = _word_class(before), _word_class(after)
+            if prev is None or nxt is None:
+                return t
+            return ("seq", []) if (prev != nxt) == (not t[1]) else ("alt", [])
+        if k == "seq":
+            items = t[1]
+            befores, cur = [], before
+            for x in items:
+                befores.append(cur)
+                cur = ((), True) if x[0] == "bol" else join(cur, x, True)
+            afters, cur = [], after
+            for x in reversed(items):
+                afters.append(cur)
+                cur = ((), True) if x[0] == "eol" else join(cur, x, False)
+            afters.reverse()
+            return ("seq", [walk(x, b, a) for x, b, a in zip(items, befores, afters)])
+        if k == "alt":
+            return ("alt", [walk(x, before, after) for x in t[1]])
+        if k == "rep":
+            body, lo, hi = t[1], t[2], t[3]
+            if hi is None or hi > 1:           # an iteration after another
+                before = (iv_norm(list(before[0]) + list(_edge_chars(body, True)[0])), before[1])
+                after = (iv_norm(list(after[0]) + list(_edge_chars(body, False)[0])), after[1])
+            return ("rep", walk(body, before, after), lo, hi)
+        return t
+    return walk(tree, (every, True), (every, True))
+
+
+def _word_class(side):
+    """Whether every character on a side (``(intervals, the input's end too)``) is a word
+    character (True), none is (False; the input's end is none), or some are (None)."""
+    ivs, edge = side
+    inside = iv_intersect(ivs, WORD)
+    if not inside:
+        return False
+    if inside == ivs and not edge:
+        return True
+    return None
+
+
+def _marks_as_chars(t):
+    """The tree with each mark a character of its own (:data:`.algebra.WB_MARK`,
+    :data:`.algebra.NWB_MARK`)."""
+    k = t[0]
+    if k == "mark":
+        return ("chars", (NWB_MARK if t[1] else WB_MARK,))
+    if k in ("seq", "alt"):
+        return (k, [_marks_as_chars(x) for x in t[1]])
+    if k == "rep":
+        return ("rep", _marks_as_chars(t[1]), t[2], t[3])
+    if k in ("look", "behind"):
+        return (k, t[1], _marks_as_chars(t[2]))
+    return t
+
+
 def _anchor_beside_mark(t) -> bool:
     """Whether a sequence in the tree has a ``^`` after a word-boundary mark or a ``$``
     before one (the anchors' rewriting reads a mark as a character)."""
@@ -1299,11 +1375,14 @@ def parse_pattern(pattern: str) -> tuple:
         raise PatternError(f"pattern nested too deeply: {pattern!r}") from None
     if p.flag_note:
         log.info("pattern: %s", p.flag_note)
-    if not p.marks:
+    if p.marks:
+        tree = _decide_marks(tree)
+    if not _has(tree, ("mark",)):
         return _strings_matching(tree)
     # \b/\B marks, decided on the whole string; other assertions read the marks as
     # characters (a lookahead's text, what "^" and "$" need empty): refused beside them
     where = f"(at offset {p.marks[0]} of {pattern!r})"
+    tree = _marks_as_chars(tree)
     if _has(tree, ("look", "behind")) or _anchor_beside_mark(tree):
         raise PatternError("word boundary assertions (\\b, \\B) are supported where the "
                            "characters on both sides decide them, or in a pattern without "
