@@ -23,7 +23,7 @@ lexer reads as automata met or subtracted; lookbehinds ``(?<=R)``/``(?<!R)`` rig
 ``$`` that ends the pattern or a top-level alternative (the string must (not) end with a match
 of ``R``; too large to write out, a lookahead over the whole string), and anywhere a
 lookbehind or lookahead of one character next to what reads that character, which limits
-it (``(?!-)[a-z0-9-]{1,63}(?<!-)``: :func:`_ending_in`, :func:`_starting_in`). Not
+it (``(?!-)[a-z0-9-]{1,63}(?<!-)``: :func:`_edge_in`). Not
 supported (raise :class:`PatternError` naming the feature): other lookbehinds,
 other lookaheads inside quantified groups, ``^`` in a lookahead but as a start-of-input test
 (``(?!^[0-9]+$)`` is supported), word boundaries ``\\b \\B`` that the characters on
@@ -399,14 +399,14 @@ class _Parser:
         """A lookbehind of one character, ``(?<!-)``, after items of the same sequence
         that end in a character they read (not an empty match): that last character is
         limited to the allowed ones, ``[a-z0-9-]{1,63}(?<!-)`` is
-        ``[a-z0-9-]{0,62}[a-z0-9]`` (:func:`_ending_in`). Elsewhere (the character
+        ``[a-z0-9-]{0,62}[a-z0-9]`` (:func:`_edge_in`). Elsewhere (the character
         before is outside the sequence) refused."""
         out: list = []
         for t in items:
             if t[0] != "behind1":
                 out.append(t)
                 continue
-            got = _ending_in(("seq", out), t[1]) if out else None
+            got = _edge_in(("seq", out), t[1], last=True) if out else None
             if got is None:
                 self.i = t[2]
                 self.fail(_BEHIND_PLACES + ", or of one character right after what ends in a "
@@ -977,37 +977,41 @@ def _one_char(body):
     return None
 
 
-def _ending_in(t, keep):
-    """The parse tree ``t`` limited to matches whose last character is in ``keep``; None
-    where ``t`` may match the empty string or its last character is not an item of its own
-    (then the character before it is outside ``t``)."""
+def _edge_in(t, keep, last: bool):
+    """The parse tree ``t`` limited to matches whose last (``last``) or first character is
+    in ``keep``; None where ``t`` may match the empty string or that character is not an
+    item of its own (then the character next to it is outside ``t``). An edge item that
+    may be empty: its non-empty matches limited so, or the items beside it limited so."""
     k = t[0]
     if k == "chars":
         return ("chars", iv_intersect(t[1], keep))
     if k == "rep":
         _, body, lo, hi = t
-        if lo < 1 or _edge_chars(body, True)[1]:
+        if lo < 1 or _edge_chars(body, last)[1]:
             return None
-        last = _ending_in(body, keep)
-        if last is None:
+        edge = _edge_in(body, keep, last)
+        if edge is None:
             return None
-        return ("seq", [("rep", body, lo - 1, None if hi is None else hi - 1), last])
+        rest = ("rep", body, lo - 1, None if hi is None else hi - 1)
+        return ("seq", [rest, edge] if last else [edge, rest])
     if k == "seq":
         if not t[1]:
             return None
-        *head, last = t[1]
-        if not _edge_chars(last, True)[1]:
-            got = _ending_in(last, keep)
-            return None if got is None else ("seq", head + [got])
-        # a last item that may be empty: its non-empty matches ending so, or the items
-        # before ending so
-        full, before = _nonempty(last), _ending_in(("seq", head), keep)
-        got = None if full is None else _ending_in(full, keep)
-        if got is None or before is None:
+        item = t[1][-1] if last else t[1][0]
+        others = list(t[1][:-1]) if last else list(t[1][1:])
+
+        def joined(x):
+            return ("seq", others + [x] if last else [x] + others)
+        if not _edge_chars(item, last)[1]:
+            got = _edge_in(item, keep, last)
+            return None if got is None else joined(got)
+        full, beside = _nonempty(item), _edge_in(("seq", others), keep, last)
+        got = None if full is None else _edge_in(full, keep, last)
+        if got is None or beside is None:
             return None
-        return ("alt", [("seq", head + [got]), before])
+        return ("alt", [joined(got), beside])
     if k == "alt":
-        got = [_ending_in(x, keep) for x in t[1]]
+        got = [_edge_in(x, keep, last) for x in t[1]]
         return ("alt", got) if got and all(g is not None for g in got) else None
     return None
 
@@ -1017,39 +1021,6 @@ def _nonempty(t):
     ``x?``) whose body may not, else None."""
     if t[0] == "rep" and t[2] == 0 and t[3] != 0 and not _edge_chars(t[1], True)[1]:
         return ("rep", t[1], 1, t[3])
-    return None
-
-
-def _starting_in(t, keep):
-    """The parse tree ``t`` limited to matches whose first character is in ``keep``; None
-    where ``t`` may match the empty string or its first character is not an item of its
-    own."""
-    k = t[0]
-    if k == "chars":
-        return ("chars", iv_intersect(t[1], keep))
-    if k == "rep":
-        _, body, lo, hi = t
-        if lo < 1 or _edge_chars(body, False)[1]:
-            return None
-        first = _starting_in(body, keep)
-        if first is None:
-            return None
-        return ("seq", [first, ("rep", body, lo - 1, None if hi is None else hi - 1)])
-    if k == "seq":
-        if not t[1]:
-            return None
-        first, *tail = t[1]
-        if not _edge_chars(first, False)[1]:
-            got = _starting_in(first, keep)
-            return None if got is None else ("seq", [got] + tail)
-        full, after = _nonempty(first), _starting_in(("seq", tail), keep)
-        got = None if full is None else _starting_in(full, keep)
-        if got is None or after is None:
-            return None
-        return ("alt", [("seq", [got] + tail), after])
-    if k == "alt":
-        got = [_starting_in(x, keep) for x in t[1]]
-        return ("alt", got) if got and all(g is not None for g in got) else None
     return None
 
 
@@ -1065,7 +1036,7 @@ def _one_char_looks(items: list) -> list:
         if t[0] == "look" and i + 1 < len(items):
             one = _one_char(t[2])
             if one is not None:
-                got = _starting_in(items[i + 1], one if t[1] else iv_complement(one))
+                got = _edge_in(items[i + 1], one if t[1] else iv_complement(one), last=False)
                 if got is not None:
                     out.append(got)
                     i += 2
