@@ -222,10 +222,9 @@ def counted_group(members, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_s
     stalls never need to be combined with each other. ``reach``: per member (the first
     ones; none for the others) more positions below its lower and upper bounds, for a
     member that will be intersected with an automaton that needs characters of its own
-    (:func:`reach_for`). Returns ``(trans
-    over byte classes, byte -> class, accepts: per state the frozenset of member
-    positions, counters, chain)`` (``chain``: :func:`_chain`, or None) or None when the
-    iterations cannot be counted."""
+    (:func:`reach_for`). Returns ``(trans over byte classes, byte -> class, accepts: per
+    state the frozenset of member positions, counters, chain)`` (``chain``:
+    :func:`_chain`, or None) or None when the iterations cannot be counted."""
     pre, body = members[0][0], members[0][1]
     if any(m[0] != pre or m[1] != body for m in members):
         raise ValueError("a counted group shares its prefix and repeated body")

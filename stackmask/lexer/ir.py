@@ -35,7 +35,8 @@ from .fsa import Nfa
 __all__ = ["MAX_CP", "SURR_LO", "SURR_HI", "Intervals", "normalize_intervals",
            "complement_intervals", "iv_intersect", "iv_union", "iv_contains", "UNIVERSE",
            "EPS", "NONE", "ANY", "ANYSTAR", "ch", "lit", "seq", "alt", "rep", "nullable",
-           "length_range", "completion_bounds", "nodes", "has_node", "ast_size", "cap_repeats", "thompson", "nfa_size"]
+           "length_range", "completion_bounds", "nodes", "has_node", "ast_size", "cap_repeats",
+           "thompson", "nfa_size"]
 
 MAX_CP = 0x10FFFF
 SURR_LO, SURR_HI = 0xD800, 0xDFFF

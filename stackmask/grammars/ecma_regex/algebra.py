@@ -629,7 +629,7 @@ NWB_MARK = (MAX_CP + 2, MAX_CP + 2)
 
 
 def resolve_word_boundaries(x, word) -> tuple:
-    """The IR ``x`` whose ``\b``/``\B`` stand as the characters :data:`WB_MARK`/
+    """The IR ``x`` whose ``\\b``/``\\B`` stand as the characters :data:`WB_MARK`/
     :data:`NWB_MARK` (one where the assertion holds), with the assertions decided on the
     whole string: its words with marks, met with the words whose every mark sits where
     its assertion holds (the characters before and after, ``word`` characters or not;
