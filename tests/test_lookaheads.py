@@ -373,7 +373,8 @@ def test_word_boundaries_with_either_neighbour_are_decided_on_the_whole_string(p
             (pattern, s)
 
 
-@pytest.mark.parametrize("pattern", [r"\b(?=ab)\w", r"(a|-)$\b", r"(a|-)\b^", r"(?<=a)\b(a|-)"])
+@pytest.mark.parametrize("pattern", [r"\b(?=ab)\w", r"(a|-)$\b", r"(a|-)\b^", r"(?<=a)\b(a|-)",
+                                     r"(?=a\b)a", r"^(?!x\B)\w+$", r"(?=ab\b)\w+"])
 def test_undecided_word_boundaries_beside_other_assertions_are_refused(pattern):
     # the other assertions' rewriting would read the mark as a character
     with pytest.raises(R.PatternError, match="word boundary|lookbehind"):

@@ -1095,8 +1095,26 @@ def _decide_marks(tree):
                 before = (iv_norm(list(before[0]) + list(_edge_chars(body, True)[0])), before[1])
                 after = (iv_norm(list(after[0]) + list(_edge_chars(body, False)[0])), after[1])
             return ("rep", walk(body, before, after), lo, hi)
+        if k == "look":                        # its match goes on into the rest
+            return ("look", t[1], walk(t[2], before, (every, True)))
+        if k == "behind":                      # its match ends here
+            return ("behind", t[1], walk(t[2], (every, True), after))
         return t
     return walk(tree, (every, True), (every, True))
+
+
+def _has_mark(t) -> bool:
+    """Whether the tree holds a ``\\b``/``\\B`` mark, lookaround bodies included."""
+    k = t[0]
+    if k == "mark":
+        return True
+    if k in ("seq", "alt"):
+        return any(_has_mark(x) for x in t[1])
+    if k == "rep":
+        return _has_mark(t[1])
+    if k in ("look", "behind"):
+        return _has_mark(t[2])
+    return False
 
 
 def _word_class(side):
@@ -1348,7 +1366,7 @@ def parse_pattern(pattern: str) -> tuple:
         log.info("pattern: %s", p.flag_note)
     if p.marks:
         tree = _decide_marks(tree)
-    if not _has(tree, ("mark",)):
+    if not _has_mark(tree):
         return _strings_matching(tree)
     # \b/\B marks, decided on the whole string; other assertions read the marks as
     # characters (a lookahead's text, what "^" and "$" need empty): refused beside them
