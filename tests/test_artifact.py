@@ -642,3 +642,19 @@ def test_a_user_facing_grammar_object_is_stored_and_loaded(tmp_path):
     assert again.loaded_from_cache
     for a, b in zip(masks_along(first, DOC), masks_along(again, DOC)):
         assert np.array_equal(a, b)
+
+
+def test_an_artifact_of_other_code_is_not_found(tmp_path, monkeypatch):
+    # the key holds a hash of the library's sources: after a change to the lexer or the
+    # compiler (same grammar text, same format) the old artifact is not read, which would
+    # mask by the old rules; it is built again
+    v = small_vocab()
+    assert not Constraint(JSON, v, cache_dir=tmp_path).loaded_from_cache
+    assert Constraint(JSON, v, cache_dir=tmp_path).loaded_from_cache
+    fp = artifact.code_fingerprint()
+    assert len(fp) == 64 and fp == artifact.code_fingerprint()
+    monkeypatch.setattr(artifact, "code_fingerprint", lambda: "0" * 64)
+    c = Constraint(JSON, v, cache_dir=tmp_path)
+    assert not c.loaded_from_cache
+    assert len([p for p in tmp_path.iterdir() if p.suffix == ".smk"]) == 2
+    assert Constraint(JSON, v, cache_dir=tmp_path).loaded_from_cache

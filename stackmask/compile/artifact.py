@@ -5,8 +5,10 @@ configuration ids, the Parser DWA and its interned token sets) as plain data
 (:mod:`stackmask.plain`: arrays, serialized bitmaps, built-in values and the
 grammar's own dataclasses), never a pickle: loading a file runs no code it
 chooses, so a cache directory can be shared. It is keyed
-by the grammar, the ``ambiguous`` flag, the vocabulary fingerprint and
-:data:`FORMAT_VERSION`; the file name is the key's hash, and the header
+by the grammar, the ``ambiguous`` flag, the vocabulary fingerprint,
+:data:`FORMAT_VERSION` and :func:`code_fingerprint` (the library's own sources: an
+artifact built by other code, whose lexer or compiler may read the same grammar
+otherwise, is never found); the file name is the key's hash, and the header
 repeats the key and a checksum of the payload, so a truncated, corrupted,
 stale or foreign file is detected (and rebuilt with a warning by the caller),
 never loaded into wrong masks. Files are written to a temporary name in the
@@ -25,6 +27,7 @@ import os
 import struct
 import tempfile
 import warnings
+from functools import lru_cache
 from pathlib import Path
 
 import zstandard
@@ -59,9 +62,25 @@ def default_cache_dir(cache_dir=None) -> Path | None:
     return Path(base) / "stackmask"
 
 
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """SHA-256 of the package's sources (every ``.py``, ``.pyx``, ``.pxi`` and ``.lark``
+    file under ``stackmask/``, with its path), read once per process (about 1.5 MB, a few
+    ms). In the cache keys: a change to what the lexer or the compiler builds for the
+    same grammar text must not find the artifacts of the code before it (they would
+    mask by the old rules); :data:`FORMAT_VERSION` marks the layout."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".pyx", ".pxi", ".lark") and path.is_file():
+            h.update(path.relative_to(root).as_posix().encode() + b"\0")
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 def artifact_key(grammar_text: str, ambiguous: bool, vocab_fingerprint: str) -> bytes:
     h = hashlib.sha256()
-    h.update(f"stackmask-artifact:{FORMAT_VERSION}\0".encode())
+    h.update(f"stackmask-artifact:{FORMAT_VERSION}:{code_fingerprint()}\0".encode())
     h.update(b"ambiguous" if ambiguous else b"deterministic")
     h.update(b"\0" + vocab_fingerprint.encode() + b"\0")
     h.update(grammar_text.encode("utf-8", "surrogatepass"))

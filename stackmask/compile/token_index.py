@@ -184,8 +184,8 @@ _CODEC = Codec()
 
 def index_location(directory: Path, vocab: Vocab) -> tuple[Path, bytes]:
     """``(path, key)`` of the on-disk index of ``vocab`` in the cache ``directory``."""
-    key = hashlib.sha256(f"stackmask-vocab-index:{INDEX_FORMAT}:{artifact.FORMAT_VERSION}\0"
-                         f"{vocab.fingerprint}".encode()).digest()
+    key = hashlib.sha256(f"stackmask-vocab-index:{INDEX_FORMAT}:{artifact.FORMAT_VERSION}:"
+                         f"{artifact.code_fingerprint()}\0{vocab.fingerprint}".encode()).digest()
     return directory / f"vocab-{key.hex()[:40]}.smv", key
 
 
