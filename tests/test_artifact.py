@@ -658,3 +658,33 @@ def test_an_artifact_of_other_code_is_not_found(tmp_path, monkeypatch):
     assert not c.loaded_from_cache
     assert len([p for p in tmp_path.iterdir() if p.suffix == ".smk"]) == 2
     assert Constraint(JSON, v, cache_dir=tmp_path).loaded_from_cache
+
+
+def test_the_cache_is_held_to_its_size_limit(tmp_path, monkeypatch):
+    # each save removes the least recently used files of this library past
+    # $STACKMASK_CACHE_MAX_BYTES; a load marks a file used; other files stay
+    paths = []
+    for i in range(4):
+        key = bytes([i]) * 32
+        p = artifact.artifact_path(tmp_path, key)
+        artifact.save(p, key, os.urandom(3000))
+        os.utime(p, (1_000_000 + i, 1_000_000 + i))       # written long ago, in order
+        paths.append((p, key))
+    foreign = tmp_path / "notes.smk"
+    foreign.write_bytes(b"not an artifact" * 1000)
+    os.utime(foreign, (1, 1))
+    size = paths[0][0].stat().st_size
+    assert artifact.load(paths[0][0], paths[0][1]) is not None    # used now
+    monkeypatch.setenv("STACKMASK_CACHE_MAX_BYTES", str(3 * size + 10))
+    key = b"\x09" * 32
+    new = artifact.artifact_path(tmp_path, key)
+    artifact.save(new, key, os.urandom(3000))
+    left = {p.name for p in tmp_path.iterdir()}
+    # the two least recently used go (1 and 2), the loaded one, the newest and the new one stay
+    assert left == {paths[0][0].name, paths[3][0].name, new.name, foreign.name}
+    monkeypatch.setenv("STACKMASK_CACHE_MAX_BYTES", "off")
+    artifact.save(artifact.artifact_path(tmp_path, b"\x0a" * 32), b"\x0a" * 32, b"x" * 3000)
+    assert len(list(tmp_path.iterdir())) == 5
+    assert artifact.cache_max_bytes() is None
+    monkeypatch.delenv("STACKMASK_CACHE_MAX_BYTES")
+    assert artifact.cache_max_bytes() == artifact.CACHE_MAX_BYTES

@@ -23,6 +23,7 @@ else ``$XDG_CACHE_HOME/stackmask``, else ``~/.cache/stackmask``. Pass
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import struct
 import tempfile
@@ -41,6 +42,7 @@ import zstandard
 #     artifact of such a string masks too few tokens from a stall
 FORMAT_VERSION = 18
 MAGIC = b"STACKMSK"
+log = logging.getLogger("stackmask")
 _HEADER = struct.Struct("<8sI32s32sQ")    # magic, format version, key, payload sha256, payload size
 
 
@@ -111,6 +113,66 @@ def save(path: Path, key: bytes, data: bytes) -> None:
             pass
         raise
     _remove_stale_temps(path)
+    _evict(path.parent, path)
+
+
+#: the cache directory's artifacts and vocabulary indexes are held to this many bytes
+#: (``$STACKMASK_CACHE_MAX_BYTES``; 0 or ``off``: no limit): each save removes the least
+#: recently used files past it (a load marks a file used)
+CACHE_MAX_BYTES = 4 << 30
+
+
+def cache_max_bytes() -> int | None:
+    """The cache's size limit in bytes, None for none (:data:`CACHE_MAX_BYTES`)."""
+    env = os.environ.get("STACKMASK_CACHE_MAX_BYTES")
+    if env is None:
+        return CACHE_MAX_BYTES
+    if env.strip().lower() in ("", "0", "off", "none"):
+        return None
+    return int(env)
+
+
+def _evict(directory: Path, keep: Path) -> None:
+    """Remove the least recently used artifacts and indexes of ``directory`` (files of
+    this library only: ``.smk``/``.smv`` that begin with :data:`MAGIC`) while they hold
+    more than :func:`cache_max_bytes`, never ``keep`` (the file just written). Files of
+    earlier versions of the library, whose keys no longer match, go first as they are
+    not used any more."""
+    limit = cache_max_bytes()
+    if limit is None:
+        return
+    files = []
+    try:
+        for p in directory.iterdir():
+            if p.suffix not in (".smk", ".smv") or p == keep:
+                continue
+            try:
+                st = p.stat()
+                with open(p, "rb") as f:
+                    if f.read(len(MAGIC)) != MAGIC:
+                        continue
+            except OSError:
+                continue
+            files.append((st.st_mtime, st.st_size, p))
+        total = sum(size for _, size, _ in files) + keep.stat().st_size
+    except OSError:
+        return
+    if total <= limit:
+        return
+    removed = freed = 0
+    for _, size, p in sorted(files):
+        if total <= limit:
+            break
+        try:
+            p.unlink()
+        except OSError:
+            continue
+        total -= size
+        removed += 1
+        freed += size
+    if removed:
+        log.info("stackmask: artifact cache %s over %d bytes: removed the %d least recently "
+                 "used files (%.1f MB)", directory, limit, removed, freed / 1e6)
 
 
 #: a temporary file older than this was left by a writer that died (writing takes seconds)
@@ -152,6 +214,10 @@ def load(path: Path, key: bytes, decode=lambda body: body):
         data = path.read_bytes()
     except (FileNotFoundError, NotADirectoryError):
         return None
+    try:
+        os.utime(path)                 # used now: the cache's size limit removes it last
+    except OSError:
+        pass
     except OSError as e:
         warnings.warn(f"stackmask: cannot read cached artifact {path}: {e}; recompiling",
                       StaleArtifactWarning, stacklevel=3)
