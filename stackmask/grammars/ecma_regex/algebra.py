@@ -659,35 +659,19 @@ def resolve_word_boundaries(x, word) -> tuple:
     final.append(False)
     marks = Dfa(atoms, trans, final)
     both = d.product(marks, lambda a, b: a and b)
-    # erase the marks: a subset construction over the others, a mark read as no move
-    t = both.trans
-    fin = both.final
-
-    def closure(states):
-        out, stack = set(states), list(states)
-        while stack:
-            q = stack.pop()
-            for r in (t[q][mb], t[q][mnb]):
-                if r not in out:
-                    out.add(r)
-                    stack.append(r)
-        return frozenset(out)
-    start = closure((0,))
-    ids = {start: 0}
-    order = [start]
-    rows = []
-    while len(rows) < len(order):
-        cur = order[len(rows)]
-        row = []
-        for i in range(n - 2):
-            nxt = closure({t[q][i] for q in cur})
-            if nxt not in ids:
-                if len(order) > MAX_STATES:
-                    raise TooComplex("automaton too large for the Boolean operations")
-                ids[nxt] = len(order)
-                order.append(nxt)
-            row.append(ids[nxt])
-        rows.append(row)
-    finals = np.array([any(fin[q] for q in sub) for sub in order], dtype=bool)
-    out = Dfa._minimal(atoms[:-2], np.array(rows, dtype=np.int32), finals)
+    # erase the marks: the product as an NFA whose marks are no moves, determinized
+    nfa = Nfa(MAX_NFA)
+    for _ in both.trans:
+        nfa.new()
+    nfa.start, nfa.final = 0, nfa.new()
+    for q, row in enumerate(both.trans):
+        nfa.eps[q].extend((row[mb], row[mnb]))
+        nfa.edges[q].extend((i, i, r) for i, r in enumerate(row[:mb]))
+        if both.final[q]:
+            nfa.eps[q].append(nfa.final)
+    try:
+        trans, s2c, accepting = determinize(nfa, n - 2, MAX_STATES + 1)
+    except TooManyStates:
+        raise TooComplex("automaton too large for the Boolean operations") from None
+    out = Dfa._minimal(atoms[:-2], trans[:, s2c], accepting)
     return out.to_ast()
