@@ -27,7 +27,7 @@ it (``(?!-)[a-z0-9-]{1,63}(?<!-)``: :func:`_edge_in`). Not
 supported (raise :class:`PatternError` naming the feature): other lookbehinds,
 other lookaheads inside quantified groups, ``^`` in a lookahead but as a start-of-input test
 (``(?!^[0-9]+$)`` is supported), word boundaries ``\\b \\B`` that the characters on
-each side do not decide (:meth:`_Parser._word_boundaries`; then decided on the whole string,
+each side do not decide (:func:`_decide_marks`, across groups; then decided on the whole string,
 :func:`.algebra.resolve_word_boundaries`) beside other assertions, backreferences, ``\\p{...}`` properties other than those below
 (scripts, ``Alphabetic``/``Alpha``/``Alnum``, ...), inline flags but ``i``, ``s`` as below
 and ``m`` turned off (``(?-m:...)``, a no-op), ``^`` inside quantified groups. ``(?s)``
@@ -326,8 +326,8 @@ class _Parser:
         # one read case-sensitively outside (?-i:...), or case-insensitively by a bare (?i)
         # inside (?-i:...) (which wins over a whole-pattern flag)
         self.unscoped: list = []
-        #: offsets of the \b/\B its neighbours do not decide, marks in the tree
-        self.marks: list = []
+        #: whether the tree holds \b/\B marks
+        self.marks = False
 
     def fail(self, msg: str):
         raise PatternError(f"{msg} (at offset {self.i} of {self.src!r})")
@@ -387,8 +387,6 @@ class _Parser:
         items = []
         while self.i < len(self.src) and self.peek() not in ("|", ")"):
             items.append(self.term())
-        if any(t[0] == "wb" for t in items):
-            items = self._word_boundaries(items)
         if any(t[0] == "look" for t in items):
             items = _one_char_looks(items)
         if any(t[0] == "behind1" for t in items):
@@ -414,32 +412,6 @@ class _Parser:
             out = [got]
         return out
 
-    def _word_boundaries(self, items: list) -> list:
-        """``\\b``/``\\B`` decided by the characters around it in its sequence: where every
-        character that can end what comes before (the start of the input after ``^``) is a
-        word character (``\\w``) or none is, and likewise every character that can begin
-        what comes after (the end after ``$``), the assertion always holds (dropped) or never
-        does (nothing matches): ``arn:\\b(aws|aws-cn)\\b:``. Elsewhere a mark character
-        (:data:`.algebra.WB_MARK`, :data:`.algebra.NWB_MARK`) that :func:`parse_pattern`
-        resolves on the whole string."""
-        out = []
-        for i, t in enumerate(items):
-            if t[0] != "wb":
-                out.append(t)
-                continue
-            before = _word_side(items[i - 1], last=True) if i > 0 else None
-            after = _word_side(items[i + 1], last=False) if i + 1 < len(items) else None
-            if before is None or after is None:
-                # decided on the whole string (:func:`.algebra.resolve_word_boundaries`):
-                # a mark where the assertion stands
-                self.marks.append(t[2])
-                out.append(("mark", t[1], t[2]))
-                continue
-            if (before != after) == (not t[1]):
-                continue                          # always holds
-            out.append(("alt", []))               # never holds: nothing matches
-        return out
-
     def term(self):
         c = self.peek()
         if c == "^":
@@ -451,7 +423,9 @@ class _Parser:
         if c == "\\" and self.peek(1) in ("b", "B"):
             at = self.i
             self.i += 2
-            return self._no_quant(("wb", self.src[at + 1] == "B", at), "\\b")
+            # decided once the whole pattern is read (:func:`_decide_marks`)
+            self.marks = True
+            return self._no_quant(("mark", self.src[at + 1] == "B", at), "\\b")
         if c == "(" and self.peek(1) == "?":
             m = _FLAGS.match(self.src, self.i)
             if m and m.group(4) == ")":
@@ -955,7 +929,7 @@ def _edge_chars(t, last: bool):
     if k == "rep":
         ivs, e = _edge_chars(t[1], last)
         return ivs, e or t[2] == 0
-    return (), True                          # bol, eol, look, behind, wb: zero width
+    return (), True                          # bol, eol, look, behind, mark: zero width
 
 
 _BEHIND_PLACES = ("lookbehind assertions (?<= ...) / (?<! ...) are supported only right "
@@ -1056,7 +1030,9 @@ def _decide_marks(tree):
     count as none) replaced by what it always does (match the empty string, or nothing):
     the characters around it are looked for across groups, alternatives and iterations,
     as far as the ends of the pattern (any character there, or the start/end of the input;
-    after ``^``, the start only). ``cron\\((\\b[0-5]?[0-9]\\b) `` always holds."""
+    after ``^``, the start only). ``arn:\\b(aws|aws-cn)\\b:`` and
+    ``cron\\((\\b[0-5]?[0-9]\\b) `` always hold. The others stay marks, resolved on the
+    whole string (:func:`parse_pattern`)."""
     every = iv_norm([(0, MAX_CP)])
 
     def join(side, x, last: bool):
@@ -1103,18 +1079,19 @@ def _decide_marks(tree):
     return walk(tree, (every, True), (every, True))
 
 
-def _has_mark(t) -> bool:
-    """Whether the tree holds a ``\\b``/``\\B`` mark, lookaround bodies included."""
+def _mark_at(t) -> int | None:
+    """The pattern offset of the first ``\\b``/``\\B`` mark in the tree, lookaround bodies
+    included; None without one."""
     k = t[0]
     if k == "mark":
-        return True
-    if k in ("seq", "alt"):
-        return any(_has_mark(x) for x in t[1])
-    if k == "rep":
-        return _has_mark(t[1])
-    if k in ("look", "behind"):
-        return _has_mark(t[2])
-    return False
+        return t[2]
+    kids = t[1] if k in ("seq", "alt") else (t[1],) if k == "rep" else \
+        (t[2],) if k in ("look", "behind") else ()
+    for x in kids:
+        at = _mark_at(x)
+        if at is not None:
+            return at
+    return None
 
 
 def _word_class(side):
@@ -1168,22 +1145,6 @@ def _anchor_beside_mark(t) -> bool:
     if k == "rep":
         return _anchor_beside_mark(t[1])
     return False
-
-
-def _word_side(t, last: bool):
-    """Whether the character next to a ``\\b`` on this side is a word character (True), is
-    not or is the start/end of the input (False), or either (None), from the item ``t``."""
-    if t[0] in ("bol", "eol"):
-        return False
-    if _is_mark(t):
-        return None
-    ivs, empty = _edge_chars(t, last)
-    if empty or not ivs:
-        return None
-    inside = iv_intersect(ivs, WORD)
-    if inside == ivs:
-        return True
-    return False if not inside else None
 
 
 def _tempered(body):
@@ -1366,11 +1327,12 @@ def parse_pattern(pattern: str) -> tuple:
         log.info("pattern: %s", p.flag_note)
     if p.marks:
         tree = _decide_marks(tree)
-    if not _has_mark(tree):
+    at = _mark_at(tree) if p.marks else None
+    if at is None:
         return _strings_matching(tree)
     # \b/\B marks, decided on the whole string; other assertions read the marks as
     # characters (a lookahead's text, what "^" and "$" need empty): refused beside them
-    where = f"(at offset {p.marks[0]} of {pattern!r})"
+    where = f"(at offset {at} of {pattern!r})"
     tree = _marks_as_chars(tree)
     if _has(tree, ("look", "behind")) or _anchor_beside_mark(tree):
         raise PatternError("word boundary assertions (\\b, \\B) are supported where the "
