@@ -384,3 +384,45 @@ def test_a_length_that_would_blow_up_a_written_out_difference_stays_a_lookahead(
           valid=['"aws-x"', json.dumps("a" * 128), json.dumps("é" * 128, ensure_ascii=False)],
           invalid=['"aws:x"', '""', json.dumps("a" * 129)], validator=False)
     assert R.limited(R.parse_pattern("^[a-z]+$"), 1, 128)[0] != "L"     # small: a regex
+
+
+#: CloudFormation's IAM role ARN (Transcribe): at most 1,113 characters, at least 19
+ROLE_ARN = (r"^arn:(aws|aws-cn|aws-us-gov|aws-iso-{0,1}[a-z]{0,1}):iam::[0-9]{0,63}:role/"
+            r"[A-Za-z0-9:_/+=,@.-]{0,1024}$")
+
+
+def test_a_bound_the_pattern_implies_is_dropped():
+    p = R.parse_pattern(ROLE_ARN)
+    assert R.length_range(p) == (19, 1113)
+    assert R.limited(p, 20, 2048) == ("L", p, 20, None)     # only the lower bound is left
+    assert R.limited(p, 19, 2048) is p and R.limited(p, 0, 1113) is p
+    x = R.parse_pattern("^[a-z]{3,}-[0-9]+$")
+    y = R.limited(x, 6, 2048)
+    assert y[0] == "L" and y[2:] == (6, 2048)               # neither implied: both kept
+    assert R.limited(x, 5, None) is x                        # 5 is implied: nothing left
+
+
+def test_a_length_beside_a_pattern_bounded_below_it_compiles(qwen_vocab, tmp_path):
+    # maxLength 2048 beside a pattern of at most 1,113 characters says nothing; paired with
+    # the pattern's counted segments it made an automaton over the lexer's limit. Only
+    # minLength 20 (one more than the pattern's least) is paired with the pattern now
+    schema = {"type": "object", "properties": {"role": _limited_schema(ROLE_ARN, 20, 2048)},
+              "required": ["role"], "additionalProperties": False}
+    c = Constraint(Grammar.from_json_schema(schema), qwen_vocab, cache_dir=tmp_path, progress=False)
+    assert not c.compiled.dwa.budget_exhausted
+
+    def doc(v):
+        return json.dumps({"role": v})
+    ok = ["arn:aws:iam:::role/x", "arn:aws:iam::123456789012:role/service-role/a",
+          "arn:aws-us-gov:iam::" + "1" * 63 + ":role/" + "a" * 1024]       # 1,113: the most
+    bad = ["arn:aws:iam:::role/",                                          # 19 < minLength
+           "arn:aws:iam::" + "1" * 64 + ":role/x",                         # a segment's bound
+           "arn:aws:iam:::role/" + "a" * 1025]
+    for v in ok:
+        assert jsonschema_valid(schema, doc(v)) in (True, None), len(v)
+        assert accepts(c, doc(v)), len(v)
+    for v in bad:
+        assert jsonschema_valid(schema, doc(v)) in (False, None), len(v)
+        assert not accepts(c, doc(v)), len(v)
+    rng = random.Random(5)
+    assert _walk(c, [doc(v) for v in ok], rng, 17) >= 10

@@ -309,7 +309,12 @@ def limited(x, lo: int, hi) -> tuple:
     small, else the node ``("L", x, lo, hi)``, which the Boolean operations here read as
     a product of DFAs and :func:`~.emit.to_json_string` spells as a lookahead (the lexer
     intersects the two, counting long repetitions). A node with lookaheads (``"X"``)
-    limits its body, or takes the length as one more lookahead."""
+    limits its body, or takes the length as one more lookahead. A bound that ``x``'s own
+    lengths imply is dropped first (``maxLength: 2048`` beside a pattern of at most 1,113
+    characters): the other one alone is paired with the pattern."""
+    lo, hi = _unimplied(x[1] if x[0] == "X" else x, lo, hi)
+    if lo == 0 and hi is None:
+        return x
     if x[0] == "X":
         try:
             return ("X", _no_blowup(limit_length(x[1], lo, hi), x[1]), x[2])
@@ -319,6 +324,22 @@ def limited(x, lo: int, hi) -> tuple:
         return _no_blowup(limit_length(x, lo, hi), x)
     except TooComplex:
         return ("L", x, lo, hi)
+
+
+def _unimplied(x, lo: int, hi) -> tuple:
+    """``(lo, hi)`` without the bounds every string of ``x`` meets (``lo`` 0, ``hi``
+    None where implied)."""
+    try:
+        a, b = length_range(write_out(x, 4000) if has_limits(x) else x)
+    except TooComplex:
+        return lo, hi
+    if b == -1:
+        return lo, hi                 # no string: limit_length says so
+    if hi is not None and b is not None and b <= hi:
+        hi = None
+    if a >= lo:
+        lo = 0
+    return lo, hi
 
 
 #: a written-out result this many times heavier than its operand (and past
