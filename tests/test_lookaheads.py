@@ -382,13 +382,17 @@ def test_undecided_word_boundaries_beside_other_assertions_are_refused(pattern):
 
 
 # a host name label (CloudFormation's Redshift JDBC URL): neither first nor last a dash
+# (and the same as a domain name: labels of an optional run and a last character)
+LABELS_0 = r"^(((?!-)[A-Za-z0-9-]{0,62}[A-Za-z0-9])\.)+((?!-)[A-Za-z0-9-]{1,62}[A-Za-z0-9])(\.)?$"
 LABELS = r"^jdbc:(redshift|postgresql)://((?!-)[A-Za-z0-9-]{1,63}(?<!-)\.)+(redshift(-serverless)?)\.([a-zA-Z0-9\.\-]+):\d{1,5}/[a-zA-Z0-9_$-]+$"
 
 
 @pytest.mark.parametrize("pattern", [
     LABELS, r"^((?!-)[a-c-]{1,3}(?<!-)\.){2,3}$", r"^[a-z.]+(?<!\.)x$", r"^(ab|c[0-9])(?<=[0-9b])z$",
     r"^xa?b?(?<=[ab])c$", r"x[ab]{0,3}(?<!b)x", r"(a|b.)(?<![.b])c", r"ab*(?<!b)", r"(?!a)[a-c]{2}",
-    r"^(?!x)a?b?c$", r"^(?!-)[a-c-]{1,2}(?<!-)$", r"^(?=[0-9])(ab|[0-9]c)$", r"(x(?<=a))+"])
+    r"^(?!x)a?b?c$", r"^(?!-)[a-c-]{1,2}(?<!-)$", r"^(?=[0-9])(ab|[0-9]c)$", r"(x(?<=a))+",
+    # the item after the lookahead may be empty: the character is the first the rest reads
+    LABELS_0, r"^((?!-)[a-c-]{0,2}[a-c]\.)+$", r"^((?![.-])a?-*[a-c.]){1,4}x$"])
 def test_one_character_lookarounds_fold_into_their_neighbours(pattern):
     # a lookbehind of one character after what ends in a character it reads limits that
     # character, a lookahead of one character before what begins with one likewise: also
@@ -422,3 +426,29 @@ def test_a_schema_with_undecided_word_boundaries():
           invalid=['"256.1.1.1x"', '"10.0.0"', '"abc"', '"10.0.0.1234567890"'])
     number = {"type": "string", "minLength": 1, "maxLength": 2, "pattern": r"\b([0-9]|[0-9][0-9])\b"}
     check(number, valid=['"0"', '"42"'], invalid=['"a1"', '"1a"', '""', '"123"'])
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_one_character_lookaheads_in_quantified_groups_agree_with_re(seed):
+    # ^(L items)+$ with L a lookahead of one character and items that may read nothing:
+    # the patterns parse_pattern accepts match what re matches
+    rng = random.Random(seed)
+    looks = ["(?!-)", "(?=a)", "(?!a)", "(?=[ab])", "(?![.-])"]
+    items = ["a", "b", "-", ".", "[ab-]", "[a-]", "x", "[ab]*", "[a-]{0,3}", "(ab)?", "-*",
+             "[ab.]?", "(a|-)*", "[b-]{0,2}"]
+    accepted = 0
+    for _ in range(300):
+        body = rng.choice(looks) + "".join(rng.choice(items) for _ in range(rng.randint(1, 3)))
+        if rng.random() < 0.5:
+            body = rng.choice(items) + body
+        pattern = "^(" + body + ")" + rng.choice(["+", "*", "{1,3}", "{2}"]) + \
+            rng.choice(["", "x", "[ab]", "-?"]) + "$"
+        try:
+            x = R.parse_pattern(pattern)
+        except R.PatternError:
+            continue
+        accepted += 1
+        for _ in range(100):
+            s = "".join(rng.choice("ab-.x") for _ in range(rng.randint(0, 9)))
+            assert R.fullmatch(x, s) == _search(pattern, s), (pattern, s)
+    assert accepted >= 240          # (before the rest of the sequence was read: ~225)

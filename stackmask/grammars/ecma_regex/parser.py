@@ -1002,7 +1002,9 @@ def _one_char_looks(items: list) -> list:
     """A lookahead of one character right before an item that begins with a character it
     reads is a condition on that character: ``(?!-)[a-z0-9-]{1,63}`` is
     ``[a-z0-9][a-z0-9-]{0,62}`` (then no assertion is left inside a quantified group
-    for this common label idiom). Other lookaheads are kept."""
+    for this common label idiom). Where that item may read nothing, the character is the
+    first the rest of the sequence reads: ``(?!-)[a-z0-9-]{0,62}[a-z0-9]`` is
+    ``[a-z0-9][a-z0-9-]{0,61}[a-z0-9]|[a-z0-9]``. Other lookaheads are kept."""
     out: list = []
     i = 0
     while i < len(items):
@@ -1010,11 +1012,18 @@ def _one_char_looks(items: list) -> list:
         if t[0] == "look" and i + 1 < len(items):
             one = _one_char(t[2])
             if one is not None:
-                got = _edge_in(items[i + 1], one if t[1] else iv_complement(one), last=False)
+                keep = one if t[1] else iv_complement(one)
+                got = _edge_in(items[i + 1], keep, last=False)
                 if got is not None:
                     out.append(got)
                     i += 2
                     continue
+                # the next item may be empty (``(?!-)[a-z0-9-]{0,62}[a-z0-9]``): the
+                # character is the first the rest of the sequence reads
+                got = _edge_in(("seq", items[i + 1:]), keep, last=False)
+                if got is not None:
+                    out.append(got)
+                    break
         out.append(t)
         i += 1
     return out
