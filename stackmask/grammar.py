@@ -77,7 +77,8 @@ class TerminalDef:
     text: FreeText | None = None
     token: tuple | None = None
     #: where the terminal comes from, for error messages (the JSON Schema front end: the
-    #: pointer of the subschema that made it); no effect on its language
+    #: pointer of the subschema that made it, and for a string the keywords that shape it:
+    #: ``"#/properties/a (pattern, maxLength)"``); no effect on its language
     source: str = ""
 
     @property

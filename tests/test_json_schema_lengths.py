@@ -426,3 +426,16 @@ def test_a_length_beside_a_pattern_bounded_below_it_compiles(qwen_vocab, tmp_pat
         assert not accepts(c, doc(v)), len(v)
     rng = random.Random(5)
     assert _walk(c, [doc(v) for v in ok], rng, 17) >= 10
+
+
+def test_a_lexer_too_large_names_pointers_and_keywords():
+    # the refusal names each large terminal's pointer and the string keywords there
+    from stackmask import LexerTooLarge
+    from stackmask.limits import Limits
+    schema = {"type": "object", "properties": {
+        "a": {"type": "string", "pattern": TAG, "maxLength": 60},
+        "b": {"type": "string", "format": "email"}, "c": {"type": "integer"}}}
+    g = Grammar.from_json_schema(schema)
+    with pytest.raises(LexerTooLarge) as ei:
+        Constraint(g, BYTES, cache_dir=False, limits=Limits(max_lexer_states=2000))
+    assert "(#/properties/a (pattern, maxLength))" in str(ei.value), str(ei.value)

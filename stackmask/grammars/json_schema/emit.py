@@ -146,13 +146,16 @@ class EmitMixin:
 
     def _build_symbol(self, nt, node, base, ptr):
         lang = self.lang(node, base, ptr)
-        alts = self.lang_alternatives(lang, ptr)
+        alts = self.lang_alternatives(lang, ptr, _string_source(node, ptr))
         if not alts:
             return      # no rule: removed later as empty
         for a in alts:
             self.rule(nt, [a], ptr)
 
-    def lang_alternatives(self, lang: Lang, ptr) -> list:
+    def lang_alternatives(self, lang: Lang, ptr, source: str | None = None) -> list:
+        """The grammar symbols of a language's parts; ``source`` names the string
+        terminals' origin (the pointer and the string keywords there: what a lexer-size
+        refusal names)."""
         alts = []
         if lang.null:
             alts.append(self.term("null", "NULL"))
@@ -161,7 +164,8 @@ class EmitMixin:
         if lang.false:
             alts.append(self.term("false", "FALSE"))
         if lang.string != NONE:
-            alts.extend(self.string_term(x, ptr) for x in self.spelled_strings(lang.string, ptr))
+            alts.extend(self.string_term(x, source or ptr)
+                        for x in self.spelled_strings(lang.string, ptr))
         if lang.number != NONE:
             alts.append(self.number_term(lang.number))
         alts.extend(lang.objects)
@@ -298,3 +302,15 @@ class EmitMixin:
             exp.append(self.punct("}"))
         self.rule(nt, exp, "const")
 
+
+#: the keywords that shape a string terminal, named where the lexer's size limit refuses it
+STRING_KEYWORDS = ("pattern", "format", "minLength", "maxLength", "enum", "const")
+
+
+def _string_source(node, ptr: str) -> str:
+    """``ptr`` and the string keywords of the schema ``node`` there: ``"#/properties/a
+    (pattern, maxLength)"``."""
+    if not isinstance(node, dict):
+        return ptr
+    kws = [k for k in STRING_KEYWORDS if k in node]
+    return f"{ptr} ({', '.join(kws)})" if kws else ptr
