@@ -400,6 +400,7 @@ def test_a_bound_the_pattern_implies_is_dropped():
     y = R.limited(x, 6, 2048)
     assert y[0] == "L" and y[2:] == (6, 2048)               # neither implied: both kept
     assert R.limited(x, 5, None) is x                        # 5 is implied: nothing left
+    assert R.unimplied_bounds(p, 19, 1113) == (0, None) and R.unimplied_bounds(x, 7, 9) == (7, 9)
 
 
 def test_a_length_beside_a_pattern_bounded_below_it_compiles(qwen_vocab, tmp_path):

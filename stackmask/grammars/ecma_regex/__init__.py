@@ -23,7 +23,7 @@ from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, SURR_HI, SURR_LO, UNIV
 from .algebra import (Dfa, TooComplex, atom_partition, complement, difference,
                       drop_implied_bounds, exclude, has_limits, intersect, is_disjoint, is_empty,
                       is_subset, limit_length, limited, looking, map_limits, meet, not_in,
-                      resolve_limits, union, write_out)
+                      resolve_limits, unimplied_bounds, union, write_out)
 from .emit import (ESCAPABLE, RAW_OK, fullmatch, json_char_class, re_fullmatch, to_json_string,
                    to_python)
 from .parser import PatternError, parse_pattern, parse_regex_full, unicode_property
@@ -37,6 +37,6 @@ __all__ = [
     "ESCAPABLE",
     "RAW_OK", "intersect", "difference", "union", "complement", "is_empty", "is_disjoint",
     "is_subset", "Dfa", "not_in", "limit_length", "limited", "has_limits", "resolve_limits", "map_limits",
-    "write_out", "looking", "meet", "exclude",
+    "write_out", "looking", "meet", "exclude", "unimplied_bounds",
     "atom_partition", "drop_implied_bounds",
 ]

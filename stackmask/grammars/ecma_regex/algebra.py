@@ -23,7 +23,7 @@ from ...lexer.ir import normalize_intervals as iv_norm
 __all__ = ["TooComplex", "Dfa", "atom_partition", "intersect", "difference", "union", "complement",
            "is_empty", "is_disjoint", "is_subset", "limit_length", "limited", "has_limits",
            "resolve_limits", "write_out", "map_limits", "not_in", "looking", "meet", "exclude",
-           "WB_MARK", "NWB_MARK", "resolve_word_boundaries"]
+           "WB_MARK", "NWB_MARK", "resolve_word_boundaries", "unimplied_bounds"]
 
 
 class TooComplex(ValueError):
@@ -312,7 +312,7 @@ def limited(x, lo: int, hi) -> tuple:
     limits its body, or takes the length as one more lookahead. A bound that ``x``'s own
     lengths imply is dropped first (``maxLength: 2048`` beside a pattern of at most 1,113
     characters): the other one alone is paired with the pattern."""
-    lo, hi = _unimplied(x[1] if x[0] == "X" else x, lo, hi)
+    lo, hi = unimplied_bounds(x[1] if x[0] == "X" else x, lo, hi)
     if lo == 0 and hi is None:
         return x
     if x[0] == "X":
@@ -326,7 +326,7 @@ def limited(x, lo: int, hi) -> tuple:
         return ("L", x, lo, hi)
 
 
-def _unimplied(x, lo: int, hi) -> tuple:
+def unimplied_bounds(x, lo: int, hi) -> tuple:
     """``(lo, hi)`` without the bounds every string of ``x`` meets (``lo`` 0, ``hi``
     None where implied)."""
     try:

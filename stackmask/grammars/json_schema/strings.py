@@ -125,7 +125,8 @@ class StringsMixin:
             # the length written into the pattern's regex can make a repetition the lexer
             # cannot count (``.{1,2017}/\.well-known/openid-configuration``: the suffix reads
             # what the repetition reads); kept apart, the length is a count of its own
-            return self.lexable(("L", R.drop_implied_bounds(unlimited, hi), lo, hi), unlimited,
+            blo, bhi = R.unimplied_bounds(unlimited, lo, hi)
+            return self.lexable(("L", R.drop_implied_bounds(unlimited, hi), blo, bhi), unlimited,
                                 lo, hi, ptr)
         if ast is not unlimited:
             kw = "maxLength" if hi is not None else "minLength"
