@@ -392,7 +392,8 @@ LABELS = r"^jdbc:(redshift|postgresql)://((?!-)[A-Za-z0-9-]{1,63}(?<!-)\.)+(reds
     r"^xa?b?(?<=[ab])c$", r"x[ab]{0,3}(?<!b)x", r"(a|b.)(?<![.b])c", r"ab*(?<!b)", r"(?!a)[a-c]{2}",
     r"^(?!x)a?b?c$", r"^(?!-)[a-c-]{1,2}(?<!-)$", r"^(?=[0-9])(ab|[0-9]c)$", r"(x(?<=a))+",
     # the item after the lookahead may be empty: the character is the first the rest reads
-    LABELS_0, r"^((?!-)[a-c-]{0,2}[a-c]\.)+$", r"^((?![.-])a?-*[a-c.]){1,4}x$"])
+    LABELS_0, r"^((?!-)[a-c-]{0,2}[a-c]\.)+$", r"^((?![.-])a?-*[a-c.]){1,4}x$",
+    r"^((?!-)a?b(?!-)[a-c-]{0,2}c\.)+$"])
 def test_one_character_lookarounds_fold_into_their_neighbours(pattern):
     # a lookbehind of one character after what ends in a character it reads limits that
     # character, a lookahead of one character before what begins with one likewise: also

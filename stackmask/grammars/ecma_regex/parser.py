@@ -1019,8 +1019,9 @@ def _one_char_looks(items: list) -> list:
                     i += 2
                     continue
                 # the next item may be empty (``(?!-)[a-z0-9-]{0,62}[a-z0-9]``): the
-                # character is the first the rest of the sequence reads
-                got = _edge_in(("seq", items[i + 1:]), keep, last=False)
+                # character is the first the rest of the sequence reads (its own
+                # lookaheads of one character folded first)
+                got = _edge_in(("seq", _one_char_looks(items[i + 1:])), keep, last=False)
                 if got is not None:
                     out.append(got)
                     break
