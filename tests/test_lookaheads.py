@@ -453,3 +453,18 @@ def test_one_character_lookaheads_in_quantified_groups_agree_with_re(seed):
             s = "".join(rng.choice("ab-.x") for _ in range(rng.randint(0, 9)))
             assert R.fullmatch(x, s) == _search(pattern, s), (pattern, s)
     assert accepted >= 240          # (before the rest of the sequence was read: ~225)
+
+
+@pytest.mark.parametrize("pattern", [r"^(?=a)(?=a).(?<=a)|-b\Wb$", r"(?=a)(?!-)b(?<!-)[a-]\b",
+                                     r"(?!-)a?(?=b)bc"])
+def test_a_lookahead_before_a_rest_with_assertions_stays_as_written(pattern):
+    # a rest holding a lookbehind, a lookahead or a word boundary is not read for its
+    # first character (those would be left inside it): parsed as before, or refused by name
+    try:
+        x = R.parse_pattern(pattern)
+    except R.PatternError:
+        return
+    rng = random.Random(3)
+    for _ in range(1500):
+        s = "".join(rng.choice("ab-.c") for _ in range(rng.randint(0, 6)))
+        assert R.fullmatch(x, s) == _search(pattern, s), (pattern, s)

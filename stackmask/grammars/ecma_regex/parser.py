@@ -1020,14 +1020,29 @@ def _one_char_looks(items: list) -> list:
                     continue
                 # the next item may be empty (``(?!-)[a-z0-9-]{0,62}[a-z0-9]``): the
                 # character is the first the rest of the sequence reads (its own
-                # lookaheads of one character folded first)
-                got = _edge_in(("seq", _one_char_looks(items[i + 1:])), keep, last=False)
+                # lookaheads of one character folded first; a rest with other assertions
+                # or word boundaries is left as it is)
+                rest = _one_char_looks(items[i + 1:])
+                got = None if any(_has_assertion(x) for x in rest) else \
+                    _edge_in(("seq", rest), keep, last=False)
                 if got is not None:
                     out.append(got)
                     break
         out.append(t)
         i += 1
     return out
+
+
+def _has_assertion(t) -> bool:
+    """Does the parse tree ``t`` hold a lookahead, a lookbehind or a ``\\b``/``\\B`` mark?"""
+    k = t[0]
+    if k in ("look", "behind", "behind1") or _is_mark(t):
+        return True
+    if k in ("seq", "alt"):
+        return any(_has_assertion(x) for x in t[1])
+    if k == "rep":
+        return _has_assertion(t[1])
+    return False
 
 
 def _is_mark(t) -> bool:
@@ -1371,7 +1386,7 @@ def _strings_matching(tree) -> tuple:
             if x[0] == "X":
                 return ("X", _written(x[1]), tuple((pos, _written(y)) for pos, y in x[2]))
         return _written(alt(*out))
-    out = []
+    by_ends: dict = {}
     for sa, whole, ea in _branches(tree):
         # an unanchored end distributes over the body's alternatives (Σ*(A|B) = Σ*A|Σ*B),
         # each then cut on its own: ([1-9][0-9]{0,4})|([a-z]\w{0,47}) is a digit or a letter
@@ -1380,8 +1395,12 @@ def _strings_matching(tree) -> tuple:
             body = _unanchored_ends(body, sa, ea)
             if not sa and not ea and nullable(body):
                 return ANYSTAR                   # every string holds an empty match
-            out.append(seq(EPS if sa else ANYSTAR, body, EPS if ea else ANYSTAR))
-    return alt(*out)
+            by_ends.setdefault((sa, ea), []).append(body)
+    # and is factored back out of the cut bodies: Σ*(A|B)Σ*, not Σ*AΣ*|Σ*BΣ*, whose
+    # automaton would remember which of them already matched (60 language codes searched
+    # anywhere: past the lexer's limit)
+    return alt(*[seq(EPS if sa else ANYSTAR, alt(*bodies), EPS if ea else ANYSTAR)
+                 for (sa, ea), bodies in by_ends.items()])
 
 
 def _unanchored_ends(body, sa: bool, ea: bool) -> tuple:
