@@ -297,6 +297,17 @@ def test_wide_class_beside_a_length_is_spelled_raw_beyond_ascii():
     assert accepts(constraint(_limited_schema("^[a-zé]*$", None, 256)), json.dumps("aé" * 100))
 
 
+def _check_values(schema, c, doc, ok, bad):
+    """The documents ``doc(v)`` of the values ``ok`` are valid and accepted, those of ``bad``
+    invalid and rejected (the validator where it can tell)."""
+    for v in ok:
+        assert jsonschema_valid(schema, doc(v)) in (True, None), len(v)
+        assert accepts(c, doc(v)), len(v)
+    for v in bad:
+        assert jsonschema_valid(schema, doc(v)) in (False, None), len(v)
+        assert not accepts(c, doc(v)), len(v)
+
+
 #: CloudFormation's License Manager ARN: an unbounded partition name, three counted
 #: segments and a last one of up to 1,024 characters that read "/"
 LM_ARN = ("^arn:aws[a-zA-Z-]*:[A-Za-z0-9][A-Za-z0-9_/.-]{0,62}:[A-Za-z0-9_/.-]{0,63}:"
@@ -323,12 +334,7 @@ def test_an_arn_with_long_segments_beside_a_length_is_spelled_raw(qwen_vocab, tm
     bad = [base + "x" * 1025,                                       # the segment's bound + 1
            "arn:aws" + "-" * 1011 + ":s:r:a:" + "b" * 1024,         # 2,049 characters
            "arn:aws:s::" + "b"]                                     # a segment missing
-    for v in ok:
-        assert jsonschema_valid(schema, doc(v)) in (True, None), len(v)
-        assert accepts(c, doc(v)), len(v)
-    for v in bad:
-        assert jsonschema_valid(schema, doc(v)) in (False, None), len(v)
-        assert not accepts(c, doc(v)), len(v)
+    _check_values(schema, c, doc, ok, bad)
     assert not accepts(c, doc(base + "license/l-1").replace("/", "\\/"))   # the policy
     rng = random.Random(4)
     assert _walk(c, [doc(ok[0]), doc(ok[3])], rng, 23) >= 10
@@ -419,12 +425,7 @@ def test_a_length_beside_a_pattern_bounded_below_it_compiles(qwen_vocab, tmp_pat
     bad = ["arn:aws:iam:::role/",                                          # 19 < minLength
            "arn:aws:iam::" + "1" * 64 + ":role/x",                         # a segment's bound
            "arn:aws:iam:::role/" + "a" * 1025]
-    for v in ok:
-        assert jsonschema_valid(schema, doc(v)) in (True, None), len(v)
-        assert accepts(c, doc(v)), len(v)
-    for v in bad:
-        assert jsonschema_valid(schema, doc(v)) in (False, None), len(v)
-        assert not accepts(c, doc(v)), len(v)
+    _check_values(schema, c, doc, ok, bad)
     rng = random.Random(5)
     assert _walk(c, [doc(v) for v in ok], rng, 17) >= 10
 
