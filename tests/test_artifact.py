@@ -688,3 +688,12 @@ def test_the_cache_is_held_to_its_size_limit(tmp_path, monkeypatch):
     assert artifact.cache_max_bytes() is None
     monkeypatch.delenv("STACKMASK_CACHE_MAX_BYTES")
     assert artifact.cache_max_bytes() == artifact.CACHE_MAX_BYTES
+
+
+def test_an_artifact_that_cannot_be_read_warns_and_is_rebuilt(tmp_path):
+    # a read error other than "absent" (here the path is a directory) is a stale artifact:
+    # a warning and None (the caller recompiles), not an exception
+    path = tmp_path / "x.smk"
+    path.mkdir()
+    with pytest.warns(StaleArtifactWarning, match="cannot read"):
+        assert artifact.load(path, b"k" * 32) is None

@@ -214,14 +214,14 @@ def load(path: Path, key: bytes, decode=lambda body: body):
         data = path.read_bytes()
     except (FileNotFoundError, NotADirectoryError):
         return None
-    try:
-        os.utime(path)                 # used now: the cache's size limit removes it last
-    except OSError:
-        pass
     except OSError as e:
         warnings.warn(f"stackmask: cannot read cached artifact {path}: {e}; recompiling",
                       StaleArtifactWarning, stacklevel=3)
         return None
+    try:
+        os.utime(path)                 # used now: the cache's size limit removes it last
+    except OSError:
+        pass
     problem = _check(data, key)
     if problem is None:
         try:
