@@ -1020,10 +1020,11 @@ def _one_char_looks(items: list) -> list:
                     continue
                 # the next item may be empty (``(?!-)[a-z0-9-]{0,62}[a-z0-9]``): the
                 # character is the first the rest of the sequence reads (its own
-                # lookaheads of one character folded first; a rest with other assertions
-                # or word boundaries is left as it is)
+                # lookaheads of one character folded first; a rest with other lookarounds
+                # is left as it is: folded in, they would sit where later passes do not
+                # look)
                 rest = _one_char_looks(items[i + 1:])
-                got = None if any(_has_assertion(x) for x in rest) else \
+                got = None if any(_has(x, ("look", "behind", "behind1")) for x in rest) else \
                     _edge_in(("seq", rest), keep, last=False)
                 if got is not None:
                     out.append(got)
@@ -1031,18 +1032,6 @@ def _one_char_looks(items: list) -> list:
         out.append(t)
         i += 1
     return out
-
-
-def _has_assertion(t) -> bool:
-    """Does the parse tree ``t`` hold a lookahead, a lookbehind or a ``\\b``/``\\B`` mark?"""
-    k = t[0]
-    if k in ("look", "behind", "behind1") or _is_mark(t):
-        return True
-    if k in ("seq", "alt"):
-        return any(_has_assertion(x) for x in t[1])
-    if k == "rep":
-        return _has_assertion(t[1])
-    return False
 
 
 def _is_mark(t) -> bool:
