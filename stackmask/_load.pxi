@@ -128,6 +128,96 @@ def roaring_dense(const unsigned char[::1] data, uint32_t[::1] out):
             pos += 2 * card
 
 
+cdef extern from *:
+    int __builtin_popcountll(unsigned long long x) nogil
+    int __builtin_ctzll(unsigned long long x) nogil
+
+
+def roaring_of_positions(const int64_t[::1] pos, const int64_t[::1] first_id,
+                         Py_ssize_t n_bits):
+    """The set ``{first_id[p] for p in pos}`` as a roaring bitmap's portable serialization
+    (no run containers; ``BitMap.deserialize`` reads it): the ids are marked in a bitset
+    of ``n_bits`` bits, then each 65,536-id chunk is written as a bitmap container (more
+    than 4,096 ids) or a sorted array. ``pos`` may be in any order and repeat. Raises
+    ``IndexError`` for a position outside ``first_id`` and ``ValueError`` for an id
+    outside ``0 .. n_bits - 1``. The reference is
+    :meth:`stackmask.compile.token_index.VocabIndex.bitmap_of`'s Python path
+    (``bitmap_from_array``), which pyroaring builds id by id."""
+    cdef Py_ssize_t n = pos.shape[0], m = first_id.shape[0], i, c, w, k
+    cdef Py_ssize_t n_words = (n_bits + 63) // 64, n_chunks = (n_bits + 65535) // 65536
+    cdef int64_t p, v
+    cdef uint64_t word
+    cdef uint64_t *bits = <uint64_t *>calloc(max(n_chunks, 1) * 1024, sizeof(uint64_t))
+    cdef int64_t *card = <int64_t *>calloc(max(n_chunks, 1), sizeof(int64_t))
+    cdef Py_ssize_t size = 0, total, at, body
+    cdef unsigned char *o
+    if bits == NULL or card == NULL:
+        free(bits)
+        free(card)
+        raise MemoryError()
+    try:
+        for i in range(n):
+            p = pos[i]
+            if p < 0 or p >= m:
+                raise IndexError(f"token position {p} outside the vocabulary index")
+            v = first_id[p]
+            if v < 0 or v >= n_bits:
+                raise ValueError(f"token id {v} outside 0..{n_bits - 1}")
+            bits[v >> 6] |= (<uint64_t>1) << (v & 63)
+        body = 0
+        for c in range(n_chunks):
+            k = 0
+            for w in range(c * 1024, min((c + 1) * 1024, n_words)):
+                k += __builtin_popcountll(bits[w])
+            card[c] = k
+            if k:
+                size += 1
+                body += 8192 if k > 4096 else 2 * k
+        total = 8 + 8 * size + body
+        out = bytearray(total)
+        o = out
+        _put32(o, 12346)
+        _put32(o + 4, <uint32_t>size)
+        at = 8 + 8 * size
+        k = 0
+        for c in range(n_chunks):
+            if not card[c]:
+                continue
+            _put16(o + 8 + 4 * k, <uint32_t>c)
+            _put16(o + 8 + 4 * k + 2, <uint32_t>(card[c] - 1))
+            _put32(o + 8 + 4 * size + 4 * k, <uint32_t>at)
+            k += 1
+            if card[c] > 4096:
+                for w in range(1024):
+                    word = bits[c * 1024 + w]
+                    _put32(o + at + 8 * w, <uint32_t>(word & 0xFFFFFFFFu))
+                    _put32(o + at + 8 * w + 4, <uint32_t>(word >> 32))
+                at += 8192
+            else:
+                for w in range(c * 1024, min((c + 1) * 1024, n_words)):
+                    word = bits[w]
+                    while word:
+                        _put16(o + at, <uint32_t>(((w - c * 1024) << 6) + __builtin_ctzll(word)))
+                        at += 2
+                        word &= word - 1
+        return bytes(out)
+    finally:
+        free(bits)
+        free(card)
+
+
+cdef inline void _put16(unsigned char *p, uint32_t v):
+    p[0] = v & 0xFF
+    p[1] = (v >> 8) & 0xFF
+
+
+cdef inline void _put32(unsigned char *p, uint32_t v):
+    p[0] = v & 0xFF
+    p[1] = (v >> 8) & 0xFF
+    p[2] = (v >> 16) & 0xFF
+    p[3] = (v >> 24) & 0xFF
+
+
 cdef class EdgeArrays:
     """An automaton's edges as an artifact stores them (CSR arrays: state ``q``'s edges
     are ``sym[k] -> (dst[k], wid[k])`` for ``k`` in ``offsets[q] .. offsets[q + 1]``),

@@ -230,6 +230,26 @@ def test_bitmap_of_positions_small_and_large_sets():
         assert set(index.bitmap_of(pos)) == want, (k, pos)
 
 
+def test_bitmap_of_compiled_and_python_paths_agree(monkeypatch):
+    """Sets of at least ``NATIVE_FROM`` positions are built by the compiled extension;
+    on a vocabulary with duplicate tokens and ids without bytes, every size gives the
+    same ids on both paths (``STACKMASK_PURE_PYTHON`` forces the Python one)."""
+    rng = random.Random(11)
+    words = [bytes(rng.choice(b"abcdef") for _ in range(rng.randint(1, 4))) for _ in range(3000)]
+    toks = [None if i % 97 == 0 else w for i, w in enumerate(words)]
+    index = VocabIndex(Vocab(toks, vocab_size=len(toks) + 5))
+    assert index.dups
+    n = len(index.toks)
+    for k in (0, 1, VocabIndex.NATIVE_FROM - 1, VocabIndex.NATIVE_FROM, 500, n // 2, n - 3, n):
+        pos = np.array(rng.sample(range(n), k), dtype=np.int64)
+        want = {i for p in pos.tolist() for i in [index.first_id[p], *index.dups.get(p, ())]}
+        monkeypatch.delenv("STACKMASK_PURE_PYTHON", raising=False)
+        fast = index.bitmap_of(pos)
+        monkeypatch.setenv("STACKMASK_PURE_PYTHON", "1")
+        slow = index.bitmap_of(pos)
+        assert set(fast) == set(slow) == want, k
+
+
 def test_group_rows_groups_exactly_the_equal_rows():
     rng = np.random.default_rng(3)
     cases = [np.zeros((0, 2), dtype=np.int64), np.array([[5, -2, 7]])]

@@ -2,7 +2,8 @@
 
 ``roaring_dense`` (token sets made dense) against ``mask_from_bitmap``'s Python path, on
 random sets of every container kind and mask width, and on malformed serializations
-(an error, never a crash or a write out of bounds); ``EdgeArrays`` (a loaded automaton's
+(an error, never a crash or a write out of bounds); ``roaring_of_positions`` (token sets
+built from byte-order positions) against pyroaring built id by id; ``EdgeArrays`` (a loaded automaton's
 edges, one state at a time) against ``dwa_data.EdgeArrays``, and the checks of
 ``dwa_data.check_edge_arrays``.
 """
@@ -55,6 +56,39 @@ def test_dense_equals_the_python_path(case):
     ref = mask_from_bitmap(bm, n_bits, None)
     assert np.array_equal(out.view(np.int32), ref)
     assert np.array_equal(mask_from_bitmap(bm, n_bits), ref)     # the default: compiled
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(WIDTHS), st.integers(0, 2 ** 32 - 1), st.integers(0, 3),
+       st.sampled_from([0, 1, 60, 4095, 4096, 4097, 9000, 70000]))
+def test_roaring_of_positions_equals_pyroaring(n_bits, seed, dense_chunk, k):
+    """Any positions (unordered, repeated), ids a permutation of part of the width: the
+    deserialized set is pyroaring's, with array and bitmap containers (a whole chunk
+    when ``dense_chunk`` is 1) and the last chunk cut at the width."""
+    rng = np.random.default_rng(seed)
+    first_id = rng.permutation(n_bits)[:max(1, n_bits - 7)].astype(np.int64)
+    m = len(first_id)
+    pos = rng.integers(0, m, min(k, 3 * m)).astype(np.int64)
+    if dense_chunk == 1:
+        pos = np.concatenate([pos, np.arange(min(m, 65536), dtype=np.int64)])
+    data = native.module().roaring_of_positions(pos, first_id, n_bits)
+    got = BitMap.deserialize(data)
+    assert got == BitMap(first_id[pos].tolist())
+    out = np.zeros((n_bits + 31) // 32, dtype=np.uint32)   # and roaring_dense reads it back
+    native.module().roaring_dense(data, out)
+    assert np.array_equal(out.view(np.int32), mask_from_bitmap(got, n_bits, None))
+
+
+def test_roaring_of_positions_rejects_positions_and_ids_out_of_range():
+    nat = native.module()
+    first_id = np.arange(10, dtype=np.int64)
+    for bad in ([-1], [10], [3, 10**9]):
+        with pytest.raises(IndexError):
+            nat.roaring_of_positions(np.array(bad, dtype=np.int64), first_id, 10)
+    with pytest.raises(ValueError):          # an id past the width
+        nat.roaring_of_positions(np.array([9], dtype=np.int64), first_id, 9)
+    assert BitMap.deserialize(nat.roaring_of_positions(np.zeros(0, dtype=np.int64), first_id,
+                                                       10)) == BitMap()
 
 
 def test_dense_rejects_ids_past_the_mask_and_malformed_data():
