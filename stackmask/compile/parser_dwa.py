@@ -504,8 +504,14 @@ class ParserDWA:
         self.default[q] = (dd, EMPTY_ID) if dd >= 0 else None
         edges: dict = {}
         shared = self._edge_pairs
-        for s, key, acc in found:
-            dst = self._intern_key(key)
+        ids = self._ids
+        for s, key, acc in found:       # _intern_key inlined: most keys are known states
+            if key:
+                dst = ids.get(key)
+                if dst is None:
+                    dst = self._intern_key(key)
+            else:
+                dst = -1
             if dst >= 0 or acc != EMPTY_ID:
                 e = (dst, acc)
                 edges[s] = shared.setdefault(e, e)
@@ -519,6 +525,7 @@ class ParserDWA:
         says so (the soft budget). Returns whether all are complete. ``guard.check()``
         (hard limits) runs before each state."""
         q = start
+        n = 0
         while q < len(self.items):
             if stop is not None and stop():
                 return all(self.complete)
@@ -526,11 +533,17 @@ class ParserDWA:
                 if guard is not None:
                     guard.check()
                 self.expand(q)
-                self.bound_memos()
+                n += 1
+                if n % self.BOUND_EVERY == 0:
+                    self.bound_memos()
             q += 1
             if progress is not None and q % 2000 == 0:
                 progress(q, len(self.items))
         return True
+
+    #: :meth:`expand_all` checks the memos' bound every this many states (a state adds
+    #: tens of entries; summing the memos' sizes after each one was 4% of construction)
+    BOUND_EVERY = 64
 
     def expand_partial(self, deadline: float) -> tuple[int, bool]:
         """Expand every state some of whose edges were computed on first use (masks
