@@ -138,7 +138,9 @@ def _lexer(g: Grammar, lexed, band: int, cap: int = MAX_LEXER_STATES) -> tuple:
     chain reads every string's terminal and the keys beside it; benchmarks/RESULTS.md,
     *Which lexer modes*). Otherwise whichever makes the smaller automaton: the merged
     one first; the modes are tried, with no more states than it has, only when it is
-    large or over the limit. ``cap``: the states of all modes together."""
+    large, over the limit, or reads a counted chain beside other terminals (a
+    ``maxLength`` string beside a tool's keys: every key's progress times every count).
+    ``cap``: the states of all modes together."""
     merged = merge_optional_modes(g)
     if merged is g:
         return (g,) + compile_modal_lexer(lexed, _mode_lists(g, lexed), band, cap)
@@ -159,7 +161,7 @@ def _lexer(g: Grammar, lexed, band: int, cap: int = MAX_LEXER_STATES) -> tuple:
         one = compile_modal_lexer(lexed, m_modes, band, cap)
     except GrammarError as e:
         one, merged_error = None, e
-    if one is not None and one[0].n_states <= MERGED_SMALL:
+    if one is not None and one[0].n_states <= MERGED_SMALL and not (width and one[0].chains):
         return (merged,) + one
     most = cap if one is None else one[0].n_states
     try:
