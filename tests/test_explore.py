@@ -66,7 +66,9 @@ def test_a_budget_stopped_compile_explores_and_caches_what_it_compiled(tmp_path)
     assert len(dwa.items) == n_states and set(dwa.init) == configs      # nothing compiled
 
 
-def test_exploring_constraint_gives_oracle_masks_on_other_text(tmp_path):
+def test_exploring_constraint_gives_oracle_masks_on_other_text(tmp_path, monkeypatch):
+    from stackmask.runtime.masker import Masker
+    monkeypatch.setattr(Masker, "PREFILL_S", 0.1)     # (off by default)
     v = small_vocab()
     c = Constraint(JSON, v, cache_dir=False, compile_budget_s=0, progress=False,
                    explore_sentences=20, explore_budget_s=60)

@@ -48,6 +48,12 @@ def _corpus_traces(encoding, n: int = 6) -> list:
     return [encoding.encode(d) for d in docs[:n]]
 
 
+@pytest.fixture(autouse=True)
+def _prefill_on(monkeypatch):
+    """The prefill is off by default (``Masker.PREFILL_S``); these tests turn it on."""
+    monkeypatch.setattr(Masker, "PREFILL_S", 0.1)
+
+
 def test_prefilled_masks_are_the_unions_of_their_walks_token_sets(qwen_vocab):
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
     m = c._masker
@@ -474,12 +480,16 @@ def test_branching_walk_on_random_stack_graphs(name, qwen_vocab):
 _AMBIGUOUS_FIXED_LONG = {"ss": ["abababbaab", "aaaaaaaaaaaaaaaa"]}
 
 
-def test_start_mask_is_pinned_and_asked_again_states_skip_the_walk(qwen_vocab, qwen_encoding):
+@pytest.mark.parametrize("prefill_s", [0.0, 0.1])
+def test_start_mask_is_pinned_and_asked_again_states_skip_the_walk(prefill_s, qwen_vocab,
+                                                                   qwen_encoding, monkeypatch):
     """The start state keeps its own copy of its mask (not the memo's, which may be
-    dropped); a state asked again reads the token sets its first walk met. Both stay
-    equal to the oracle after the memo is dropped, and a caller writing into a mask
-    it was given changes neither."""
+    dropped), with masks computed ahead or not (the default); a state asked again reads
+    the token sets its first walk met. Both stay equal to the oracle after the memo is
+    dropped, and a caller writing into a mask it was given changes neither."""
+    monkeypatch.setattr(Masker, "PREFILL_S", prefill_s)
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
+    assert (c._masker.prefilled > 0) == (prefill_s > 0)
     start = c.start()
     assert start.mask_src is not None and start.mask_src.readonly
     assert not any(start.mask_src.obj is m.obj for m in _memo(c).values())

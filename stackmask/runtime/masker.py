@@ -117,9 +117,14 @@ class Masker:
     PREWARM_BYTES = 128 << 20
     PREWARM_S = 0.1
     #: bounds of the masks computed ahead at construction (:meth:`_prefill`): at most
-    #: this many bytes of dense masks (and a quarter of the mask cache), at most this long
+    #: this many bytes of dense masks (and a quarter of the mask cache), at most this long.
+    #: Off by default: with the compiled mask path a mask first asked while decoding
+    #: costs a few unions of dense token sets (tens of µs), and sweeps with and without
+    #: the prefill gave the same mask tails while it was ~30% of a median JSON Schema's
+    #: time to first mask and 0.1 s of every cached load (benchmarks/RESULTS.md,
+    #: *Masks computed ahead*). A positive value turns it on.
     PREFILL_BYTES = 32 << 20
-    PREFILL_S = 0.1
+    PREFILL_S = 0.0
     #: dense-mask memory allocated and written at construction, for the masks computed
     #: after it: the first write of fresh memory costs page faults (~5 per mask), which
     #: would otherwise fall on those get_mask calls. One mask per compiled automaton
@@ -245,7 +250,7 @@ class Masker:
         deadline = time.perf_counter() + self.PREFILL_S
         trans, default, complete = dwa.trans, dwa.default, dwa.complete
         edges_of = dwa.state_edges           # a loaded state's edges, made on first use
-        if not any(complete):
+        if self.PREFILL_S <= 0 or not any(complete):
             return 0
         memo = self.memo
         # configurations on a base first (their masks need both walks), in half the time
