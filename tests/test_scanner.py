@@ -63,3 +63,25 @@ def test_finishable_matches_breadth_first_search(name):
     for c in sorted(configs)[:400]:
         assert sc.finishable(c) == reference_finishable(sc, c), (name, sc.config(c))
     assert with_shadows or name in ("calc",), "no inhibited configuration exercised"
+
+
+def test_transition_rows_are_not_walked_by_the_garbage_collector():
+    """The lexer's rows for Python lookups (``DFA.rows``, the scanner's) are arrays: a
+    list of lists of ints is tracked and every full collection walks each entry (~17 ms
+    for a 3,400-state lexer, a pause inside some commit); the rows still read as the
+    table does."""
+    import gc
+
+    import numpy as np
+
+    from stackmask.grammars.json_schema import convert_schema
+    g = convert_schema({"type": "object", "properties": {"s": {"type": "string", "maxLength": 40}},
+                        "required": ["s"]}).grammar
+    t = build_tables(g, ambiguous=True, band=129)
+    sc = Scanner(t.lexer, t.lexed, t.grammar.ignore, t.terminal_ids, starts=t.mode_starts)
+    rows = t.lexer.rows()
+    assert len(rows) == t.lexer.n_states > 100
+    # an array is one object to the collector (its type its only referent), not 256
+    assert sum(len(gc.get_referents(r)) for r in rows) <= len(rows)
+    assert all(sc._trans[q] is rows[q] for q in range(len(rows)))
+    assert np.array_equal(np.array([list(r) for r in rows]), t.lexer.trans)

@@ -487,7 +487,7 @@ class TerminalCompiler:
         terms (``n``: a byte led nowhere; ``n + 1``: it entered an accepting state):
         a few rows are cheaper one by one than as numpy passes."""
         if self._rows is None:
-            self._rows = (self.scanner.dfa.trans.tolist(), list(self.scanner.accepting))
+            self._rows = (self.scanner.dfa.rows(), list(self.scanner.accepting))
         trans, accepting = self._rows
         for b in data:
             q = trans[q][b]

@@ -79,7 +79,7 @@ class Scanner:
         self.special_terms = frozenset(special_terms)
         self.terminals = tuple(terminals)
         ignore = frozenset(ignore)
-        self._trans = dfa.trans.tolist()                 # list of lists: fastest per-byte lookup
+        self._trans = dfa.rows()                 # one array per state: fast per-byte lookup
         self._live_out = [bool(x) for x in np.asarray(dfa.live_out)]
         #: the DFA start state of every lexer mode (mode 0 first)
         self.mode_starts = tuple(int(x) for x in starts)
