@@ -678,3 +678,112 @@ def stable_order(const int32_t[::1] values, int64_t n_values):
     if bad:
         raise ValueError("a value out of range")
     return order
+
+
+def reach_closure(const int32_t[:, ::1] succ, const uint64_t[:, ::1] win):
+    """Per state, the union of the bitsets ``win`` of every state reachable by one or more
+    transitions (``succ``: states x symbols, -1 for none): Tarjan's strongly connected
+    components (iterative), united in the order Tarjan emits them (successors first); a
+    component with a cycle also reaches its own states. ``stackmask.lexer.scanner.
+    _reachable_winners``'s Python path is the reference. Returns states x words uint64."""
+    cdef int64_t n = succ.shape[0], C = succ.shape[1], W = win.shape[1]
+    if win.shape[0] != n:
+        raise ValueError("succ and win need one row per state")
+    out = np.zeros((n, W), dtype=np.uint64)
+    if n == 0:
+        return out
+    comp_reach_arr = np.zeros((n, W), dtype=np.uint64)   # per component (at most n)
+    cdef uint64_t[:, ::1] cr = comp_reach_arr
+    cdef uint64_t[:, ::1] ov = out
+    cdef int64_t *index = <int64_t *>malloc(n * sizeof(int64_t))
+    cdef int64_t *low = <int64_t *>malloc(n * sizeof(int64_t))
+    cdef int64_t *comp = <int64_t *>malloc(n * sizeof(int64_t))
+    cdef int64_t *stack = <int64_t *>malloc(n * sizeof(int64_t))
+    cdef int64_t *work_v = <int64_t *>malloc(n * sizeof(int64_t))
+    cdef int64_t *work_i = <int64_t *>malloc(n * sizeof(int64_t))
+    cdef unsigned char *on_stack = <unsigned char *>calloc(n, 1)
+    cdef int64_t counter = 0, sp = 0, wp, root, v, i, w, u, x, c, n_comps = 0, j, first
+    cdef bint cyclic
+    if (index == NULL or low == NULL or comp == NULL or stack == NULL or work_v == NULL
+            or work_i == NULL or on_stack == NULL):
+        free(index); free(low); free(comp); free(stack); free(work_v); free(work_i)
+        free(on_stack)
+        raise MemoryError()
+    try:
+        for v in range(n):
+            index[v] = -1
+        for root in range(n):
+            if index[root] >= 0:
+                continue
+            wp = 0
+            work_v[0] = root
+            work_i[0] = 0
+            wp = 1
+            index[root] = counter
+            low[root] = counter
+            counter += 1
+            stack[sp] = root
+            sp += 1
+            on_stack[root] = 1
+            while wp:
+                v = work_v[wp - 1]
+                i = work_i[wp - 1]
+                if i < C:
+                    work_i[wp - 1] = i + 1
+                    w = succ[v, i]
+                    if w < 0:
+                        continue
+                    if index[w] < 0:
+                        index[w] = counter
+                        low[w] = counter
+                        counter += 1
+                        stack[sp] = w
+                        sp += 1
+                        on_stack[w] = 1
+                        work_v[wp] = w
+                        work_i[wp] = 0
+                        wp += 1
+                    elif on_stack[w] and index[w] < low[v]:
+                        low[v] = index[w]
+                    continue
+                wp -= 1
+                if wp:
+                    u = work_v[wp - 1]
+                    if low[v] < low[u]:
+                        low[u] = low[v]
+                if low[v] == index[v]:
+                    # pop the component; its members are stack[first:sp]
+                    first = sp - 1
+                    while stack[first] != v:
+                        first -= 1
+                    c = n_comps
+                    n_comps += 1
+                    for x in range(first, sp):
+                        comp[stack[x]] = c
+                        on_stack[stack[x]] = 0
+                    cyclic = sp - first > 1
+                    for x in range(first, sp):
+                        u = stack[x]
+                        for i in range(C):
+                            w = succ[u, i]
+                            if w < 0:
+                                continue
+                            if comp[w] == c:     # an edge inside (a self loop: a cycle)
+                                cyclic = True
+                                continue
+                            for j in range(W):
+                                cr[c, j] |= win[w, j] | cr[comp[w], j]
+                    if cyclic:
+                        for x in range(first, sp):
+                            u = stack[x]
+                            for j in range(W):
+                                cr[c, j] |= win[u, j]
+                    sp = first
+        for v in range(n):
+            c = comp[v]
+            for j in range(W):
+                ov[v, j] = cr[c, j]
+    finally:
+        free(index); free(low); free(comp); free(stack); free(work_v); free(work_i)
+        free(on_stack)
+    return out

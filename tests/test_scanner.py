@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from stackmask.compile.tables import build_tables
@@ -72,8 +73,6 @@ def test_transition_rows_are_not_walked_by_the_garbage_collector():
     table does."""
     import gc
 
-    import numpy as np
-
     from stackmask.grammars.json_schema import convert_schema
     g = convert_schema({"type": "object", "properties": {"s": {"type": "string", "maxLength": 40}},
                         "required": ["s"]}).grammar
@@ -85,3 +84,41 @@ def test_transition_rows_are_not_walked_by_the_garbage_collector():
     assert sum(len(gc.get_referents(r)) for r in rows) <= len(rows)
     assert all(sc._trans[q] is rows[q] for q in range(len(rows)))
     assert np.array_equal(np.array([list(r) for r in rows]), t.lexer.trans)
+
+
+def _random_dfa_case(seed: int):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    k = int(rng.integers(1, 5))
+    trans = np.where(rng.random((n, k)) < 0.5, rng.integers(0, n, (n, k)), -1).astype(np.int32)
+    alts = [("T", i) for i in range(int(rng.integers(1, 140)))]
+    winners = tuple(frozenset(alts[j] for j in rng.choice(len(alts), int(rng.integers(0, 3)),
+                                                           replace=False))
+                    if rng.random() < 0.4 else frozenset() for _ in range(n))
+    return trans, list(range(k)), winners
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_reachable_winners_compiled_equals_the_python_path(seed):
+    """``_native.reach_closure`` (Tarjan over bitsets) against the Python Tarjan, on random
+    automata with cycles, self loops, dead ends and over 64 alternatives."""
+    from stackmask import native
+    from stackmask.lexer.scanner import _reachable_winners, _reachable_winners_py
+    if native.module() is None:
+        pytest.skip("the compiled extension is not built")
+    trans, reps, winners = _random_dfa_case(seed)
+    assert _reachable_winners(trans, reps, winners) == _reachable_winners_py(trans, reps, winners)
+
+
+@pytest.mark.parametrize("name", sorted(BENCH_GRAMMARS))
+def test_reachable_winners_compiled_equals_the_python_path_on_bench_lexers(name):
+    from stackmask import native
+    from stackmask.lexer.scanner import _reachable_winners, _reachable_winners_py
+    if native.module() is None:
+        pytest.skip("the compiled extension is not built")
+    t = build_tables(read_bench_grammar(name), ambiguous=name in AMBIGUOUS_BENCH)
+    sc = Scanner(t.lexer, t.lexed, t.grammar.ignore, t.terminal_ids, starts=t.mode_starts)
+    trans = np.asarray(t.lexer.trans)
+    reps = sc._byte_classes
+    assert _reachable_winners(trans, reps, sc.winners) == _reachable_winners_py(trans, reps,
+                                                                                 sc.winners)
