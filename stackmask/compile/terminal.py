@@ -118,12 +118,17 @@ class TerminalCompiler:
         self._req_values: list = []
         # the lexer DFA for whole-vocabulary runs, flattened (state * 256 + byte), with two
         # absorbing states: n (dead: no lexeme) and n + 1 (entered an accepting state)
-        trans = np.asarray(scanner.dfa.trans, dtype=np.int64)
+        trans = np.asarray(scanner.dfa.trans)
         n = len(trans)
-        acc = np.array(scanner.accepting, dtype=bool)
-        run = np.where(trans < 0, n, np.where(acc[np.maximum(trans, 0)], n + 1, trans))
-        run = np.concatenate([run, np.full((1, 256), n), np.full((1, 256), n + 1)])
-        self._run_table = run.astype(np.int32).ravel()
+        # one gather: a target's entry (n + 1 where it accepts), and -1 (the last entry) n
+        lut = np.arange(n + 1, dtype=np.int32)
+        lut[:n][np.array(scanner.accepting, dtype=bool)] = n + 1
+        lut[n] = n
+        run = np.empty((n + 2, 256), dtype=np.int32)
+        np.take(lut, trans, out=run[:n], mode="wrap")
+        run[n] = n
+        run[n + 1] = n + 1
+        self._run_table = run.ravel()
         self._n_dfa = n
         # a run's last state as _dfa_run reports it: the two absorbing states renamed
         self._final = np.concatenate([np.arange(n), [GONE, KILLED]]).astype(np.int32)
