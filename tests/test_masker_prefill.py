@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from importlib import resources
 
 import numpy as np
@@ -50,8 +51,9 @@ def _corpus_traces(encoding, n: int = 6) -> list:
 
 @pytest.fixture(autouse=True)
 def _prefill_on(monkeypatch):
-    """The prefill is off by default (``Masker.PREFILL_S``); these tests turn it on."""
-    monkeypatch.setattr(Masker, "PREFILL_S", 0.1)
+    """The prefill's time is a share of the construction's (``Masker.PREFILL_SHARE``);
+    these tests of what it computes give it its whole ``PREFILL_S``."""
+    monkeypatch.setattr(Masker, "PREFILL_SHARE", 1e9)
 
 
 def test_prefilled_masks_are_the_unions_of_their_walks_token_sets(qwen_vocab):
@@ -102,6 +104,23 @@ def test_first_masks_of_a_fresh_constraint_equal_the_oracle(stride, qwen_vocab, 
     for key, parts in combined:
         assert len(parts) > 1 and frozenset().union(*parts) == key
         assert np.array_equal(np.frombuffer(_memo(c)[key], dtype=np.int32), _key_mask(c, key))
+
+
+def test_prefill_time_is_a_share_of_the_construction(qwen_vocab, monkeypatch):
+    """At most ``PREFILL_S`` and ``PREFILL_SHARE`` of the time the construction took
+    before it; none when that time is none (the start mask is still kept)."""
+    monkeypatch.setattr(Masker, "PREFILL_SHARE", 0.1)
+    t0 = time.perf_counter()
+    c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
+    took = time.perf_counter() - t0
+    m = c._masker
+    assert 0 < m.prefill_s <= min(Masker.PREFILL_S, 0.1 * took)
+    assert Masker(c.compiled.dwa, qwen_vocab.size, qwen_vocab.eos_token_ids, m._ensure_config,
+                  built_s=0.0).prefilled == 0
+    for built, want in ((0.5, 0.05), (30.0, Masker.PREFILL_S)):
+        assert Masker(c.compiled.dwa, qwen_vocab.size, qwen_vocab.eos_token_ids, m._ensure_config,
+                      built_s=built).prefill_s == pytest.approx(want)
+    assert c.start().mask_src is not None
 
 
 def test_prefill_respects_its_bounds(qwen_vocab, monkeypatch):
@@ -484,7 +503,7 @@ _AMBIGUOUS_FIXED_LONG = {"ss": ["abababbaab", "aaaaaaaaaaaaaaaa"]}
 def test_start_mask_is_pinned_and_asked_again_states_skip_the_walk(prefill_s, qwen_vocab,
                                                                    qwen_encoding, monkeypatch):
     """The start state keeps its own copy of its mask (not the memo's, which may be
-    dropped), with masks computed ahead or not (the default); a state asked again reads
+    dropped), with masks computed ahead or not; a state asked again reads
     the token sets its first walk met. Both stay equal to the oracle after the memo is
     dropped, and a caller writing into a mask it was given changes neither."""
     monkeypatch.setattr(Masker, "PREFILL_S", prefill_s)

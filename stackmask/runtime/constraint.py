@@ -109,6 +109,7 @@ class Constraint:
                  memo_cache_bytes: int = 256 << 20, limits: Limits | None = None,
                  special_tokens=None, trigger=None, explore_sentences: int = 2000,
                  explore_budget_s: float | None = None):
+        t0 = time.perf_counter()
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a stackmask.Vocab, not {type(vocab).__name__}")
         if limits is None:
@@ -137,7 +138,7 @@ class Constraint:
         self.special_terminals = {i: t for t, ids in specials.items() for i in ids}
         self._masker = Masker(dwa, vocab.size, vocab.eos_token_ids,
                               LazyConfigs(dwa, scanner, vocab, specials, cache_bytes=memo_cache_bytes),
-                              cache_bytes=mask_cache_bytes)
+                              cache_bytes=mask_cache_bytes, built_s=time.perf_counter() - t0)
         # the compiled inner loops (stackmask.native), or the pure-Python reference
         compiled_loops = native.module()
         #: which path this constraint's masks and commits take (see stackmask.native)
@@ -166,8 +167,8 @@ class Constraint:
                 vocab.special_token_ids, type(self).commit.__get__(self),
                 self._commit_general).commit
         self._start = State(((self.glr.root, BOUNDARY_CONFIG),))
-        if any(dwa.complete):               # compiled ahead (not lazy): every text's first mask
-            self._masker.pin(self._start)
+        if self._masker.prefilled or any(dwa.complete):   # compiled ahead (not lazy): every
+            self._masker.pin(self._start)                # text's first mask
         self._eos = vocab.eos_token_ids
         self._oracle = None
         self._progress = progress

@@ -24,7 +24,8 @@ At construction, token sets are turned into dense masks ahead (the artifact's ho
 ones first, then by id, within ``PREWARM_BYTES``, half the dense cache and
 ``PREWARM_S``), the masks of
 the walks over compiled states are computed ahead (shortest walks first, within
-``PREFILL_BYTES`` and ``PREFILL_S``), and memory for the masks computed later is
+``PREFILL_BYTES``, ``PREFILL_S`` and ``PREFILL_SHARE`` of the construction's time),
+and memory for the masks computed later is
 written ahead (``POOL_BYTES``): the first mask in a situation then costs what a
 repeated one does, or a few unions of dense masks, instead of decoding token sets
 and faulting in fresh pages. Where parts of the automaton are compiled on first use
@@ -117,14 +118,15 @@ class Masker:
     PREWARM_BYTES = 128 << 20
     PREWARM_S = 0.1
     #: bounds of the masks computed ahead at construction (:meth:`_prefill`): at most
-    #: this many bytes of dense masks (and a quarter of the mask cache), at most this long.
-    #: Off by default: with the compiled mask path a mask first asked while decoding
-    #: costs a few unions of dense token sets (tens of µs), and sweeps with and without
-    #: the prefill gave the same mask tails while it was ~30% of a median JSON Schema's
-    #: time to first mask and 0.1 s of every cached load (benchmarks/RESULTS.md,
-    #: *Masks computed ahead*). A positive value turns it on.
+    #: this many bytes of dense masks (and a quarter of the mask cache), at most
+    #: ``PREFILL_S`` seconds and at most ``PREFILL_SHARE`` of the time the construction or
+    #: load took before it (``built_s``). A fixed 0.1 s was ~30% of a median JSON
+    #: Schema's time to first mask there, for no change in its mask tails, while on
+    #: larger automata (generated schemas, 1-2 s to build) it kept p99.9 and the maximum
+    #: lower (benchmarks/RESULTS.md, *Masks computed ahead*). ``PREFILL_S = 0``: none.
     PREFILL_BYTES = 32 << 20
-    PREFILL_S = 0.0
+    PREFILL_S = 0.1
+    PREFILL_SHARE = 0.1
     #: dense-mask memory allocated and written at construction, for the masks computed
     #: after it: the first write of fresh memory costs page faults (~5 per mask), which
     #: would otherwise fall on those get_mask calls. One mask per compiled automaton
@@ -136,8 +138,12 @@ class Masker:
     #: (then started over)
     WALK_MEMO_ENTRIES = 64
 
-    def __init__(self, dwa, n_bits: int, eos_ids, ensure_config, cache_bytes: int = 256 << 20):
+    def __init__(self, dwa, n_bits: int, eos_ids, ensure_config, cache_bytes: int = 256 << 20,
+                 built_s: float | None = None):
         self.dwa = dwa
+        #: seconds the masks ahead may take (``PREFILL_S``, or its share of ``built_s``)
+        self.prefill_s = self.PREFILL_S if built_s is None else \
+            min(self.PREFILL_S, self.PREFILL_SHARE * max(0.0, built_s))
         self.n_bits = n_bits
         self.n_words = (n_bits + 31) // 32
         self._ensure_config = ensure_config      # cfg -> start entry (compiles a new config)
@@ -240,21 +246,21 @@ class Masker:
         states over compiled states only (nothing is compiled for it): a walk's weights
         after each edge are a key :meth:`mask` can meet (the stack may end there). Each
         mask is its prefix's mask united with one token set's dense mask. Stops at
-        ``PREFILL_BYTES`` (at most a quarter of the cache) or ``PREFILL_S``; nothing where
+        ``PREFILL_BYTES`` (at most a quarter of the cache) or ``prefill_s``; nothing where
         no state is compiled yet (``compile="lazy"``). Returns the number of masks
         computed."""
         dwa = self.dwa
         wt = dwa.weights
         n_bits = self.n_bits
         cap = min(self.PREFILL_BYTES, self.cache_bytes // 4) // (self.n_words * 4)
-        deadline = time.perf_counter() + self.PREFILL_S
+        deadline = time.perf_counter() + self.prefill_s
         trans, default, complete = dwa.trans, dwa.default, dwa.complete
         edges_of = dwa.state_edges           # a loaded state's edges, made on first use
-        if self.PREFILL_S <= 0 or not any(complete):
+        if self.prefill_s <= 0 or not any(complete):
             return 0
         memo = self.memo
         # configurations on a base first (their masks need both walks), in half the time
-        added = self._prefill_on_base(cap, time.perf_counter() + self.PREFILL_S / 2)
+        added = self._prefill_on_base(cap, time.perf_counter() + self.prefill_s / 2)
 
         def mask_of(key: frozenset, prefix: frozenset, w: int):
             nonlocal added
