@@ -11,6 +11,7 @@ used tables ahead so that no mask near a bound pays for one.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 
 import numpy as np
@@ -67,16 +68,43 @@ class CountSets:
             self._padded[table] = c
         return c
 
-    def make_ahead(self, count_split: dict) -> int:
-        """Make every "count at most v" set of the ``AHEAD_TABLES`` tables the terms of
-        ``count_split`` (lexer config -> ``((deep config, table, lo, hi), ...)``) read most.
-        Returns how many."""
+    def make_ahead(self, count_split: dict, deadline: float | None = None) -> int:
+        """Make every "count at most v" set of the tables the terms of ``count_split``
+        (lexer config -> ``((deep config, table, lo, hi), ...)``) read, most read first:
+        those of the ``AHEAD_TABLES`` first always, the others until
+        ``time.perf_counter()`` passes ``deadline`` (None: all) or ``MAX_SETS`` are kept.
+        A table's sets are made in one pass over its counts (:meth:`_all_at_most`), a
+        few µs each; one made on first use costs a comparison and packing of the whole
+        vocabulary (~100 µs: a first mask near a bound of a string whose table was not
+        made ahead). Returns how many were made."""
         uses: Counter = Counter(t for terms in count_split.values()
                                 for _, t, _, _ in terms if t >= 0)
         n = 0
-        for table, _ in uses.most_common(self.AHEAD_TABLES):
-            top = int(self.tables[table].max(initial=0))
-            for v in range(top + 1):
-                self.at_most(table, v)
-                n += 1
+        for k, (table, _) in enumerate(uses.most_common()):
+            if k >= self.AHEAD_TABLES and deadline is not None and time.perf_counter() > deadline:
+                break
+            n += self._all_at_most(table)
+        return n
+
+    def _all_at_most(self, table: int) -> int:
+        """Every "count at most v" set of ``table`` not kept yet (within ``MAX_SETS``),
+        made incrementally: the tokens counting exactly v are added to the set of v - 1.
+        Returns how many were made."""
+        le = self._le
+        c = self._counts(table)
+        top = int(c.max(initial=0))
+        order = np.argsort(c, kind="stable")
+        bounds = np.searchsorted(c[order], np.arange(top + 2), side="left")
+        acc = np.zeros(len(c), dtype=bool)
+        n = 0
+        for v in range(top + 1):
+            acc[order[bounds[v]:bounds[v + 1]]] = True
+            if (table, v) in le:
+                continue
+            if len(le) >= self.MAX_SETS:
+                break
+            d = np.packbits(acc, bitorder="little").view(np.int32)
+            d.flags.writeable = False
+            le[(table, v)] = d
+            n += 1
         return n

@@ -176,7 +176,9 @@ class Masker:
         for wid in [w for _, w in dwa.init_base.values()] + restrict:
             if wid not in self._not_dense:
                 self._complement(wid)
-        self.counts_ahead = self.count_sets.make_ahead(dwa.count_split) if dwa.count_split else 0
+        # the count sets of the most read tables, then the others within the prefill's time
+        self.counts_ahead = self.count_sets.make_ahead(
+            dwa.count_split, time.perf_counter() + self.prefill_s) if dwa.count_split else 0
         self.prewarmed = self._prewarm(dwa.hot_weights)    # token sets made dense ahead
         self.prefilled = self._prefill()         # masks computed ahead
 
