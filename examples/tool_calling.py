@@ -8,7 +8,7 @@ committed, and a malformed call is shown being rejected.
 
     python examples/tool_calling.py
 
-The first run compiles the mask automaton (tens of seconds on a small
+The first run compiles the mask automaton (about a second on a small
 machine) and caches it; later runs load it.
 """
 
