@@ -133,10 +133,9 @@ class VocabIndex:
                     self._id_bits = int(self.first_id.max(initial=-1)) + 1
                 bm = BitMap.deserialize(native.roaring_of_positions(
                     np.ascontiguousarray(pos), self.first_id, self._id_bits))
-                if self.dups:
-                    hit = pos[np.isin(pos, self._dup_keys)]
-                    if len(hit):
-                        bm.update([i for p in hit.tolist() for i in self.dups[p]])
+                extra = self._dup_ids(pos)
+                if extra:
+                    bm.update(extra)
                 return bm
         if 2 * len(pos) <= n:
             return bitmap_from_array(self.ids_of(pos))
@@ -150,12 +149,17 @@ class VocabIndex:
         """Token ids of the given byte-order positions (duplicates included)."""
         pos = np.asarray(positions, dtype=np.int64)
         out = self.first_id[pos]
-        if self.dups:
-            hit = pos[np.isin(pos, self._dup_keys)]
-            if len(hit):
-                extra = [i for p in hit.tolist() for i in self.dups[p]]
-                out = np.concatenate([out, np.asarray(extra, dtype=np.int64)])
+        extra = self._dup_ids(pos)
+        if extra:
+            out = np.concatenate([out, np.asarray(extra, dtype=np.int64)])
         return out
+
+    def _dup_ids(self, pos: np.ndarray) -> list[int]:
+        """The ids past the first of the positions ``pos`` whose token has several."""
+        if not self.dups:
+            return []
+        hit = pos[np.isin(pos, self._dup_keys)]
+        return [i for p in hit.tolist() for i in self.dups[p]]
 
     # -- plain data (the on-disk cache) ---------------------------------------------------
     def to_data(self) -> dict:
