@@ -53,7 +53,6 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from .. import native
-
 from ..grammar import TerminalDef
 from ..memo import Generations, Memo
 from .counted import Stalls

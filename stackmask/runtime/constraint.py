@@ -167,8 +167,8 @@ class Constraint:
                 vocab.special_token_ids, type(self).commit.__get__(self),
                 self._commit_general).commit
         self._start = State(((self.glr.root, BOUNDARY_CONFIG),))
-        if self._masker.prefilled or any(dwa.complete):   # compiled ahead (not lazy): every
-            self._masker.pin(self._start)                # text's first mask
+        if any(dwa.complete):               # compiled ahead (not lazy): every text's first mask
+            self._masker.pin(self._start)
         self._eos = vocab.eos_token_ids
         self._oracle = None
         self._progress = progress

@@ -176,7 +176,8 @@ class Masker:
         for wid in [w for _, w in dwa.init_base.values()] + restrict:
             if wid not in self._not_dense:
                 self._complement(wid)
-        # the count sets of the most read tables, then the others within the prefill's time
+        # the count sets of the most read tables, then the others for at most as long as
+        # the masks ahead may take (a budget of its own, before theirs)
         self.counts_ahead = self.count_sets.make_ahead(
             dwa.count_split, time.perf_counter() + self.prefill_s) if dwa.count_split else 0
         self.prewarmed = self._prewarm(dwa.hot_weights)    # token sets made dense ahead
