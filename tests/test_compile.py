@@ -23,7 +23,7 @@ from stackmask.compile.parser_dwa import ParserDWA
 from stackmask.compile.templates import NO_LHS
 from stackmask.compile.templates import expand_emissions as _expand
 from stackmask.compile.tables import build_tables
-from stackmask.compile.terminal import TRUE, TerminalCompiler, requirement
+from stackmask.compile.terminal import GONE, TRUE, TerminalCompiler, requirement
 from stackmask.lexer.fsa import group_rows
 from stackmask.compile.token_index import VocabIndex
 from stackmask.lexer.scanner import BOUNDARY_CONFIG, IGNORE
@@ -95,7 +95,7 @@ def test_terminal_outcomes_equal_scanner_runs(name, qwen_vocab):
 def _dfa_run_reference(sc, tok: bytes, s: int) -> int:
     """The lexer DFA from state ``s`` over ``tok``, byte by byte: the last state, GONE
     where a byte leads nowhere, KILLED where a byte enters an accepting state."""
-    from stackmask.compile.terminal import GONE, KILLED
+    from stackmask.compile.terminal import KILLED
     trans, accepting = sc.dfa.trans, sc.accepting
     for b in tok:
         s = int(trans[s][b])
@@ -129,7 +129,17 @@ def test_whole_vocabulary_dfa_runs_equal_byte_by_byte_runs(name, qwen_vocab):
         assert tc._dfa_run(s).tolist() == want, s
         assert tc._full_run(s).tolist() == want, s
         first = np.flatnonzero(np.asarray(sc.dfa.trans[s]) >= 0)
-        assert tc._narrow_run(s, first).tolist() == want, s
+        pos, fin = tc._narrow_sparse(s, first)
+        got = dict(zip(pos.tolist(), fin.tolist()))
+        assert [got.get(i, GONE) for i in range(len(want))] == want, s
+        # what the construction reads: the cached run (sparse for a narrow state), whole,
+        # without its GONE tokens, and at some positions
+        pos, fin = tc._sparse_run(s)
+        assert dict(zip(pos.tolist(), fin.tolist())) == \
+            {i: x for i, x in enumerate(want) if x != GONE}, s
+        probe = np.arange(s % 5, len(want), 5)
+        assert tc._run_at(s, probe).tolist() == [want[i] for i in probe], s
+        assert tc._dfa_run(s).tolist() == want, s
         pruned += sum(1 for x in want if x < 0) * 4 > len(want)
         narrow += len(first) < tc.NARROW_BYTES
     assert pruned and pruned < n         # both regimes of the whole-vocabulary run
@@ -635,3 +645,40 @@ def test_single_outcome_configurations_never_fork():
     assert 20 <= len(single) < len(configs)
     for cfg in single:
         assert all(len(sc.step(cfg, b)) <= 1 for b in range(256)), sc.config(cfg)
+
+
+def test_construction_keeps_only_small_walks_and_narrow_runs_sparse(qwen_vocab):
+    """The terminal compiler's caches over the whole vocabulary: a walk of a lexer state is
+    kept for the next configuration of that state only when it is small (a string body's
+    walk, ~1 MB, is made again if asked; it never was in the constructions measured), a
+    whole-vocabulary run made for a walk is not kept beside it, and a run from a state
+    with few live first bytes is kept without its GONE tokens (a dense array per such
+    state was most of a generated schema's construction memory). Each result read again
+    equals the first."""
+    from stackmask.compile.terminal import NarrowRun
+    from stackmask.compile.token_index import vocab_index
+    sc = make_scanner(_schema_tables())
+    index = vocab_index(qwen_vocab)
+    tc = TerminalCompiler(sc, index)
+    n = len(sc.dfa.trans)
+    big = small = narrow = 0
+    for d in range(n):
+        w = tc._walk(d)
+        size = sum(a.nbytes + tc.ENTRY_BYTES for a in w.values())
+        assert (d in tc._walks) == (size <= tc.KEEP_WALK_BYTES), d
+        again = tc._walk(d)
+        assert {k: v.tolist() for k, v in again.items()} == {k: v.tolist() for k, v in w.items()}
+        if size > tc.KEEP_WALK_BYTES:
+            big += 1
+            assert not isinstance(tc._runs.get(d), np.ndarray), d
+        else:
+            small += 1
+    for s in range(n):
+        dense = tc._dfa_run(s)
+        if tc._narrow(s):
+            narrow += 1
+            run = tc._runs[s]
+            assert isinstance(run, NarrowRun)
+            assert run.pos.nbytes + run.fin.nbytes == 8 * int(np.count_nonzero(dense >= 0))
+            assert tc._dfa_run(s).tolist() == dense.tolist()
+    assert big and small and narrow

@@ -31,6 +31,8 @@ of that prefix, and a dead prefix skips its whole subtree (the walks are
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .. import native
@@ -79,6 +81,19 @@ KILLED = -2        # shadow run: a longer match completed inside the token
 GONE = -1          # shadow run: the shadow can no longer match
 
 
+class NarrowRun(NamedTuple):
+    """A DFA run from a state with few live first bytes, kept sparse (a whole-vocabulary
+    array per such state was most of a generated schema's construction memory: shadows
+    of counted blank runs read on the ~54,000 space-led tokens and kill nearly all)."""
+
+    pos: np.ndarray         # int32, ascending: the tokens the run ends in a state on
+    fin: np.ndarray         # int32: that state
+    killed: np.ndarray      # packed bits over the vocabulary: the tokens it KILLED
+
+    def killed_mask(self, n: int) -> np.ndarray:
+        return np.unpackbits(self.killed, count=n).view(bool)
+
+
 class TerminalCompiler:
     """Token outcomes per lexer configuration, factored to share work.
 
@@ -93,6 +108,10 @@ class TerminalCompiler:
 
     #: estimated bytes of a cache entry besides its numpy arrays
     ENTRY_BYTES = 300
+    #: a walk's arrays are kept for the next configuration of its state up to this size:
+    #: the large ones (a string body's counted states: ~1 MB each, hundreds per generated
+    #: schema) were never read again, the small ones are most of the reuse
+    KEEP_WALK_BYTES = 256 << 10
 
     def __init__(self, scanner: Scanner, index: VocabIndex, cache_bytes: int | None = None):
         self.scanner = scanner
@@ -277,12 +296,25 @@ class TerminalCompiler:
         d, shadows = self.scanner.config(cfg)
         if not shadows:
             return None
-        live = killed = None
+        n_tok = len(self.index.toks)
+        live = np.zeros(n_tok, dtype=bool)
+        killed = np.zeros(n_tok, dtype=bool)
+        packed = None                   # the narrow runs' KILLED bits, united
         for s in sorted(shadows):
-            run = self._dfa_run(s)
-            r, k = run != GONE, run == KILLED
-            live = r if live is None else live | r
-            killed = k if killed is None else killed | k
+            run = self._runs.get(s)
+            if run is None and self._narrow(s):
+                run = self._narrow_entry(s)
+            if type(run) is NarrowRun:
+                live[run.pos] = True
+                packed = run.killed if packed is None else packed | run.killed
+            else:
+                run = self._dfa_run(s)
+                live |= run != GONE
+                killed |= run == KILLED
+        if packed is not None:
+            k = np.unpackbits(packed, count=n_tok).view(bool)
+            live |= k
+            killed |= k
         # configurations whose shadows read on the same tokens share one array of them
         # (the build then makes its token set once): the counts of a bounded blank run
         # all read on the blank-led tokens
@@ -360,11 +392,10 @@ class TerminalCompiler:
             for branches, pos in base.items():
                 add(branches, pos, None)
         elif base:
-            runs = np.stack([self._dfa_run(s) for s in sorted(shadows)], axis=1)
             keys = list(base)
             pos = np.concatenate([base[k] for k in keys])
             gid = np.repeat(np.arange(len(keys)), [len(base[k]) for k in keys])
-            sub = runs[pos]
+            sub = np.stack([self._run_at(s, pos) for s in sorted(shadows)], axis=1)
             alive = ~(sub == KILLED).any(axis=1)
             pos, gid, sub = pos[alive], gid[alive], sub[alive]
             if len(pos):
@@ -388,11 +419,21 @@ class TerminalCompiler:
         w = self._walks.get(d)
         if w is None:
             sc = self.scanner
-            pos, fin = self._sparse_run(d if d >= 0 else sc.mode_starts[-1 - d])
+            s = d if d >= 0 else sc.mode_starts[-1 - d]
+            if s in self._runs or self._narrow(s):
+                pos, fin = self._sparse_run(s)
+            else:
+                # a whole-vocabulary run made for this walk only is not kept beside it
+                # (a string body's ~300 counted states: 600 KB each)
+                run = self._full_run(s)
+                pos = np.flatnonzero(run != GONE)
+                fin = run[pos]
             w = self._branches(d, pos, fin, self._subtrees)
-            # the walk's arrays, and about as much again for the subtree memo's
-            self._account(2 * sum(a.nbytes + self.ENTRY_BYTES for a in w.values()))
-            self._walks[d] = w
+            nbytes = sum(a.nbytes + self.ENTRY_BYTES for a in w.values())
+            if nbytes <= self.KEEP_WALK_BYTES:
+                # the walk's arrays, and about as much again for the subtree memo's
+                self._account(2 * nbytes)
+                self._walks[d] = w
         return w
 
     def _branches(self, d: int, pos: np.ndarray, fin: np.ndarray, memo: dict) -> dict:
@@ -551,34 +592,35 @@ class TerminalCompiler:
         state after the token, GONE when a byte leads nowhere, KILLED when a byte enters
         an accepting state (for a shadow: a longer match completed; for a pending lexeme:
         it completes a terminal inside the token). A state with few live first bytes runs
-        only the tokens starting with them (:meth:`_narrow_run`); otherwise one gather
+        only the tokens starting with them (:meth:`_narrow_sparse`); otherwise one gather
         per byte column, over the tokens long enough for it; once a column has stopped
         more than a quarter of them (GONE and KILLED are absorbing), only the tokens
         still running are read (most lexer states stop most tokens within a byte or two:
         2-3x less work)."""
         r = self._runs.get(s)
-        if r is not None:
-            return r
-        first = self._first_bytes(s)
-        if len(first) < self.NARROW_BYTES:
-            out = self._narrow_run(s, first)
-        else:
-            out = self._full_run(s)
-        self._account(out.nbytes + self.ENTRY_BYTES)
-        self._runs[s] = out
-        return out
+        if r is None:
+            if self._narrow(s):
+                r = self._narrow_entry(s)
+            else:
+                r = self._full_run(s)
+                self._account(r.nbytes + self.ENTRY_BYTES)
+                self._runs[s] = r
+        if type(r) is NarrowRun:
+            n_tok = len(self.index.toks)
+            out = np.full(n_tok, GONE, dtype=np.int32)
+            out[r.killed_mask(n_tok)] = KILLED
+            out[r.pos] = r.fin
+            return out
+        return r
+
+    def _narrow(self, s: int) -> bool:
+        """Whether DFA state ``s`` has fewer live first bytes than ``NARROW_BYTES``: its
+        run is made from the tokens starting with them and kept as a :class:`NarrowRun`."""
+        return len(self._first_bytes(s)) < self.NARROW_BYTES
 
     def _first_bytes(self, s: int) -> np.ndarray:
         """The bytes that do not stop a run from DFA state ``s`` at once."""
         return np.flatnonzero(self._run_table[s * 256:(s + 1) * 256] != self._n_dfa)
-
-    def _narrow_run(self, s: int, first: np.ndarray) -> np.ndarray:
-        """:meth:`_dfa_run` from ``s`` for a state whose live first bytes are ``first``
-        (:meth:`_narrow_sparse`, as a whole-vocabulary array)."""
-        out = np.full(len(self.index.toks), GONE, dtype=np.int32)
-        pos, fin = self._narrow_sparse(s, first)
-        out[pos] = fin
-        return out
 
     def _narrow_sparse(self, s: int, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The run from ``s`` of only the tokens starting with a byte of ``first``:
@@ -620,14 +662,50 @@ class TerminalCompiler:
         (its cost is then the tokens starting with its live bytes, not the vocabulary)."""
         run = self._runs.get(s)
         if run is None:
-            first = self._first_bytes(s)
-            if len(first) < self.NARROW_BYTES:
-                pos, fin = self._narrow_sparse(s, first)
-                keep = fin != GONE
-                return pos[keep], fin[keep]
-            run = self._dfa_run(s)
+            if not self._narrow(s):
+                run = self._dfa_run(s)
+            else:
+                run = self._narrow_entry(s)
+        if type(run) is NarrowRun:
+            kpos = np.flatnonzero(run.killed_mask(len(self.index.toks)))
+            if not len(kpos):
+                return run.pos.astype(np.int64), run.fin
+            pos = np.concatenate([run.pos, kpos])
+            fin = np.concatenate([run.fin, np.full(len(kpos), KILLED, dtype=np.int32)])
+            order = np.argsort(pos, kind="stable")
+            return pos[order], fin[order]
         pos = np.flatnonzero(run != GONE)
         return pos, run[pos]
+
+    def _narrow_entry(self, s: int) -> "NarrowRun":
+        """The run from narrow state ``s`` (:meth:`_narrow_sparse`), kept sparse."""
+        pos, fin = self._narrow_sparse(s, self._first_bytes(s))
+        k = fin == KILLED
+        mask = np.zeros(len(self.index.toks), dtype=bool)
+        mask[pos[k]] = True
+        keep = fin >= 0
+        run = self._runs[s] = NarrowRun(pos[keep].astype(np.int32), fin[keep].astype(np.int32),
+                                        np.packbits(mask))
+        self._account(run.pos.nbytes + run.fin.nbytes + run.killed.nbytes + self.ENTRY_BYTES)
+        return run
+
+    def _run_at(self, s: int, pos: np.ndarray) -> np.ndarray:
+        """:meth:`_dfa_run` from ``s`` at the positions ``pos`` only (a narrow state's
+        run is read from its sparse form, never made whole-vocabulary)."""
+        run = self._runs.get(s)
+        if run is None and self._narrow(s):
+            run = self._narrow_entry(s)
+        if type(run) is not NarrowRun:
+            return self._dfa_run(s)[pos]
+        spos, sfin = run.pos, run.fin
+        out = np.full(len(pos), GONE, dtype=np.int32)
+        out[(run.killed[pos >> 3] >> (7 - (pos & 7)).astype(np.uint8)) & 1 == 1] = KILLED
+        if len(spos):
+            i = np.searchsorted(spos, pos)
+            np.minimum(i, len(spos) - 1, out=i)
+            hit = spos[i] == pos
+            out[hit] = sfin[i[hit]]
+        return out
 
     def _twin_run(self, s: int, pos: np.ndarray) -> np.ndarray:
         """The runs from ``s`` of the tokens at positions ``pos``, as :meth:`_dfa_run`
