@@ -44,9 +44,10 @@ def terminal_dfas(terminals: Sequence, band: int = DEFAULT_BAND) -> list[DFA]:
     return [_terminal_dfa(t, band) for t in terminals]
 
 
-#: combined lexers by regexes and band, the recently used up to 256 MB (a process that builds
-#: many grammars keeps the recent ones, not all)
-_LEXER_CACHE = SizedCache(256 << 20, dfa_nbytes)
+#: combined lexers by regexes and band, the recently used up to 64 MB (a process that builds
+#: many grammars keeps the recent ones, not all: a server building a schema per request
+#: would otherwise hold hundreds of MB of lexers it may never see again)
+_LEXER_CACHE = SizedCache(64 << 20, dfa_nbytes)
 
 
 def compile_lexer(terminals: Sequence, band: int = DEFAULT_BAND,

@@ -536,8 +536,9 @@ def _label(name: str, regex: str) -> str:
     return name or regex
 
 
-#: terminal automata by regex and band, the recently used up to 128 MB
-_TERMINALS = SizedCache(128 << 20, dfa_nbytes)
+#: terminal automata by regex and band, the recently used up to 48 MB (the lexer caches
+#: together stay under ~180 MB in a process that builds grammar after grammar)
+_TERMINALS = SizedCache(48 << 20, dfa_nbytes)
 
 
 def _compile_regex(regex: str, band: int) -> DFA:
@@ -736,8 +737,8 @@ def counted_parts(regex: str, band: int, any_bounds: bool = False):
     return split_counted(x, band, any_bounds)
 
 
-#: :func:`lookahead_parts` by regex and band (its automata), the recently used up to 64 MB
-_LOOKAHEAD_PARTS = SizedCache(64 << 20, lambda v: 64 if v is None else 64 + dfa_nbytes(v[1]))
+#: :func:`lookahead_parts` by regex and band (its automata), the recently used up to 16 MB
+_LOOKAHEAD_PARTS = SizedCache(16 << 20, lambda v: 64 if v is None else 64 + dfa_nbytes(v[1]))
 
 
 def lookahead_parts(regex: str, band: int):
@@ -793,8 +794,8 @@ def _one_rep(side):
     return ("s", tuple(parts[:i])), body, lo, hi, ("s", tuple(parts[i + 1:]))
 
 
-#: counted groups by members and band (None: not countable), the recently used up to 128 MB
-_GROUPS = SizedCache(128 << 20, dfa_nbytes)
+#: counted groups by members and band (None: not countable), the recently used up to 48 MB
+_GROUPS = SizedCache(48 << 20, dfa_nbytes)
 
 
 def compile_counted_group(members, band: int, label: str = "", reach: tuple = ()) -> DFA | None:
