@@ -93,6 +93,10 @@ class NarrowRun(NamedTuple):
     def killed_mask(self, n: int) -> np.ndarray:
         return np.unpackbits(self.killed, count=n).view(bool)
 
+    def killed_at(self, pos: np.ndarray) -> np.ndarray:
+        """Whether the run KILLED each token at ``pos`` (bits read in place)."""
+        return (self.killed[pos >> 3] >> (7 - (pos & 7)).astype(np.uint8)) & 1 == 1
+
 
 class TerminalCompiler:
     """Token outcomes per lexer configuration, factored to share work.
@@ -301,9 +305,7 @@ class TerminalCompiler:
         killed = np.zeros(n_tok, dtype=bool)
         packed = None                   # the narrow runs' KILLED bits, united
         for s in sorted(shadows):
-            run = self._runs.get(s)
-            if run is None and self._narrow(s):
-                run = self._narrow_entry(s)
+            run = self._kept_run(s)
             if type(run) is NarrowRun:
                 live[run.pos] = True
                 packed = run.killed if packed is None else packed | run.killed
@@ -597,14 +599,11 @@ class TerminalCompiler:
         more than a quarter of them (GONE and KILLED are absorbing), only the tokens
         still running are read (most lexer states stop most tokens within a byte or two:
         2-3x less work)."""
-        r = self._runs.get(s)
+        r = self._kept_run(s)
         if r is None:
-            if self._narrow(s):
-                r = self._narrow_entry(s)
-            else:
-                r = self._full_run(s)
-                self._account(r.nbytes + self.ENTRY_BYTES)
-                self._runs[s] = r
+            r = self._full_run(s)
+            self._account(r.nbytes + self.ENTRY_BYTES)
+            self._runs[s] = r
         if type(r) is NarrowRun:
             n_tok = len(self.index.toks)
             out = np.full(n_tok, GONE, dtype=np.int32)
@@ -612,6 +611,15 @@ class TerminalCompiler:
             out[r.pos] = r.fin
             return out
         return r
+
+    def _kept_run(self, s: int):
+        """The run from ``s`` as kept (a whole-vocabulary array, or a :class:`NarrowRun`),
+        a narrow state's made and kept now; None for a state whose whole-vocabulary run
+        is not made yet."""
+        run = self._runs.get(s)
+        if run is None and self._narrow(s):
+            run = self._narrow_entry(s)
+        return run
 
     def _narrow(self, s: int) -> bool:
         """Whether DFA state ``s`` has fewer live first bytes than ``NARROW_BYTES``: its
@@ -660,12 +668,9 @@ class TerminalCompiler:
         """:meth:`_dfa_run` from ``s`` without its GONE tokens: ``(positions, last
         states)``, positions ascending. A narrow state's run is never made whole-vocabulary
         (its cost is then the tokens starting with its live bytes, not the vocabulary)."""
-        run = self._runs.get(s)
+        run = self._kept_run(s)
         if run is None:
-            if not self._narrow(s):
-                run = self._dfa_run(s)
-            else:
-                run = self._narrow_entry(s)
+            run = self._dfa_run(s)
         if type(run) is NarrowRun:
             kpos = np.flatnonzero(run.killed_mask(len(self.index.toks)))
             if not len(kpos):
@@ -692,14 +697,12 @@ class TerminalCompiler:
     def _run_at(self, s: int, pos: np.ndarray) -> np.ndarray:
         """:meth:`_dfa_run` from ``s`` at the positions ``pos`` only (a narrow state's
         run is read from its sparse form, never made whole-vocabulary)."""
-        run = self._runs.get(s)
-        if run is None and self._narrow(s):
-            run = self._narrow_entry(s)
+        run = self._kept_run(s)
         if type(run) is not NarrowRun:
             return self._dfa_run(s)[pos]
         spos, sfin = run.pos, run.fin
         out = np.full(len(pos), GONE, dtype=np.int32)
-        out[(run.killed[pos >> 3] >> (7 - (pos & 7)).astype(np.uint8)) & 1 == 1] = KILLED
+        out[run.killed_at(pos)] = KILLED
         if len(spos):
             i = np.searchsorted(spos, pos)
             np.minimum(i, len(spos) - 1, out=i)
