@@ -176,7 +176,13 @@ cdef class MaskPath:
         (``init_restrict``) gives that start's weights as one term, the tokens left out
         removed."""
         cdef object k = self._walk(node, cfg)    # first: it may compile ``cfg``
-        cdef PyObject *p = PyDict_GetItem(self.dwa.init_restrict, cfg)
+        cdef PyObject *p
+        cdef object routed = self.dwa.routed
+        if routed:                   # start items held out of the automaton
+            p = PyDict_GetItem(routed, cfg)
+            if p is not NULL:
+                k = k | self.masker.routed_weights(node, <object>p)
+        p = PyDict_GetItem(self.dwa.init_restrict, cfg)
         if p is not NULL and k:
             return frozenset(((<object>p, k),))
         return k
@@ -700,6 +706,7 @@ import numpy as np
 include "_tables.pxi"
 include "_fsa.pxi"
 include "_templates.pxi"
+include "_held.pxi"
 include "_expand.pxi"
 include "_branches.pxi"
 include "_load.pxi"

@@ -23,7 +23,7 @@ from ..lexer.scanner import Scanner
 from ..limits import CompileGuard, Limits, release_free_memory
 from ..plain import Codec
 from ..wfa.weights import WeightTable
-from . import artifact
+from . import artifact, build
 from .build import add_config, build_parser_dwa
 from .dwa_starts import pair_key
 from .parser_dwa import ParserDWA
@@ -204,6 +204,8 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     if mode == "lazy":
         vocab_index(vocab, index_dir)      # loaded now (from disk when cached), not in a mask
         dwa = ParserDWA(tables.lr, tables.normal_form.accepts_empty, weights)
+        if build.ROUTE_AFTER_STATES == 0:    # (an automaton built on first use is not rebuilt)
+            dwa.route_min = ParserDWA.ROUTE_MIN_TERMINALS
         dwa.index_by_digest()
         dwa.budget_exhausted = True          # nothing is compiled ahead
         scanner.bind_aliases(dwa.alias)

@@ -9,6 +9,7 @@ compiled on first use (:meth:`ParserDWA.edge`).
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 
@@ -29,32 +30,70 @@ from .terminal import TRUE, TerminalCompiler, final_outcomes
 log = logging.getLogger("stackmask")
 
 
+#: an automaton that passes this many states before it is complete is built again with
+#: the start items of ``ParserDWA.ROUTE_MIN_TERMINALS`` or more terminals held out, checked
+#: by masks over the GSS (``ParserDWA.routed``; 0: held out from the start, in lazy
+#: compiles too; None: never). Held-out items cost masks more (SQL on unseen programs:
+#: p50 18 µs, p99.9 0.5 ms), so only an automaton that would not otherwise complete pays:
+#: Java's, the largest of the benchmark grammars that completes, has 270,000 states before
+#: minimization; SQL's passed 500,000 without completing, and completes with 57,000 once
+#: they are held out.
+ROUTE_AFTER_STATES: int | None = 350_000
+
+
+class _Reroute(Exception):
+    """The automaton passed ``ROUTE_AFTER_STATES`` (raised by the build's stop check)."""
+
+
 def build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab, weights: WeightTable,
                      configs=None, progress: bool = False, budget_s: float | None = None,
                      guard=None, specials=None) -> ParserDWA:
     """:func:`_build_parser_dwa`, reading the representative of counted repetitions
     (``Scanner.set_exact(False)``): the walks make no configuration per owed count, which
-    masks never need (``Scanner.mask_rep``); the scanner is as exact as before after it."""
+    masks never need (``Scanner.mask_rep``); the scanner is as exact as before after it.
+    An automaton that passes ``ROUTE_AFTER_STATES`` states is built again, with fresh
+    token sets (``weights`` is then not the automaton's), holding out the start items of
+    several terminals; the budget counts from the first start."""
     exact = scanner.exact
     scanner.set_exact(False)
+    deadline = None if budget_s is None else (time.monotonic() + budget_s, budget_s)
+    after = ROUTE_AFTER_STATES
     try:
+        if after is None or after > 0:
+            try:
+                return _build_parser_dwa(scanner, lr, accepts_empty, index, vocab, weights,
+                                         configs, progress, deadline, guard, specials,
+                                         None, after)
+            except _Reroute:
+                pass
+            log.info("stackmask: the mask automaton passed %d states: building it again "
+                     "with the tokens of %d or more terminals checked by masks",
+                     after, ParserDWA.ROUTE_MIN_TERMINALS)
+            gc.collect()             # the abandoned automaton (the build pauses the collector)
+            weights = WeightTable(weights.n_tokens)
         return _build_parser_dwa(scanner, lr, accepts_empty, index, vocab, weights, configs,
-                                 progress, budget_s, guard, specials)
+                                 progress, deadline, guard, specials,
+                                 ParserDWA.ROUTE_MIN_TERMINALS, None)
     finally:
         scanner.set_exact(exact)
 
 
 def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
-                      weights: WeightTable, configs, progress: bool, budget_s: float | None,
-                      guard, specials) -> ParserDWA:
+                      weights: WeightTable, configs, progress: bool, deadline: tuple | None,
+                      guard, specials, route_min: int | None,
+                      reroute_after: int | None) -> ParserDWA:
     """Compile the Parser DWA for every lexer configuration reachable at token boundaries
-    (or for ``configs``), expanding every reachable state breadth first. With ``budget_s``
-    compilation stops after that many seconds; what is left (configurations, states) is
+    (or for ``configs``), expanding every reachable state breadth first, start items of
+    ``route_min`` or more terminals held out (``ParserDWA.routed``); past
+    ``reroute_after`` states it raises :class:`_Reroute`. At ``deadline``
+    (``(time.monotonic() at the end, budget seconds)``) compilation stops; what is left
+    (configurations, states) is
     compiled on first use, with the same results; the same happens, with a budget, when
     the compile's memory growth passes half of the guard's ``max_compile_memory_bytes``
     (instead of failing at the hard limit). ``guard`` (a
     :class:`stackmask.limits.CompileGuard`) enforces the hard limits between steps."""
     dwa = ParserDWA(lr, accepts_empty, weights)
+    dwa.route_min = route_min
     if guard is not None:
         dwa.max_states = guard.limits.max_automaton_states
         dwa.max_sequences = guard.limits.max_token_sequences
@@ -91,16 +130,17 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
     bases: set = set()            # the configurations others started on by their diff
     beat = Heartbeat(progress)
     t0 = beat.started
-    deadline = None if budget_s is None else t0 + budget_s
     used_up: list = []        # why the soft budget stopped the compile
 
     def stop() -> bool:
+        if reroute_after is not None and len(dwa.items) > reroute_after:
+            raise _Reroute
         if used_up:
             return True
         if deadline is None:
             return False
-        if time.monotonic() > deadline:
-            used_up.append(f"time: {budget_s:g} s")
+        if time.monotonic() > deadline[0]:
+            used_up.append(f"time: {deadline[1]:g} s")
             return True
         if guard is not None and guard.soft_memory_used_up():
             used_up.append(f"memory: half of max_compile_memory_bytes, "

@@ -33,6 +33,7 @@ def compact_weights(dwa, ids_before: dict, digest_ids: bool, kept: tuple) -> tup
     used.update(w for _, w in dwa.pair_init.values())
     used.update(w for _, w in dwa.init_base.values())
     used.update(dwa.init_restrict.values())
+    used.update(w for held in dwa.routed.values() for _, w in held)
     if dwa.eos_weight is not None:
         used.add(dwa.eos_weight)
     used.update(w for _, w in dwa.special_weights or ())
@@ -62,6 +63,7 @@ def compact_weights(dwa, ids_before: dict, digest_ids: bool, kept: tuple) -> tup
     dwa.pair_init = {k: entry(e) for k, e in dwa.pair_init.items()}
     dwa.init_base = {c: entry(e) for c, e in dwa.init_base.items()}
     dwa.init_restrict = {c: m[w] for c, w in dwa.init_restrict.items()}
+    dwa.set_routed({k: tuple((it, m[w]) for it, w in held) for k, held in dwa.routed.items()})
     if dwa.eos_weight is not None:
         dwa.eos_weight = m[dwa.eos_weight]
     if dwa.special_weights is not None:

@@ -42,6 +42,7 @@ def to_data(dwa, digests: dict) -> dict:
     items = tuple(it if it is None or type(it) is bytes else pack_items(dwa.state_items(q))
                   for q, it in enumerate(dwa.items))
     init_keys = sorted(dwa.init)
+    routed_keys = sorted(dwa.routed, key=lambda k: k if type(k) is tuple else (k, 0, -1))
     pair_keys = sorted(dwa.pair_init)
     # (a counted configuration whose deep ones a budget left uncompiled is not kept: it is
     # then compiled on first use, as any other not compiled)
@@ -68,6 +69,11 @@ def to_data(dwa, digests: dict) -> dict:
         "count_split": np.array([(c, *term) for c in sorted(split) for term in split[c]],
                                 dtype=np.int64).reshape(-1, 5),
         "count_tables": tuple(dwa.count_tables),
+        "route_min": -1 if dwa.route_min is None else int(dwa.route_min),
+        # held-out start items (``ParserDWA.routed``): a configuration's key as (cfg, 0, -1)
+        "routed_keys": np.array([k if type(k) is tuple else (k, 0, -1) for k in routed_keys],
+                                dtype=np.int64).reshape(-1, 3),
+        "routed_items": tuple(pack_items(dwa.routed[k]) for k in routed_keys),
         "eos_weight": dwa.eos_weight, "hot_weights": tuple(dwa.hot_weights),
         "special_weights": dwa.special_weights, "special_check": dwa.special_check,
         "budget_exhausted": bool(dwa.budget_exhausted),
@@ -127,6 +133,20 @@ def load_data(dwa, data: dict) -> dict:
            for c, a in dwa.alias.items()):
         raise ValueError("an alias of a configuration that is not started, or of one "
                          "that is started itself")
+    rmin = int(data["route_min"])
+    dwa.route_min = None if rmin < 0 else rmin
+    keys = data["routed_keys"].tolist()
+    held = data["routed_items"]
+    if len(keys) != len(held):
+        raise ValueError("held-out start items of different lengths")
+    dwa.set_routed({(a if c < 0 else (a, b, c)): unpack_items(h)
+                    for (a, b, c), h in zip(keys, held)})
+    n_terms = dwa.templates.n_terminals
+    if any(k not in dwa.init and k not in dwa.pair_init for k in dwa.routed) or not all(
+            type(w) is int and 0 <= w < n_sets and _item_ok(it, n_terms)
+            for r in dwa.routed.values() for it, w in r):
+        raise ValueError("held-out start items of a start that is not made, malformed, "
+                         "or of an unknown token set")
     dwa.eos_weight = data["eos_weight"]
     dwa.hot_weights = tuple(data["hot_weights"])
     sw = data["special_weights"]
@@ -135,6 +155,17 @@ def load_data(dwa, data: dict) -> dict:
     dwa.budget_exhausted = bool(data["budget_exhausted"])
     dwa.budget_used_up = data["budget_used_up"]
     return index
+
+
+def _item_ok(it, n_terms: int) -> bool:
+    """Whether ``it`` is a start item as :mod:`.templates` makes them: ``(skip, -1,
+    terms, F)``, ``terms`` a tuple of terminals, ``F`` None or a bitmask of terminals."""
+    if type(it) is not tuple or len(it) != 4:
+        return False
+    skip, lhs, terms, F = it
+    return (type(skip) is int and 0 <= skip and lhs == -1 and type(terms) is tuple
+            and all(type(t) is int and 0 <= t < n_terms for t in terms)
+            and (F is None or type(F) is int and 0 <= F < 1 << n_terms))
 
 
 def check_edge_arrays(n: int, offsets, sym, dst, wid) -> tuple:

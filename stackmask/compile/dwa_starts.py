@@ -49,11 +49,15 @@ class Starts:
         if candidates is self._templates and candidates:
             candidates = candidates[:-RESTRICT_CANDIDATES - 1:-1]
         r = restricted(dwa.weights, pairs, acc, candidates)
+        # the items held out of the automaton are this start's own, whichever states
+        # serve the others (a restricted start's held items are the earlier one's within
+        # its tokens: restricted compared them too)
+        kept = dwa.split_routed(cfg, pairs)
         if r is not None:
             entry, dwa.init_restrict[cfg] = r
             dwa.init[cfg] = entry
             return entry
-        entry = (dwa.intern_state(pairs), acc)
+        entry = (dwa.intern_state(kept), acc)
         dwa.init[cfg] = entry
         if self._templates is not None and pairs:
             self._templates.append((frozenset(pairs), pairs, acc, entry))
@@ -123,8 +127,9 @@ class Starts:
         t = self._universals.get(item)
         if t is None:
             pairs = {item: UNIVERSE_ID}
+            kept = self.dwa.split_routed(None, pairs)
             t = self._universals[item] = (frozenset(pairs), pairs, EMPTY_ID,
-                                          (self.dwa.intern_state(pairs), EMPTY_ID))
+                                          (self.dwa.intern_state(kept), EMPTY_ID))
         return t
 
     def end_restricting(self) -> None:
@@ -151,6 +156,7 @@ def trim_on_base(dwa, cfg: int, pairs: dict, acc: int, whole: dict):
     is its base's without ``D``)."""
     if not pairs and acc == EMPTY_ID:
         dwa.init[cfg] = (-1, EMPTY_ID)
+        dwa.routed.pop(cfg, None)
         return None
     base, diff = dwa.init_base[cfg]
     b = whole.get(base)
@@ -176,6 +182,7 @@ def trim_on_base(dwa, cfg: int, pairs: dict, acc: int, whole: dict):
              if (w2 := wt.difference(w, same_id)) != EMPTY_ID}
     if not pairs and acc == EMPTY_ID:
         dwa.init[cfg] = (-1, EMPTY_ID)
+        dwa.routed.pop(cfg, None)
         return None
     return pairs, acc
 
@@ -365,11 +372,12 @@ def pair_start(dwa, c_top: int, c_low: int, below: bool, whole_start=None) -> tu
                 keep = wt.difference(UNIVERSE_ID, keep)
                 w = wt.intersect(w, keep)
             acc = wt.union(acc, w)
-            if q < 0:
-                continue
-            items = dwa.state_items(q)
-            if items is None:             # released after an eager compile
-                return None
+            items = ()
+            if q >= 0:
+                items = dwa.state_items(q)
+                if items is None:         # released after an eager compile
+                    return None
+            items = tuple(items) + dwa.routed.get(cfg, ())   # and those held out
             if keep is not None:
                 items = [(it, wt.intersect(w2, keep)) for it, w2 in items]
         for (skip, lhs, terms, F), w2 in items:
@@ -378,7 +386,7 @@ def pair_start(dwa, c_top: int, c_low: int, below: bool, whole_start=None) -> tu
     if acc != EMPTY_ID:
         pairs = {it: wt.difference(w, acc) for it, w in pairs.items()}
     with dwa.lock:
-        e = dwa.pair_init[key] = (dwa.intern_state(pairs), acc)
+        e = dwa.pair_init[key] = (dwa.intern_state(dwa.split_routed(key, pairs)), acc)
     return e
 
 

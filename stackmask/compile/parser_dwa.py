@@ -66,6 +66,10 @@ class ParserDWA:
     still in the artifact's arrays: read them with :meth:`state_edges`.
     """
 
+    #: the shortest terminal sequence held out of the automaton when it is (:attr:`route_min`,
+    #: set by the builder: :data:`.build.ROUTE_AFTER_STATES`)
+    ROUTE_MIN_TERMINALS = 3
+
     def __init__(self, lr: LRTables, accepts_empty: bool, weights: WeightTable):
         self.weights = weights
         self._accepts_empty = accepts_empty
@@ -110,6 +114,15 @@ class ParserDWA:
         self.count_split: dict = {}
         self.count_tables: list = []
         self.pair_init: dict = {}        # (config, config, below) -> start of two heads (add_pair)
+        #: start items whose terminal sequence has at least this many terminals are not
+        #: states of the automaton but checked by masks over the GSS (DESIGN, *Routing*;
+        #: None: none; set before the first start is made)
+        self.route_min: int | None = None
+        #: start key (a configuration, or a pair key) -> ``((item, weight id), ...)``: its
+        #: start items held out of the automaton (``route_min``); a mask unites the
+        #: weights of those that hold on the head's stack with its walk's
+        self.routed: dict = {}
+        self._held_tuples: dict = {}     # each distinct value of routed once
         self.eos_weight: int | None = None   # weight id of the EOS ids, once interned
         # weight ids whose dense masks the runtime makes first (those masks needed when
         # the artifact was saved: see Masker.hot_weights)
@@ -123,6 +136,7 @@ class ParserDWA:
         self.budget_exhausted = False    # an eager compile stopped by its budget (or saved partial)
         self.budget_used_up: str | None = None    # why the budget stopped it
         self._loaded: tuple | None = None    # (token sets, states) as loaded (mark_loaded)
+        self._routed_misses = 0          # routed_step's memo misses (bounds the memos)
 
     def set_limits(self, max_states: int | None, memo_bytes: int | None = None,
                    max_sequences: int | None = None) -> None:
@@ -146,6 +160,51 @@ class ParserDWA:
         self.special_check = sum(1 << t for t, _ in self.special_weights)
 
     # -- automaton construction ----------------------------------------------------------
+    def split_routed(self, key, pairs: dict) -> dict:
+        """Hold ``pairs``' items of ``route_min`` or more terminals out of the automaton
+        as ``routed[key]`` (start ``key``: a configuration or a pair key; None: not
+        kept); returns the others, the start's items in the automaton."""
+        k = self.route_min
+        if k is None:
+            return pairs
+        out = {it: w for it, w in pairs.items() if len(it[2]) < k}
+        if key is None:
+            return out
+        held = tuple((it, w) for it, w in pairs.items() if len(it[2]) >= k and w != EMPTY_ID)
+        if held:
+            self.routed[key] = self._held_tuples.setdefault(held, held)
+        else:
+            self.routed.pop(key, None)
+        return out
+
+    def held_checks(self, node_class=None):
+        """The compiled check of held-out items (``_native.HeldChecks``, over LR runs of
+        its own; GSS nodes of ``node_class`` read by slot), or None on the pure-Python
+        path (:meth:`routed_step` then)."""
+        if self._native is None:
+            return None
+        return self._native.HeldChecks(self._native.TemplateRuns(self._lr, self._accepts_empty),
+                                       node_class)
+
+    def set_routed(self, routed: dict) -> None:
+        """Replace :attr:`routed` (loaded, or its token sets renumbered); equal item
+        tuples become one object (the masks' check keeps its first steps per tuple)."""
+        self._held_tuples = {}
+        self.routed = {k: self._held_tuples.setdefault(h, h) for k, h in routed.items()}
+
+    def routed_step(self, item: tuple, s: int):
+        """A held-out item (:attr:`routed`, or one it waits for) reading stack state
+        ``s``: ``True`` (it succeeds) or a dict whose keys are the items waiting for the
+        entry below (:meth:`Templates.step`: memoized; a miss runs under the lock)."""
+        r = self.templates.step_memo.get((item, s))
+        if r is None:
+            with self.lock:
+                r = self.templates.step(item, s)
+                self._routed_misses += 1
+                if not self._routed_misses & 63:
+                    self.bound_memos()
+        return r
+
     def intern_state(self, pairs: dict) -> int:
         """Intern a state from ``item -> weight id`` (empty weights dropped); -1 if empty."""
         if self._digest_ids:
@@ -337,6 +396,7 @@ class ParserDWA:
         on (all added after the automaton was complete, so no older state leads to them)."""
         with self.lock:
             self.pair_init.pop(key, None)
+            self.routed.pop(key, None)
             for lst in (self.items, self.trans, self.default, self.complete, self._groups):
                 del lst[mark:]
             self._ids = {k: q for k, q in self._ids.items() if q < mark}
@@ -713,7 +773,9 @@ class ParserDWA:
                 "weights": len(self.weights), "acyclic": acyclic, "max_depth": depth,
                 "head_pairs": len(self.pair_init), "configs_on_base": len(self.init_base),
                 "configs_restricted": len(self.init_restrict),
-                "configs_aliased": len(self.alias), "configs_counted": len(self.count_split)}
+                "configs_aliased": len(self.alias), "configs_counted": len(self.count_split),
+                "routed_starts": len(self.routed),
+                "routed_items": sum(len(r) for r in self.routed.values())}
 
 
 def special_weights(weights: WeightTable, specials) -> tuple:

@@ -25,10 +25,11 @@ class Node:
 
     #: ``shift_memo`` belongs to :meth:`GLR.can_shift` (and its compiled twin in
     #: ``stackmask._native``): terminal -> whether it can be shifted after reductions.
-    #: ``mask_memo``, ``walk_memo``, ``link_groups`` and ``base_memo`` belong to the masker
-    #: (:mod:`stackmask.runtime.masker`), which keeps its memos on the nodes it walks.
+    #: ``mask_memo``, ``walk_memo``, ``link_groups``, ``base_memo`` and ``route_memo``
+    #: belong to the masker (:mod:`stackmask.runtime.masker`), which keeps its memos on
+    #: the nodes it walks.
     __slots__ = ("state", "links", "below", "shift_memo", "mask_memo", "walk_memo",
-                 "link_groups", "base_memo", "__weakref__")
+                 "link_groups", "base_memo", "route_memo", "__weakref__")
 
     #: the slots ``__init__`` sets to fixed values: the compiled twin of ``GLR.shift1``
     #: (``stackmask._native``) builds nodes without calling ``__init__`` and sets these
@@ -43,8 +44,9 @@ class Node:
         self.mask_memo = _NO_MASK    # memo of the masker: (lexer config, weights met)
         self.walk_memo = None        # memo of the masker: automaton state -> weights met
                                       # walking this node's links (several links only)
-        # link_groups (memo of the masker: links grouped by state) and base_memo (the walk
-        # of a base configuration, for configurations on a base) are set on first use
+        # link_groups (memo of the masker: links grouped by state), base_memo (the walk
+        # of a base configuration, for configurations on a base) and route_memo (held-out
+        # start items that hold on the stack from here) are set on first use
 
     def __repr__(self) -> str:
         return f"Node({self.state}, {len(self.links)} links)"

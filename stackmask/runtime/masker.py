@@ -45,6 +45,7 @@ from pyroaring import BitMap
 from ..compile import pair_key
 from ..wfa.weights import EMPTY_ID, mask_from_bitmap
 from .count_sets import CountSets
+from .held import HeldOut
 
 
 def _same_stack(a, b, depth: int = 4) -> bool:
@@ -147,6 +148,8 @@ class Masker:
         self.n_bits = n_bits
         self.n_words = (n_bits + 31) // 32
         self._ensure_config = ensure_config      # cfg -> start entry (compiles a new config)
+        # the check of the start items held out of the automaton (None: there are none)
+        self.held = HeldOut(dwa) if dwa.routed or dwa.route_min is not None else None
         # dense masks by the set of weights met: two generations (a hit costs one dict
         # lookup; a mask found in the old generation moves to the current one)
         self.memo: dict = {}
@@ -181,6 +184,7 @@ class Masker:
         self.counts_ahead = self.count_sets.make_ahead(
             dwa.count_split, time.perf_counter() + self.prefill_s) if dwa.count_split else 0
         self.prewarmed = self._prewarm(dwa.hot_weights)    # token sets made dense ahead
+        self.held_warmed = self.held.warm() if self.held is not None else 0
         self.prefilled = self._prefill()         # masks computed ahead
 
     def _new_pool(self) -> None:
@@ -570,7 +574,18 @@ class Masker:
         (``init_restrict``): that start's weights as one term, the tokens left out
         removed."""
         k = self.walk(node, cfg)     # first: it may compile ``cfg``, restricted or not
+        held = self.dwa.routed.get(cfg)
+        if held is not None:
+            k = k | self.routed_weights(node, held)
         return _restricted(self.dwa.init_restrict.get(cfg), k)
+
+    def routed_weights(self, node, held: tuple) -> frozenset:
+        """The weights of the start items ``held`` out of the automaton
+        (``ParserDWA.routed``) that hold on the stack from ``node`` down
+        (:class:`.held.HeldOut`)."""
+        if self.held is None:         # (made at construction wherever items are held out)
+            self.held = HeldOut(self.dwa)
+        return self.held.weights(node, held)
 
     def walk(self, node, cfg) -> frozenset:
         """The weights met walking the GSS from ``node`` down, from the start of lexer
