@@ -216,16 +216,17 @@ cdef class HeldChecks:
         return found
 
     cdef int _holds_below(self, int64_t iid, object node, int64_t depth) except -1:
-        """Whether item ``iid`` holds on some node ``depth`` links below ``node`` (each
-        distinct node of a level once)."""
-        cdef list level = [node]
-        cdef dict seen
-        cdef object n, below
-        cdef int64_t d
+        """Whether item ``iid`` (a skip-0 item) holds on some node ``depth`` links below
+        ``node``: single links are followed at once; at a node with several links the
+        item that still discards the rest is read on each link (memoized there, so a
+        dense GSS is walked once per node, not once per path)."""
+        cdef TemplateRuns runs = self.runs
         cdef PyObject *p
-        n = node
-        d = 0
-        while d < depth:                 # one link per node: no list
+        cdef object n = node, below
+        cdef int64_t d = 0, rest
+        cdef list links
+        cdef Py_ssize_t m
+        while d < depth:
             if type(n) is self.node_class:
                 p = _slot(n, self.o_below)
                 below = <object>p if p is not NULL else None
@@ -237,19 +238,12 @@ cdef class HeldChecks:
             d += 1
         if d == depth:
             return self._holds(iid, n)
-        level = list(self._links(n))
-        d += 1
-        while d < depth:
-            seen = {}
-            for n in level:
-                for below in self._links(n):
-                    seen[id(below)] = below
-            level = list(seen.values())
-            if not level:
-                return 0
-            d += 1
-        for n in level:
-            if self._holds(iid, n):
+        links = self._links(n)
+        rest = depth - d - 1          # entries still to discard below n's links
+        if rest > 0:
+            iid = runs._item(rest, runs._field(iid, 1), runs._field(iid, 2), runs._field(iid, 3))
+        for m in range(PyList_GET_SIZE(links)):
+            if self._holds(iid, <object>PyList_GET_ITEM(links, m)):
                 return 1
         return 0
 
