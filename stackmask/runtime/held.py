@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 
 from ..glr.gss import Node
+from ..limits import deep_recursion
 
 
 class HeldOut:
@@ -45,9 +46,10 @@ class HeldOut:
                         checks.clear_memos()
             return r
         out = set()
-        for it, w in held:
-            if w not in out and self.holds(it, node):
-                out.add(w)
+        with deep_recursion():       # one frame per entry an item reads (Java: 200 deep)
+            for it, w in held:
+                if w not in out and self.holds(it, node):
+                    out.add(w)
         return frozenset(out)
 
     def holds(self, item: tuple, node) -> bool:
