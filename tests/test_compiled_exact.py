@@ -328,6 +328,33 @@ WORD: /[a-z]+/
 }
 
 
+def committing_prefix(c: Constraint, ids: list) -> tuple:
+    """``(the longest prefix of ids that commits from the start, the state after it,
+    the most heads a state along it had)``."""
+    s = c.start()
+    ok = []
+    heads = len(s.heads)
+    for tok in ids:
+        try:
+            s = c.commit(s, tok)
+        except TokenRejected:
+            break
+        ok.append(tok)
+        heads = max(heads, len(s.heads))
+    return ok, s, heads
+
+
+def check_steps(c: Constraint, ids: list, label: str) -> None:
+    """The mask at every step of ``ids`` (which commit) equals the oracle's."""
+    s = c.start()
+    buf = b""
+    for k, tok in enumerate(ids + [None]):
+        assert_mask_exact(c, s, buf, f"{label} step {k}")
+        if tok is not None:
+            s = c.commit(s, tok)
+            buf += c.vocab.token_bytes(tok)
+
+
 def ambiguous_traces(name: str, n_generated: int, max_terminals: int, seed: int) -> list[str]:
     return programs(AMBIGUOUS_GRAMMARS[name], n_generated, seed=seed, max_terminals=max_terminals,
                     max_depth=6)
@@ -351,25 +378,12 @@ def test_ambiguous_grammars_every_step(name, qwen_vocab, qwen_encoding):
     for t, text in enumerate(texts):
         ids = qwen_encoding.encode(text, disallowed_special=())
         # keep the longest prefix of tokens that commits (fixed texts may end invalid)
-        s = c.start()
-        ok = []
-        for tok in ids:
-            try:
-                s = c.commit(s, tok)
-            except TokenRejected:
-                break
-            ok.append(tok)
-            max_heads = max(max_heads, len(s.heads))
+        ok, s, heads = committing_prefix(c, ids)
+        max_heads = max(max_heads, heads)
         if len(ok) == len(ids) and c.is_accepting(s):
             check_trace(c, ok, "all", f"{name} trace {t} {text!r}")
         else:
-            s = c.start()
-            buf = b""
-            for k, tok in enumerate(ok + [None]):
-                assert_mask_exact(c, s, buf, f"{name} trace {t} {text!r} step {k}")
-                if tok is not None:
-                    s = c.commit(s, tok)
-                    buf += c.vocab.token_bytes(tok)
+            check_steps(c, ok, f"{name} trace {t} {text!r}")
     rng = random.Random(f"amb-walk-{name}")
     random_walk(c, rng, 5, lambda k: True, f"{name} walk")
     if name != "ss":

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import zstandard
 
-from stackmask import Constraint, TokenRejected
+from stackmask import Constraint
 from stackmask.compile import artifact, build, decode_artifact, encode_artifact
 from stackmask.compile.artifact import StaleArtifactWarning
 from stackmask.compile.parser_dwa import ParserDWA
@@ -21,8 +21,8 @@ from stackmask.grammars import load as load_grammar
 
 from conftest import read_bench_grammar
 from test_artifact import _rewrite_payload, only_file, small_vocab
-from test_compiled_exact import (AMBIGUOUS_GRAMMARS, _AMBIGUOUS_FIXED, assert_mask_exact,
-                                 check_trace, random_walk)
+from test_compiled_exact import (AMBIGUOUS_GRAMMARS, _AMBIGUOUS_FIXED, check_steps,
+                                 check_trace, committing_prefix, random_walk)
 
 
 @pytest.fixture
@@ -33,18 +33,6 @@ def route(monkeypatch):
         monkeypatch.setattr(build, "ROUTE_AFTER_STATES", 0)
         monkeypatch.setattr(ParserDWA, "ROUTE_MIN_TERMINALS", k)
     return set_
-
-
-def _prefix_that_commits(c: Constraint, ids: list) -> list:
-    s = c.start()
-    ok = []
-    for tok in ids:
-        try:
-            s = c.commit(s, tok)
-        except TokenRejected:
-            break
-        ok.append(tok)
-    return ok
 
 
 # every grammar with all its tokens held out; with those of two or more terminals, two of
@@ -64,15 +52,9 @@ def test_held_out_items_give_the_oracle_masks_on_ambiguous_grammars(
     for mode in ("eager", "lazy"):
         c = Constraint(AMBIGUOUS_GRAMMARS[name], qwen_vocab, ambiguous=True, cache_dir=False,
                        compile=mode)
-        for t, text in enumerate(_AMBIGUOUS_FIXED[name]):
-            ok = _prefix_that_commits(c, qwen_encoding.encode(text, disallowed_special=()))
-            s = c.start()
-            buf = b""
-            for k, tok in enumerate(ok + [None]):
-                assert_mask_exact(c, s, buf, f"{name} {mode} route {threshold} {text!r} step {k}")
-                if tok is not None:
-                    s = c.commit(s, tok)
-                    buf += c.vocab.token_bytes(tok)
+        for text in _AMBIGUOUS_FIXED[name]:
+            ok = committing_prefix(c, qwen_encoding.encode(text, disallowed_special=()))[0]
+            check_steps(c, ok, f"{name} {mode} route {threshold} {text!r}")
         assert c.compiled.dwa.routed, "nothing held out: the test lost its point"
     random_walk(c, random.Random(f"route-{name}-{threshold}"), 6, lambda k: True,
                 f"{name} route {threshold} walk")
@@ -135,8 +117,7 @@ def test_sql_compiles_completely_and_masks_hold(qwen_vocab, qwen_encoding):
     ids = qwen_encoding.encode(text)
     assert any(len(qwen_vocab.token_bytes(i).strip()) >= 3 and
                set(qwen_vocab.token_bytes(i).strip()) <= set(b");") for i in ids)
-    ok = _prefix_that_commits(c, ids)
-    assert len(ok) == len(ids)
+    assert len(committing_prefix(c, ids)[0]) == len(ids)
     # the steps before the last tokens (`` w`` then ``)));``) and at the end
     check_trace(c, ids, [len(ids) - 2, len(ids) - 1], "sql held out")
 
