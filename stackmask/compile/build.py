@@ -34,10 +34,11 @@ log = logging.getLogger("stackmask")
 #: the start items of ``ParserDWA.ROUTE_MIN_TERMINALS`` or more terminals held out, checked
 #: by masks over the GSS (``ParserDWA.routed``; 0: held out from the start, in lazy
 #: compiles too; None: never). Held-out items cost masks more (SQL on unseen programs:
-#: p50 18 µs, p99.9 0.5 ms), so only an automaton that would not otherwise complete pays:
-#: Java's, the largest of the benchmark grammars that completes, has 270,000 states before
+#: p50 15 µs, p99.9 0.4 ms; Java with them held out: p50 15 µs against 3.4, p99.9 0.53 ms
+#: against 0.1), so only an automaton that would not otherwise complete pays: Java's, the
+#: largest of the benchmark grammars that completes, has 270,000 states before
 #: minimization; SQL's passed 500,000 without completing, and completes with 57,000 once
-#: they are held out.
+#: they are held out (benchmarks/RESULTS.md, *Construction*).
 ROUTE_AFTER_STATES: int | None = 350_000
 
 
