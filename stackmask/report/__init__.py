@@ -514,6 +514,10 @@ def main(argv: list[str] | None = None) -> int:
                          f"{st.get('configs')} lexer configurations, {st.get('states')} automaton states "
                          f"({st.get('complete_states')} complete), {st.get('edges')} edges, "
                          f"{st.get('weights')} token sets")
+            if st.get("routed_items"):
+                notes.append(f"stackmask: {st['routed_items']} start items of tokens of "
+                             f"several terminals held out of the automaton, checked by masks "
+                             f"over the parse stack ({st['routed_starts']} starts)")
             if "verify" in r:
                 checked, bad = r["verify"]
                 notes.append(f"stackmask: {checked} masks checked against the reference oracle, "
