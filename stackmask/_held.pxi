@@ -28,7 +28,6 @@ cdef class HeldChecks:
     cdef TemplateRuns runs
     cdef dict starts          # id(held) -> (held, item ids)
     cdef readonly int64_t steps    # items read on a node (for memo bounds and tests)
-    cdef readonly int64_t firsts   # first steps made (per held-out start and LR state)
     cdef _Map unskip          # item id -> the id of the item without its skip
     cdef type node_class      # GSS nodes of this class are read by slot offset
     cdef Py_ssize_t o_state, o_links, o_below, o_memo
@@ -81,6 +80,11 @@ cdef class HeldChecks:
                 return <object>p
         return node.state
 
+    cdef inline int64_t _with_skip(self, int64_t iid, int64_t skip) except -1:
+        """The id of item ``iid`` discarding ``skip`` entries instead of its own."""
+        cdef TemplateRuns runs = self.runs
+        return runs._item(skip, runs._field(iid, 1), runs._field(iid, 2), runs._field(iid, 3))
+
     def memo_entries(self):
         return self.runs.memo_entries()
 
@@ -95,18 +99,7 @@ cdef class HeldChecks:
         item waiting for the entry below with the weights that need it (most held items
         die on the top state, and several wait for the same item), so only the waiting
         items are read on the links below."""
-        cdef object e = self._start(held)
-        cdef PyObject *p
-        cdef dict firsts = <dict>(<tuple>e)[2]
-        cdef object s = self._state(node)
-        p = PyDict_GetItem(firsts, s)
-        cdef tuple first
-        if p is NULL:
-            first = self._first(held, <array.array>(<tuple>e)[1], s)
-            self.firsts += 1
-            firsts[s] = first
-        else:
-            first = <tuple>p
+        cdef tuple first = self._first_at(held, self._state(node))
         cdef set out = set(<frozenset>first[0])
         cdef tuple waits = <tuple>first[1]
         cdef tuple wt, ws
@@ -140,6 +133,17 @@ cdef class HeldChecks:
             self.starts.clear()
         self.starts[id(held)] = e
         return e
+
+    cdef tuple _first_at(self, tuple held, object s):
+        """``_first`` of ``held`` on state ``s``, kept per ``(held, s)``."""
+        cdef object e = self._start(held)
+        cdef dict firsts = <dict>(<tuple>e)[2]
+        cdef PyObject *p = PyDict_GetItem(firsts, s)
+        if p is not NULL:
+            return <tuple>p
+        first = self._first(held, <array.array>(<tuple>e)[1], s)
+        firsts[s] = first
+        return first
 
     cdef tuple _first(self, tuple held, array.array ids_arr, object s):
         """``(weights that succeed on state s, ((waiting item id, its weights), ...))``
@@ -184,8 +188,7 @@ cdef class HeldChecks:
             # distance from the top: the next masks, a node higher, find it)
             base = _map_get(&self.unskip, iid)
             if base == _ABSENT:
-                base = runs._item(0, runs._field(iid, 1), runs._field(iid, 2),
-                                  runs._field(iid, 3))
+                base = self._with_skip(iid, 0)
                 _map_set(&self.unskip, iid, base)
             found = self._holds_below(base, node, skip)
             _map_set(&memo.m, iid, found)
@@ -220,7 +223,6 @@ cdef class HeldChecks:
         ``node``: single links are followed at once; at a node with several links the
         item that still discards the rest is read on each link (memoized there, so a
         dense GSS is walked once per node, not once per path)."""
-        cdef TemplateRuns runs = self.runs
         cdef PyObject *p
         cdef object n = node, below
         cdef int64_t d = 0, rest
@@ -241,7 +243,7 @@ cdef class HeldChecks:
         links = self._links(n)
         rest = depth - d - 1          # entries still to discard below n's links
         if rest > 0:
-            iid = runs._item(rest, runs._field(iid, 1), runs._field(iid, 2), runs._field(iid, 3))
+            iid = self._with_skip(iid, rest)
         for m in range(PyList_GET_SIZE(links)):
             if self._holds(iid, <object>PyList_GET_ITEM(links, m)):
                 return 1
@@ -273,7 +275,7 @@ cdef class HeldChecks:
                 return len(seen), n_steps, False
             i = todo.pop()
             if runs._field(i, 0) > 0:
-                j = runs._item(0, runs._field(i, 1), runs._field(i, 2), runs._field(i, 3))
+                j = self._with_skip(i, 0)
                 if j not in seen:
                     seen[j] = True
                     todo.append(j)
@@ -292,11 +294,9 @@ cdef class HeldChecks:
                         todo.append(j)
         cdef Py_ssize_t before = self.steps
         for held, states in tops.values():
-            e = self._start(held)
-            firsts = <dict>(<tuple>e)[2]
             for s in states:
-                if s >= 0 and s not in firsts:
+                if s >= 0:
                     if clock() > deadline:
                         return len(seen), n_steps + self.steps - before, False
-                    firsts[s] = self._first(held, <array.array>(<tuple>e)[1], s)
+                    self._first_at(held, s)
         return len(seen), n_steps + self.steps - before, True

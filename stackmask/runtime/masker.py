@@ -582,9 +582,8 @@ class Masker:
     def routed_weights(self, node, held: tuple) -> frozenset:
         """The weights of the start items ``held`` out of the automaton
         (``ParserDWA.routed``) that hold on the stack from ``node`` down
-        (:class:`.held.HeldOut`)."""
-        if self.held is None:         # (made at construction wherever items are held out)
-            self.held = HeldOut(self.dwa)
+        (:class:`.held.HeldOut`: made at construction wherever items are or may be held
+        out, ``route_min`` set, the only way ``routed`` grows)."""
         return self.held.weights(node, held)
 
     def walk(self, node, cfg) -> frozenset:
