@@ -21,7 +21,7 @@ else:
                    depends=["stackmask/_tables.pxi", "stackmask/_fsa.pxi", "stackmask/_templates.pxi",
                             "stackmask/_expand.pxi", "stackmask/_branches.pxi",
                             "stackmask/_load.pxi", "stackmask/_minimize.pxi", "stackmask/_fill.pxi",
-                            "stackmask/_held.pxi"],
+                            "stackmask/_held.pxi", "stackmask/_glr.pxi"],
                    extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
                    optional=True)],
         compiler_directives={"language_level": 3},

@@ -490,10 +490,13 @@ cdef class CommitPath:
     """``Constraint.commit``'s common path: a text token (not EOS, not special, in
     range, given as an int) on an unfinished state with few heads, committed along
     each head's memoized lexing paths with deterministic LR steps
-    (``Constraint._commit_fast`` with ``GLR.shift1`` inlined). Anything else goes
+    (``Constraint._commit_fast`` with ``GLR.shift1`` inlined); where the parse branches
+    (an LR conflict, a reduction through a node with several links) the token goes to
+    GLR along the paths (``Constraint._commit_paths``, with ``glr_shift``:
+    ``GLR.shift``). Anything else goes
     to ``checked_commit`` (the constraint's own ``commit``: checks, EOS, special
     tokens, errors) or, where the fast path gives up (a path the memo does not
-    hold, an LR conflict, a reduction through a branching node, no viable head),
+    hold, too many lexing paths, no viable head),
     to ``general(heads, token_id, data)``, the byte-by-byte GLR loop.
 
     ``paths_memo`` is the ``Generations`` memo of lexing paths, filled on a miss by
@@ -505,13 +508,14 @@ cdef class CommitPath:
     cdef object merge_heads, ambiguous
     cdef type state_class, node_class
     cdef tuple tokens
-    cdef object eos, special_terminals, special_ids, checked_commit, general
+    cdef object eos, special_terminals, special_ids, checked_commit, general, glr_shift
     cdef tuple reduce, shift, rlen, rlhs, goto, node_layout, state_layout
     cdef Py_ssize_t vsize, fast_heads
 
     def __init__(self, paths_memo, Py_ssize_t vsize, lex_paths, viable, object requirements,
                  true_req, tuple glr_tables, merge_heads, state_class, Py_ssize_t fast_heads,
-                 tuple tokens, eos, special_terminals, special_ids, checked_commit, general):
+                 tuple tokens, eos, special_terminals, special_ids, checked_commit, general,
+                 glr_shift):
         self.paths_memo = paths_memo
         self.vsize = vsize
         self.lex_paths = lex_paths
@@ -535,6 +539,7 @@ cdef class CommitPath:
         self.special_ids = special_ids
         self.checked_commit = checked_commit
         self.general = general
+        self.glr_shift = glr_shift
 
     def commit(self, state, token_id):
         """``Constraint.commit(state, token_id)``."""
@@ -649,25 +654,71 @@ cdef class CommitPath:
                 return True
         return False
 
+    cdef object _commit_paths(self, tuple heads, list every):
+        """``Constraint._commit_paths(heads, every)``: the heads' nodes grouped by the
+        lexing paths they take, each group shifted terminal by terminal with GLR."""
+        cdef dict groups = {}
+        cdef dict g
+        cdef list out = [], nodes
+        cdef object head, node, paths, path, terms, ncfg, n, t
+        cdef PyObject *p
+        cdef Py_ssize_t i, j, k
+        for i in range(PyTuple_GET_SIZE(heads)):
+            node = <object>PyTuple_GET_ITEM(<object>PyTuple_GET_ITEM(heads, i), 0)
+            paths = <object>PyList_GET_ITEM(every, i)
+            for j in range(PyTuple_GET_SIZE(paths)):
+                path = <object>PyTuple_GET_ITEM(paths, j)
+                p = PyDict_GetItem(groups, path)
+                if p is NULL:
+                    g = {}
+                    groups[path] = g
+                else:
+                    g = <dict>p
+                g[id(node)] = node
+        for path, g in groups.items():
+            terms = <object>PyTuple_GET_ITEM(path, 0)
+            ncfg = <object>PyTuple_GET_ITEM(path, 1)
+            nodes = list(g.values())
+            for k in range(PyTuple_GET_SIZE(terms)):
+                nodes = self.glr_shift(nodes, <object>PyTuple_GET_ITEM(terms, k))
+                if not PyList_GET_SIZE(nodes):
+                    break
+            for k in range(PyList_GET_SIZE(nodes)):
+                n = <object>PyList_GET_ITEM(nodes, k)
+                head = (n, ncfg)
+                if self._viable_here(n, ncfg) or self.viable(head):
+                    out.append(head)
+        if not out:
+            return None
+        if len(out) > 1:
+            out = self.merge_heads(out)
+        return _new_state(self.state_class, self.state_layout, tuple(out))
+
     def commit_fast(self, tuple heads, Py_ssize_t token_id, bytes data):
         cdef object memo = self.paths_memo.cur
         cdef object ambiguous = self.ambiguous
         cdef list out = []
+        cdef list every = []
         cdef object head, node, cfg, paths, path, terms, ncfg, n, t, key
         cdef PyObject *p
         cdef Py_ssize_t i, j, k
         for i in range(PyTuple_GET_SIZE(heads)):
             head = <object>PyTuple_GET_ITEM(heads, i)
-            node = <object>PyTuple_GET_ITEM(head, 0)
             cfg = <object>PyTuple_GET_ITEM(head, 1)
             key = cfg * self.vsize + token_id
             p = PyDict_GetItem(memo, key)
             if p is NULL:
                 paths = self.paths_memo.miss(key, self.lex_paths, cfg, data)
+                memo = self.paths_memo.cur       # (a miss may start a new generation)
             else:
                 paths = <object>p
             if paths is None:
                 return None
+            every.append(paths)
+        for i in range(PyTuple_GET_SIZE(heads)):
+            head = <object>PyTuple_GET_ITEM(heads, i)
+            node = <object>PyTuple_GET_ITEM(head, 0)
+            paths = <object>PyList_GET_ITEM(every, i)
             for j in range(PyTuple_GET_SIZE(paths)):
                 path = <object>PyTuple_GET_ITEM(paths, j)
                 terms = <object>PyTuple_GET_ITEM(path, 0)
@@ -680,7 +731,7 @@ cdef class CommitPath:
                     if n is None:
                         break
                     if n is ambiguous:
-                        return None
+                        return self._commit_paths(heads, every)
                 if n is None:
                     continue
                 head = (n, ncfg)
@@ -707,6 +758,7 @@ include "_tables.pxi"
 include "_fsa.pxi"
 include "_templates.pxi"
 include "_held.pxi"
+include "_glr.pxi"
 include "_expand.pxi"
 include "_branches.pxi"
 include "_load.pxi"

@@ -73,7 +73,10 @@ AMBIGUOUS = object()   # shift1: the deterministic fast path does not apply
 class GLR:
     """The GLR step: reductions for one lookahead terminal, then its shift."""
 
-    def __init__(self, tables: LRTables, max_work: int | None = None):
+    def __init__(self, tables: LRTables, max_work: int | None = None, compiled=None):
+        """``compiled``: the compiled inner loops (``stackmask.native.module()``) or
+        None; with them, :meth:`reduce_all` and :meth:`shift` are their compiled twin
+        (``GLRStep``: the same nodes in the same order), these methods the reference."""
         self.tables = tables
         self.max_work = max_work      # Limits.max_gss_work: per reduction pass
         self.end = 0  # terminal index of END
@@ -83,6 +86,16 @@ class GLR:
         self._rlen = tables.rule_len
         self._rlhs = tables.rule_lhs
         self.root = Node(tables.start_state, [])
+        if compiled is not None:
+            step = compiled.GLRStep(self.shift1_tables(), max_work, self._too_much)
+            self.reduce_all = step.reduce_all
+            self.shift = step.shift
+
+    def _too_much(self, spent: int, nodes: int):
+        raise LimitExceeded("max_gss_work", spent, self.max_work,
+                            "one GLR reduction pass did too much work",
+                            f"{nodes} GSS nodes; the grammar is highly ambiguous "
+                            "(ambiguous=True), so the parse graph grows with the text")
 
     def reduce_all(self, starts: Iterable[Node], term: int) -> list[Node]:
         """Every node reachable from ``starts`` by reductions on lookahead
@@ -124,10 +137,7 @@ class GLR:
                             if term in reduce[g]:
                                 work.append((m, base))
             if limit is not None and spent > limit:
-                raise LimitExceeded("max_gss_work", spent, limit,
-                                    "one GLR reduction pass did too much work",
-                                    f"{len(nodes)} GSS nodes; the grammar is highly ambiguous "
-                                    "(ambiguous=True), so the parse graph grows with the text")
+                self._too_much(spent, len(nodes))
         return nodes
 
     def shift(self, starts: Iterable[Node], term: int) -> list[Node]:

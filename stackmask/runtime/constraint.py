@@ -129,7 +129,6 @@ class Constraint:
         self.tables: GrammarTables = compiled.tables
         self.grammar = self.tables.grammar
         self.ambiguous = ambiguous
-        self.glr = GLR(self.tables.lr, max_work=limits.max_gss_work)
         self.scanner = scanner
         scanner.set_memo_bytes(memo_cache_bytes)
         dwa = compiled.dwa
@@ -141,6 +140,7 @@ class Constraint:
                               cache_bytes=mask_cache_bytes, built_s=time.perf_counter() - t0)
         # the compiled inner loops (stackmask.native), or the pure-Python reference
         compiled_loops = native.module()
+        self.glr = GLR(self.tables.lr, max_work=limits.max_gss_work, compiled=compiled_loops)
         #: which path this constraint's masks and commits take (see stackmask.native)
         self.native = compiled_loops is not None
         #: the compiled twin of the masker's common path (None on the pure-Python path)
@@ -165,7 +165,7 @@ class Constraint:
                 self._requirements_known, TRUE, self.glr.shift1_tables(), _merge_heads, State,
                 self.FAST_HEADS, vocab.tokens, vocab.eos_token_ids, self.special_terminals,
                 vocab.special_token_ids, type(self).commit.__get__(self),
-                self._commit_general).commit
+                self._commit_general, self.glr.shift).commit
         self._start = State(((self.glr.root, BOUNDARY_CONFIG),))
         if any(dwa.complete):               # compiled ahead (not lazy): every text's first mask
             self._masker.pin(self._start)
@@ -266,12 +266,15 @@ class Constraint:
         """Deterministic LR steps along each of the token's lexing paths from
         each head (paths memoized per (config, token)): the new state, with new
         heads of equal (LR state, config) merged into one GSS node as GLR does.
+        Where the parse branches (an LR conflict, a reduction through a node with
+        several links), the whole token goes through :meth:`_commit_paths` instead.
         ``None`` sends ``commit`` to the general byte-by-byte GLR loop (also for
         rejections, so their error offsets come from one place)."""
         memo = self._token_paths.cur
         shift1 = self.glr.shift1
         viable = self.viable
         out = []
+        every = []
         for node, cfg in heads:
             key = cfg * self._vsize + token_id
             paths = memo.get(key, 0)
@@ -279,6 +282,8 @@ class Constraint:
                 paths = self._token_paths.miss(key, self._lex_paths, cfg, data)
             if paths is None:
                 return None
+            every.append(paths)
+        for (node, cfg), paths in zip(heads, every):
             for terms, ncfg in paths:
                 n = node
                 for t in terms:
@@ -286,9 +291,35 @@ class Constraint:
                     if n is None:
                         break
                     if n is AMBIGUOUS:
-                        return None
+                        return self._commit_paths(heads, every)
                 if n is not None and viable((n, ncfg)):
                     out.append((n, ncfg))
+        if not out:
+            return None
+        if len(out) > 1:
+            out = _merge_heads(out)
+        return State(tuple(out))
+
+    def _commit_paths(self, heads: tuple, every: list) -> "State | None":
+        """GLR along lexing paths: the heads' nodes grouped by (terminals, end config)
+        of their paths (``every[i]``: the paths of ``heads[i]``), each group's nodes
+        shifted together terminal by terminal with ``GLR.shift`` (so the nodes its
+        reductions create are shared, as in the byte-by-byte loop); ``None`` when no
+        head is viable."""
+        groups: dict = {}
+        for (node, cfg), paths in zip(heads, every):
+            for path in paths:
+                groups.setdefault(path, {})[id(node)] = node
+        shift = self.glr.shift
+        viable = self.viable
+        out = []
+        for (terms, ncfg), nodes in groups.items():
+            nodes = list(nodes.values())
+            for t in terms:
+                nodes = shift(nodes, t)
+                if not nodes:
+                    break
+            out.extend((m, ncfg) for m in nodes if viable((m, ncfg)))
         if not out:
             return None
         if len(out) > 1:
