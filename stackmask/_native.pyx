@@ -82,6 +82,7 @@ cdef class MaskPath:
     cdef Py_ssize_t nbytes
     cdef type node_class, state_class
     cdef Py_ssize_t o_state, o_below, o_mask_memo, o_mask_key, o_mask_src, o_heads
+    cdef Py_ssize_t o_links, o_walk_memo, o_link_groups
 
     def __init__(self, masker, type node_class=None, type state_class=None):
         self.masker = masker
@@ -96,6 +97,9 @@ cdef class MaskPath:
             self.o_state = _slot_offset(node_class, "state")
             self.o_below = _slot_offset(node_class, "below")
             self.o_mask_memo = _slot_offset(node_class, "mask_memo")
+            self.o_links = _slot_offset(node_class, "links")
+            self.o_walk_memo = _slot_offset(node_class, "walk_memo")
+            self.o_link_groups = _slot_offset(node_class, "link_groups")
         self.state_class = state_class
         if state_class is not None:
             self.o_mask_key = _slot_offset(state_class, "mask_key")
@@ -166,10 +170,17 @@ cdef class MaskPath:
                 below = node.below
             if below is None:        # the root, or several links
                 if node.links and q >= 0:
-                    outs |= self.masker.branches(q, node)
+                    outs |= (self.masker.branches(q, node) if self.node_class is None
+                             else _branch_walk(self, q, node))
                 break
             node = below
         return frozenset(outs)
+
+    def branches(self, q, node):
+        """``Masker.branches(q, node)`` compiled (the walk below a branching node)."""
+        if self.node_class is None:
+            return self.masker.branches(q, node)
+        return _branch_walk(self, q, node)
 
     cdef object _rwalk(self, object node, object cfg):
         """``Masker.restricted_walk``: a start that is another's restricted
@@ -759,6 +770,7 @@ include "_fsa.pxi"
 include "_templates.pxi"
 include "_held.pxi"
 include "_glr.pxi"
+include "_walk.pxi"
 include "_expand.pxi"
 include "_branches.pxi"
 include "_load.pxi"

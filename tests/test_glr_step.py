@@ -1,6 +1,7 @@
 """The compiled GLR step (``stackmask._native.GLRStep``) builds the graph the reference
-``GLR.reduce_all``/``GLR.shift`` build, and ``commit`` takes the GLR-along-lexing-paths
-branch where the parse branches.
+``GLR.reduce_all``/``GLR.shift`` build, ``commit`` takes the GLR-along-lexing-paths
+branch where the parse branches, and the compiled walk below branching GSS nodes
+(``_walk.pxi``) finds the weights of the walk's definition.
 
 Two ``GLR`` objects over the same tables, one with the compiled step and one without,
 shift the same terminal sequences (generated sentences and random mutations of them, of
@@ -166,3 +167,71 @@ def test_commit_takes_the_glr_paths_where_the_parse_branches(qwen_vocab, monkeyp
         assert calls["general"] == 0, f"pure={pure}: the byte-by-byte loop ran"
         if pure:
             assert calls["paths"] > 0
+
+
+def oracle_branches(dwa, q: int, node) -> frozenset:
+    """The weights met walking every link of ``node`` from automaton state ``q`` down to
+    the bottom or a dead end, by the definition (every path, no memo on the nodes)."""
+    memo: dict = {}
+
+    def edge(q, s):
+        t = dwa.trans[q] or dwa.state_edges(q)
+        e = t.get(s)
+        if e is None:
+            e = dwa.default[q] if dwa.complete[q] else dwa.edge(q, s)
+        return e
+
+    def below(q, n) -> frozenset:        # the walk from q over n's links
+        key = (q, id(n))
+        r = memo.get(key)
+        if r is None:
+            out = set()
+            for m in n.links:
+                e = edge(q, m.state)
+                if e is None:
+                    continue
+                if e[1]:
+                    out.add(e[1])
+                if e[0] >= 0:
+                    out |= below(e[0], m)
+            r = memo[key] = frozenset(out)
+        return r
+    return below(q, node)
+
+
+@pytest.mark.parametrize("name, text", [("expr", "1+2*3-4/5+6*-7-8+9*(1+2)*3+4-5*6/7+8"),
+                                        ("ss", "abbabaabbbab"),
+                                        ("rlist", "1,2,[3,4],5,6,[7,[8,9]],10,11")])
+def test_compiled_branch_walk_equals_the_definition(name, text, qwen_vocab):
+    """The compiled walk below branching nodes (``_walk.pxi``) and the masker's Python
+    walk give, at every branching node of the GSS after every byte of an ambiguous text
+    and from every automaton state, the weights of the walk's definition; the compiled
+    walk runs first at each step, so the Python one reads the memos it left."""
+    from test_compiled_exact import ambiguous_constraint
+    c = ambiguous_constraint(name, qwen_vocab)
+    assert c.mask_path is not None
+    dwa = c.compiled.dwa
+    masker = c._masker
+    rng = random.Random(name)
+    s = c.start()
+    seen_branching = 0
+    for ch in text:
+        s = c.commit(s, qwen_vocab.tokens.index(ch.encode()))
+        c.get_mask(s)                         # the masks' own walks fill memos too
+        todo, seen, branching = [n for n, _ in s.heads], set(), []
+        while todo:
+            n = todo.pop()
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            if len(n.links) > 1:
+                branching.append(n)
+            todo.extend(n.links)
+        seen_branching += len(branching)
+        states = list(range(len(dwa.trans)))
+        for n in branching:
+            for q in rng.sample(states, min(25, len(states))):
+                want = oracle_branches(dwa, q, n)
+                assert c.mask_path.branches(q, n) == want, f"{name} {text!r}: compiled, q={q}"
+                assert masker.branches(q, n) == want, f"{name} {text!r}: python, q={q}"
+    assert seen_branching > 10
