@@ -3,6 +3,7 @@
 # and compile.dwa_data.EdgeArrays (edges).
 
 from libc.stdint cimport uint16_t, uint32_t, uint64_t
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void *op)
@@ -51,10 +52,28 @@ def roaring_dense(const unsigned char[::1] data, uint32_t[::1] out):
     scattered. Raises ``ValueError`` for malformed data or an id past ``out``'s
     ``32 * len(out)`` bits (``out`` may then be partly written). The reference is
     :func:`stackmask.wfa.weights.mask_from_bitmap`."""
-    cdef Py_ssize_t n = data.shape[0], nw = out.shape[0], pos, size, i, j, hpos
+    _roaring_or(&data[0] if data.shape[0] else NULL, data.shape[0],
+                &out[0] if out.shape[0] else NULL, out.shape[0])
+
+
+def roaring_dense_all(list datas, uint32_t[::1] out):
+    """:func:`roaring_dense` of each serialization (``bytes``) in ``datas`` into ``out``:
+    their union ORed into it."""
+    cdef object b
+    cdef uint32_t *o = &out[0] if out.shape[0] else NULL
+    for b in datas:
+        if type(b) is not bytes:
+            raise TypeError("roaring_dense_all: serializations are bytes")
+        _roaring_or(<const unsigned char *>PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), o,
+                    out.shape[0])
+
+
+cdef int _roaring_or(const unsigned char *d, Py_ssize_t n, uint32_t *o,
+                     Py_ssize_t nw) except -1:
+    """The body of :func:`roaring_dense` over raw pointers (``n`` bytes at ``d``,
+    ``nw`` words at ``o``)."""
+    cdef Py_ssize_t pos, size, i, j, hpos
     cdef uint64_t nbits = <uint64_t>nw * 32, base, v, ln, card, n_runs
-    cdef const unsigned char *d = &data[0] if n else NULL
-    cdef uint32_t *o = &out[0] if nw else NULL
     cdef uint32_t cookie, key, word
     cdef bint runs, has_offsets
     cdef const unsigned char *flags = NULL
@@ -126,6 +145,7 @@ def roaring_dense(const unsigned char[::1] data, uint32_t[::1] out):
                     raise ValueError(f"token id {v} does not fit a mask of {nbits} bits")
                 o[v >> 5] |= (<uint32_t>1) << (v & 31)
             pos += 2 * card
+    return 0
 
 
 cdef extern from *:

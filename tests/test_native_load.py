@@ -1,6 +1,7 @@
 """Compiled loading helpers (``stackmask/_load.pxi``) equal their pure-Python references.
 
-``roaring_dense`` (token sets made dense) against ``mask_from_bitmap``'s Python path, on
+``roaring_dense`` (token sets made dense) and ``roaring_dense_all`` (several ORed into a
+mask) against ``mask_from_bitmap``'s Python path, on
 random sets of every container kind and mask width, and on malformed serializations
 (an error, never a crash or a write out of bounds); ``roaring_of_positions`` (token sets
 built from byte-order positions) against pyroaring built id by id; ``EdgeArrays`` (a loaded automaton's
@@ -56,6 +57,29 @@ def test_dense_equals_the_python_path(case):
     ref = mask_from_bitmap(bm, n_bits, None)
     assert np.array_equal(out.view(np.int32), ref)
     assert np.array_equal(mask_from_bitmap(bm, n_bits), ref)     # the default: compiled
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(token_sets(), min_size=0, max_size=5), st.integers(0, 2 ** 32 - 1))
+def test_dense_all_ors_the_union_into_the_mask(cases, seed):
+    """``roaring_dense_all`` (the masker's writes of small token sets) ORs the union of
+    the sets into a mask already holding bits."""
+    n_bits = 151665
+    sets = [bm for bm, nb in cases if len(bm) == 0 or bm.max() < n_bits]
+    words = (n_bits + 31) // 32
+    rng = np.random.default_rng(seed)
+    start = rng.integers(0, 2 ** 32, words, dtype=np.uint64).astype(np.uint32)
+    start[rng.random(words) < 0.7] = 0
+    out = start.copy()
+    native.module().roaring_dense_all([bm.serialize() for bm in sets], out)
+    ref = start.view(np.int32).copy()
+    for bm in sets:
+        ref |= mask_from_bitmap(bm, n_bits, None)
+    assert np.array_equal(out.view(np.int32), ref)
+    with pytest.raises(TypeError):
+        native.module().roaring_dense_all([bytearray(b"xx")], out)
+    with pytest.raises(ValueError):
+        native.module().roaring_dense_all([BitMap([n_bits + 40]).serialize()], out)
 
 
 @settings(max_examples=200, deadline=None)

@@ -42,6 +42,7 @@ from collections import Counter
 import numpy as np
 from pyroaring import BitMap
 
+from .. import native
 from ..compile import pair_key
 from ..wfa.weights import EMPTY_ID, mask_from_bitmap
 from .count_sets import CountSets
@@ -135,6 +136,11 @@ class Masker:
     #: Schema, pays a few masks each; one compiled on first use, none), at most this
     #: many bytes and a quarter of the mask cache
     POOL_BYTES = 16 << 20
+    #: token sets of at most this many tokens are written into a new mask by position
+    #: (``_native.roaring_dense`` of their serialization: a few ns a token) instead of
+    #: OR-ing their dense form (a pass over the whole mask, 19 KB with a 151k vocabulary),
+    #: and are not made dense ahead
+    SPARSE_MAX = 1024
     #: walks below a branching GSS node memoized on it, by DWA state: at most this many
     #: (then started over)
     WALK_MEMO_ENTRIES = 64
@@ -165,6 +171,10 @@ class Masker:
         # token set id -> how many masks computed since construction united it (no lock:
         # concurrent misses may lose a count; it only orders hot_weights)
         self._uses: Counter = Counter()
+        # token set id -> its portable serialization when it has at most SPARSE_MAX
+        # tokens (b"" when more): written into a mask by position (compiled path only)
+        self._compiled = native.module()
+        self._sparse: dict = {}
         # diff token set of a configuration started on a base (or the tokens a restricted
         # start leaves out) -> its complement, dense
         self._not_dense: dict = {}
@@ -235,10 +245,25 @@ class Masker:
         for w in order:
             if done >= n or time.perf_counter() > deadline:
                 break
+            if self._sparse_of(w):
+                continue                     # written by position when used
             if wt.cached_dense(w, self.n_bits) is None:
                 wt.dense(w, self.n_bits)
                 done += 1
         return done
+
+    def _sparse_of(self, wid: int) -> bytes:
+        """Token set ``wid``'s serialization if masks write it by position (at most
+        ``SPARSE_MAX`` tokens, compiled path), else ``b""`` (memoized)."""
+        sp = self._sparse.get(wid)
+        if sp is None:
+            sp = b""
+            if self._compiled is not None and wid != EMPTY_ID:
+                bm = self.dwa.weights.get(wid)
+                if len(bm) <= self.SPARSE_MAX:
+                    sp = bm.serialize()
+            self._sparse[wid] = sp
+        return sp
 
     def _new_mask(self) -> np.ndarray:
         """Memory for one more dense mask: a row of the pool while it lasts."""
@@ -752,8 +777,9 @@ class Masker:
         return self._memo_cur_bytes + self._memo_old_bytes
 
     def _union(self, key: frozenset, bases=(), weights=None, computed: bool = True) -> memoryview:
-        """The mask of ``key`` (memoized): the union of ``bases`` (masks) and the dense
-        masks of ``weights`` (default: ``key``'s) where they are cached; the others are
+        """The mask of ``key`` (memoized): the union of ``bases`` (masks), the token sets
+        of ``weights`` (default: ``key``'s) of at most ``SPARSE_MAX`` tokens written by
+        position, and the dense masks of the others where they are cached; the rest are
         united as token sets first, so a mask costs at most one conversion of a token set
         to a dense mask."""
         wt = self.dwa.weights
@@ -771,8 +797,16 @@ class Masker:
             weights = [w for w in weights if type(w) is not tuple]
             dense.extend(self._without(t) for t in terms)
         self._uses.update(weights)
+        sparse = self._sparse
+        small = []                   # serializations of small sets: written by position
         for w in weights:
             if w != EMPTY_ID:
+                sp = sparse.get(w)
+                if sp is None:
+                    sp = self._sparse_of(w)
+                if sp:
+                    small.append(sp)
+                    continue
                 d = wt.cached_dense(w, n_bits)
                 if d is None:
                     sets.append(w)
@@ -791,4 +825,6 @@ class Masker:
             np.bitwise_or(dense[0], dense[1], out=m)
             for d in dense[2:]:
                 np.bitwise_or(m, d, out=m)
+        if small:
+            self._compiled.roaring_dense_all(small, m.view(np.uint32))
         return self._keep(key, m, computed)
