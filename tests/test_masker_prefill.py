@@ -151,7 +151,10 @@ def test_partly_compiled_automaton_gets_masks_and_memory_ahead(qwen_vocab):
     m = c._masker
     assert m.prefilled > 10 and len(_memo(c)) == m.prefilled
     assert 0 < len(m._pool[0]) <= n_complete
-    assert m.prewarmed == len(dwa.weights) or m.prewarmed * m.n_words * 4 > Masker.PREWARM_BYTES // 2
+    # token sets of more than SPARSE_MAX tokens are made dense (the others are written by
+    # position when a mask unites them)
+    big = [w for w in range(len(dwa.weights)) if len(dwa.weights.get(w)) > Masker.SPARSE_MAX]
+    assert m.prewarmed == len(big) or m.prewarmed * m.n_words * 4 > Masker.PREWARM_BYTES // 2
     for key, mask in _memo(c).items():
         assert np.array_equal(np.frombuffer(mask, dtype=np.int32), _key_mask(c, key)), sorted(key)
     s = c.start()
@@ -163,6 +166,7 @@ def test_partly_compiled_automaton_gets_masks_and_memory_ahead(qwen_vocab):
 
 def test_prewarm_respects_its_bounds(qwen_vocab, monkeypatch):
     size = ((qwen_vocab.size + 31) // 32) * 4
+    monkeypatch.setattr(Masker, "SPARSE_MAX", -1)       # every token set dense
     monkeypatch.setattr(Masker, "PREWARM_BYTES", 7 * size)
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
     assert c._masker.prewarmed == 7
@@ -175,6 +179,22 @@ def test_prewarm_respects_its_bounds(qwen_vocab, monkeypatch):
     monkeypatch.setattr(Masker, "PREWARM_BYTES", 1 << 40)
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False, memo_cache_bytes=9 * size)
     assert c._masker.prewarmed == 9 // 2 - 1      # half the dense cache, less one mask
+
+
+@pytest.mark.usefixtures("needs_native")
+def test_small_token_sets_are_not_made_dense_ahead(qwen_vocab):
+    """On the compiled path, token sets of at most SPARSE_MAX tokens are written into a
+    mask by position: none is made dense ahead; the larger ones are, and masks equal
+    their keys' unions."""
+    c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
+    wt = c.compiled.dwa.weights
+    small = [w for w in range(1, len(wt)) if len(wt.get(w)) <= Masker.SPARSE_MAX]
+    big = [w for w in range(1, len(wt)) if len(wt.get(w)) > Masker.SPARSE_MAX]
+    assert small and big
+    assert all(wt.cached_dense(w, qwen_vocab.size) is None for w in small)
+    assert c._masker.prewarmed == len(big)
+    for key, mask in _memo(c).items():
+        assert np.array_equal(np.frombuffer(mask, dtype=np.int32), _key_mask(c, key)), sorted(key)
 
 
 def test_pool_is_sized_by_the_automaton(qwen_vocab):

@@ -258,7 +258,7 @@ class Masker:
         sp = self._sparse.get(wid)
         if sp is None:
             sp = b""
-            if self._compiled is not None and wid != EMPTY_ID:
+            if self._compiled is not None:
                 bm = self.dwa.weights.get(wid)
                 if len(bm) <= self.SPARSE_MAX:
                     sp = bm.serialize()
@@ -300,10 +300,15 @@ class Masker:
             if m is None:
                 if added >= cap or time.perf_counter() > deadline:
                     return None
-                d = wt.dense(w, n_bits)
                 base = memo.get(prefix)
-                m = self._keep(key, d.copy() if base is None else np.bitwise_or(base.obj, d),
-                               computed=False)
+                sp = self._sparse_of(w)
+                if sp:                       # a small set: written by position
+                    a = np.zeros(self.n_words, dtype=np.int32) if base is None else base.obj.copy()
+                    self._compiled.roaring_dense_all([sp], a.view(np.uint32))
+                else:
+                    d = wt.dense(w, n_bits)
+                    a = d.copy() if base is None else np.bitwise_or(base.obj, d)
+                m = self._keep(key, a, computed=False)
                 added += 1
             return m
 
