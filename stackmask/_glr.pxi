@@ -20,7 +20,7 @@ cdef class GLRStep:
 
     cdef tuple reduce, shift_t, rlen, rlhs, goto, node_layout
     cdef type node_class
-    cdef Py_ssize_t limit, o_state, o_links
+    cdef Py_ssize_t limit, o_state, o_links, o_shift_memo
     cdef bint limited
     cdef object too_much
 
@@ -33,6 +33,7 @@ cdef class GLRStep:
         self.node_layout = _layout(self.node_class, ("state", "links", "below"))
         self.o_state = self.node_layout[0]
         self.o_links = self.node_layout[1]
+        self.o_shift_memo = _slot_offset(self.node_class, "shift_memo")
         self.limited = max_work is not None
         self.limit = max_work if max_work is not None else 0
         self.too_much = too_much
@@ -146,3 +147,33 @@ cdef class GLRStep:
                     links.append(n)
                     m.below = None
         return list(out.values())
+
+    cpdef bint can_shift(self, object node, object term) except -1:
+        """Whether ``term`` can be shifted after reductions (``GLR.can_shift``: memoized in
+        the node's ``shift_memo``)."""
+        cdef PyObject *p
+        if PyDict_GetItem(<object>PyTuple_GET_ITEM(self.shift_t, <Py_ssize_t>self._state(node)),
+                          term) is not NULL:
+            return True
+        cdef object memo
+        if type(node) is self.node_class:
+            p = _slot(node, self.o_shift_memo)
+            memo = <object>p if p is not NULL else None
+        else:
+            memo = node.shift_memo
+        if memo is None:
+            memo = {}
+            node.shift_memo = memo
+        p = PyDict_GetItem(memo, term)
+        if p is not NULL:
+            return <object>p is True
+        cdef bint v = False
+        cdef list nodes = self.reduce_all((node,), term)
+        cdef Py_ssize_t i
+        for i in range(PyList_GET_SIZE(nodes)):
+            if PyDict_GetItem(<object>PyTuple_GET_ITEM(self.shift_t, <Py_ssize_t>self._state(
+                    <object>PyList_GET_ITEM(nodes, i))), term) is not NULL:
+                v = True
+                break
+        memo[term] = v
+        return v

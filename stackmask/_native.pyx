@@ -503,8 +503,8 @@ cdef class CommitPath:
     each head's memoized lexing paths with deterministic LR steps
     (``Constraint._commit_fast`` with ``GLR.shift1`` inlined); where the parse branches
     (an LR conflict, a reduction through a node with several links) the token goes to
-    GLR along the paths (``Constraint._commit_paths``, with ``glr_shift``:
-    ``GLR.shift``). Anything else goes
+    GLR along the paths (``Constraint._commit_paths``, with ``glr_step``, the
+    ``GLRStep`` of the constraint's ``GLR``). Anything else goes
     to ``checked_commit`` (the constraint's own ``commit``: checks, EOS, special
     tokens, errors) or, where the fast path gives up (a path the memo does not
     hold, too many lexing paths, no viable head),
@@ -519,14 +519,15 @@ cdef class CommitPath:
     cdef object merge_heads, ambiguous
     cdef type state_class, node_class
     cdef tuple tokens
-    cdef object eos, special_terminals, special_ids, checked_commit, general, glr_shift
+    cdef object eos, special_terminals, special_ids, checked_commit, general
+    cdef GLRStep glr_step
     cdef tuple reduce, shift, rlen, rlhs, goto, node_layout, state_layout
     cdef Py_ssize_t vsize, fast_heads
 
     def __init__(self, paths_memo, Py_ssize_t vsize, lex_paths, viable, object requirements,
                  true_req, tuple glr_tables, merge_heads, state_class, Py_ssize_t fast_heads,
                  tuple tokens, eos, special_terminals, special_ids, checked_commit, general,
-                 glr_shift):
+                 GLRStep glr_step):
         self.paths_memo = paths_memo
         self.vsize = vsize
         self.lex_paths = lex_paths
@@ -550,7 +551,7 @@ cdef class CommitPath:
         self.special_ids = special_ids
         self.checked_commit = checked_commit
         self.general = general
-        self.glr_shift = glr_shift
+        self.glr_step = glr_step
 
     def commit(self, state, token_id):
         """``Constraint.commit(state, token_id)``."""
@@ -626,26 +627,27 @@ cdef class CommitPath:
             if steps > 1000000:               # (the normal form has no reduction cycle)
                 return -1
 
-    cdef bint _viable_here(self, object node, object cfg):
-        """The common half of ``Constraint.viable((node, cfg))``: True where the
-        configuration's requirement is "always", or where one of the terminals it may
-        become is shifted by ``node``'s state as it is or after deterministic reductions
-        (:meth:`_can_shift`, kept in ``node.shift_memo`` as ``GLR.can_shift`` keeps
-        it); False means "ask ``viable``" (which also knows the end of the text and
-        special tokens)."""
+    cdef int _viable_here(self, object node, object cfg) except -2:
+        """``Constraint.viable((node, cfg))`` where it needs nothing but the stack: 1 where
+        the configuration's requirement is "always" or one of the terminals it may become
+        can be shifted after reductions (deterministic ones simulated, :meth:`_can_shift`;
+        others by ``GLRStep.can_shift``; both kept in ``node.shift_memo`` as
+        ``GLR.can_shift`` keeps it), 0 where none can and the requirement asks nothing
+        else, -1 for "ask ``viable``" (the end of the text, special tokens, a
+        configuration without a known requirement)."""
         cdef PyObject *p = PyDict_GetItem(self.requirements, cfg)
         if p is NULL:
-            return False
+            return -1
         cdef object req = <object>p
         if req is self.true_req or (type(req) is str and req == self.true_req):
-            return True
-        if type(req) is not tuple or PyTuple_GET_SIZE(req) < 1:
-            return False
+            return 1
+        if type(req) is not tuple or PyTuple_GET_SIZE(req) < 2:
+            return -1
         cdef object sh = <object>PyTuple_GET_ITEM(self.shift, <Py_ssize_t>node.state)
         cdef object terms = <object>PyTuple_GET_ITEM(req, 0)
         for t in terms:
             if PyDict_GetItem(sh, t) is not NULL:
-                return True
+                return 1
         cdef object memo = node.shift_memo
         cdef int c
         for t in terms:
@@ -653,17 +655,29 @@ cdef class CommitPath:
                 p = PyDict_GetItem(memo, t)
                 if p is not NULL:
                     if <object>p:
-                        return True
+                        return 1
                     continue
             c = self._can_shift(node, t)
             if c < 0:
-                return False
+                if self.glr_step.can_shift(node, t):
+                    return 1
+                memo = node.shift_memo
+                continue
             if memo is None:
                 memo = node.shift_memo = {}
             memo[t] = c == 1
             if c:
-                return True
-        return False
+                return 1
+        if PyTuple_GET_SIZE(req) == 2 and not <object>PyTuple_GET_ITEM(req, 1):
+            return 0
+        return -1
+
+    cdef inline bint _viable(self, object n, object ncfg) except -1:
+        """``Constraint.viable((n, ncfg))``."""
+        cdef int v = self._viable_here(n, ncfg)
+        if v >= 0:
+            return v
+        return bool(self.viable((n, ncfg)))
 
     cdef object _commit_paths(self, tuple heads, list every):
         """``Constraint._commit_paths(heads, every)``: the heads' nodes grouped by the
@@ -691,13 +705,13 @@ cdef class CommitPath:
             ncfg = <object>PyTuple_GET_ITEM(path, 1)
             nodes = list(g.values())
             for k in range(PyTuple_GET_SIZE(terms)):
-                nodes = self.glr_shift(nodes, <object>PyTuple_GET_ITEM(terms, k))
+                nodes = self.glr_step.shift(nodes, <object>PyTuple_GET_ITEM(terms, k))
                 if not PyList_GET_SIZE(nodes):
                     break
             for k in range(PyList_GET_SIZE(nodes)):
                 n = <object>PyList_GET_ITEM(nodes, k)
                 head = (n, ncfg)
-                if self._viable_here(n, ncfg) or self.viable(head):
+                if self._viable(n, ncfg):
                     out.append(head)
         if not out:
             return None
@@ -746,7 +760,7 @@ cdef class CommitPath:
                 if n is None:
                     continue
                 head = (n, ncfg)
-                if self._viable_here(n, ncfg) or self.viable(head):
+                if self._viable(n, ncfg):
                     out.append(head)
         if not out:
             return None

@@ -75,8 +75,9 @@ class GLR:
 
     def __init__(self, tables: LRTables, max_work: int | None = None, compiled=None):
         """``compiled``: the compiled inner loops (``stackmask.native.module()``) or
-        None; with them, :meth:`reduce_all` and :meth:`shift` are their compiled twin
-        (``GLRStep``: the same nodes in the same order), these methods the reference."""
+        None; with them, :meth:`reduce_all`, :meth:`shift` and :meth:`can_shift` are
+        their compiled twin (``GLRStep``: the same nodes in the same order), these methods
+        the reference."""
         self.tables = tables
         self.max_work = max_work      # Limits.max_gss_work: per reduction pass
         self.end = 0  # terminal index of END
@@ -86,10 +87,13 @@ class GLR:
         self._rlen = tables.rule_len
         self._rlhs = tables.rule_lhs
         self.root = Node(tables.start_state, [])
+        #: the compiled GLR step (``GLRStep``; None on the pure-Python path)
+        self.step = None
         if compiled is not None:
-            step = compiled.GLRStep(self.shift1_tables(), max_work, self._too_much)
-            self.reduce_all = step.reduce_all
-            self.shift = step.shift
+            self.step = compiled.GLRStep(self.shift1_tables(), max_work, self._too_much)
+            self.reduce_all = self.step.reduce_all
+            self.shift = self.step.shift
+            self.can_shift = self.step.can_shift
 
     def _too_much(self, spent: int, nodes: int):
         raise LimitExceeded("max_gss_work", spent, self.max_work,

@@ -165,7 +165,7 @@ class Constraint:
                 self._requirements_known, TRUE, self.glr.shift1_tables(), _merge_heads, State,
                 self.FAST_HEADS, vocab.tokens, vocab.eos_token_ids, self.special_terminals,
                 vocab.special_token_ids, type(self).commit.__get__(self),
-                self._commit_general, self.glr.shift).commit
+                self._commit_general, self.glr.step).commit
         self._start = State(((self.glr.root, BOUNDARY_CONFIG),))
         if any(dwa.complete):               # compiled ahead (not lazy): every text's first mask
             self._masker.pin(self._start)
