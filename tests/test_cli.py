@@ -120,6 +120,10 @@ def test_configure_logging_shows_progress_on_stderr_once(capsys):
     logging.getLogger("stackmask.report").info("compiling %s", "sql")
     err = capsys.readouterr().err
     assert err.count("stackmask.report: compiling sql") == 1
+    # the library's own "stackmask: " prefix is not printed after the logger's name
+    logging.getLogger("stackmask.runtime").info("stackmask: exploring %d", 3)
+    err = capsys.readouterr().err
+    assert "stackmask.runtime: exploring 3" in err and "stackmask: stackmask" not in err
     report.configure_logging(quiet=True)
     logging.getLogger("stackmask.report").info("hidden")
     logging.getLogger("stackmask.report").warning("shown")

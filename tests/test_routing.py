@@ -104,7 +104,8 @@ def test_held_out_items_survive_an_artifact(tmp_path, route):
 
 def test_sql_compiles_completely_and_masks_hold(qwen_vocab, qwen_encoding):
     """SQL (101 LALR conflicts), with the default thresholds: the automaton is complete
-    (no budget stop, nothing left for a mask to compile), tokens of three or more
+    (no budget stop, nothing left for a mask to compile: no mask calls the compiler),
+    tokens of three or more
     terminals (``)));``) are held out, and masks at steps after such tokens equal the
     oracle's."""
     c = Constraint(read_bench_grammar("sql"), qwen_vocab, ambiguous=True, cache_dir=False,
@@ -117,9 +118,18 @@ def test_sql_compiles_completely_and_masks_hold(qwen_vocab, qwen_encoding):
     ids = qwen_encoding.encode(text)
     assert any(len(qwen_vocab.token_bytes(i).strip()) >= 3 and
                set(qwen_vocab.token_bytes(i).strip()) <= set(b");") for i in ids)
+    # complete: no mask compiles an automaton edge or a lexer configuration
+    def compiles(*a):
+        raise AssertionError(f"a mask compiled {a}")
+    c.compiled.dwa.edge = compiles
+    c._masker._ensure_config = compiles
     assert len(committing_prefix(c, ids)[0]) == len(ids)
     # the steps before the last tokens (`` w`` then ``)));``) and at the end
     check_trace(c, ids, [len(ids) - 2, len(ids) - 1], "sql held out")
+    s = c.start()
+    for i in ids:                     # every step's mask
+        c.get_mask(s)
+        s = c.commit(s, i)
 
 
 @pytest.mark.usefixtures("needs_native")

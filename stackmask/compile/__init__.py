@@ -22,6 +22,7 @@ from ..lexer.dfa import DFA
 from ..lexer.scanner import Scanner
 from ..limits import CompileGuard, Limits, release_free_memory
 from ..plain import Codec
+from ..progress import Heartbeat
 from ..wfa.weights import WeightTable
 from . import artifact, build
 from .build import add_config, build_parser_dwa
@@ -194,10 +195,20 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
             comp.dwa.set_limits(limits.max_automaton_states, memo_bytes, limits.max_token_sequences)
             return comp, scanner, True
     t0 = time.perf_counter()
+    beat = Heartbeat(progress)
+
+    def check():                 # between the stages of the tables: limits, progress
+        guard.check()
+        at = beat.due()
+        if at is not None:
+            log.info("stackmask: building the lexer and LR tables (%.0f s)", at)
     tables = build_tables(resolve_grammar(coerce_grammar(grammar), vocab), ambiguous=ambiguous,
-                          check=guard.check, band=counting_band(vocab),
+                          check=check, band=counting_band(vocab),
                           max_lexer_states=limits.max_lexer_states)
     t1 = time.perf_counter()
+    if progress and t1 - t0 > Heartbeat.FIRST_S:
+        log.info("stackmask: lexer and LR tables built in %.1f s (%d lexer states, %d LR states)",
+                 t1 - t0, tables.lexer.n_states, len(tables.lr.shift))
     scanner = make_scanner(tables)
     guard.check()
     weights = WeightTable(vocab.size)

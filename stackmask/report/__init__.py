@@ -93,6 +93,15 @@ class _StderrHandler(logging.Handler):
             self.handleError(record)
 
 
+class _Format(logging.Formatter):
+    """``time logger: message``; the library's messages that begin with "stackmask: "
+    (for handlers that do not print the logger's name) lose it here, where the name
+    already says it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return super().format(record).replace(f"{record.name}: stackmask: ", f"{record.name}: ", 1)
+
+
 def configure_logging(quiet: bool = False) -> None:
     """Show the ``stackmask`` logger's INFO records (progress) on stderr, or only its
     warnings when ``quiet``. For the command line; the library itself configures no
@@ -101,7 +110,7 @@ def configure_logging(quiet: bool = False) -> None:
     logger.setLevel(logging.WARNING if quiet else logging.INFO)
     if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
         h = _StderrHandler()
-        h.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s", "%H:%M:%S"))
+        h.setFormatter(_Format("%(asctime)s %(name)s: %(message)s", "%H:%M:%S"))
         logger.addHandler(h)
 
 
