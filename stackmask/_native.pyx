@@ -15,7 +15,7 @@ passed in, so it sits at the bottom of the layering.
 """
 
 from cpython.ref cimport PyObject, Py_INCREF
-from cpython.dict cimport PyDict_GetItem
+from cpython.dict cimport PyDict_GetItem, PyDict_Size
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from cpython.buffer cimport PyBuffer_IsContiguous
@@ -400,6 +400,19 @@ cdef inline object _new_node(type cls, tuple layout, object state, object below)
     return n
 
 
+cdef inline object _new_node_links(type cls, tuple layout, object state, list links):
+    """``cls(state, links)`` without calling ``__init__`` (as :func:`_new_node`):
+    ``below`` is the only link, or None."""
+    cdef object n = PyType_GenericAlloc(cls, 0)
+    _init_slot(n, layout[0], state)
+    _init_slot(n, layout[1], links)
+    _init_slot(n, layout[2], <object>PyList_GET_ITEM(links, 0) if PyList_GET_SIZE(links) == 1
+               else None)
+    for off, value in <tuple>PyTuple_GET_ITEM(layout, 3):
+        _init_slot(n, off, value)
+    return n
+
+
 cdef inline object _new_state(type cls, tuple layout, tuple heads):
     """``cls(heads)`` without calling ``__init__``: ``heads`` and ``State.FIXED_SLOTS``
     set by offset (``layout``)."""
@@ -516,7 +529,7 @@ cdef class CommitPath:
     decides the others; ``glr_tables`` is ``GLR.shift1_tables()``."""
 
     cdef object paths_memo, lex_paths, viable, requirements, true_req
-    cdef object merge_heads, ambiguous
+    cdef object ambiguous
     cdef type state_class, node_class
     cdef tuple tokens
     cdef object eos, special_terminals, special_ids, checked_commit, general
@@ -525,7 +538,7 @@ cdef class CommitPath:
     cdef Py_ssize_t vsize, fast_heads
 
     def __init__(self, paths_memo, Py_ssize_t vsize, lex_paths, viable, object requirements,
-                 true_req, tuple glr_tables, merge_heads, state_class, Py_ssize_t fast_heads,
+                 true_req, tuple glr_tables, state_class, Py_ssize_t fast_heads,
                  tuple tokens, eos, special_terminals, special_ids, checked_commit, general,
                  GLRStep glr_step):
         self.paths_memo = paths_memo
@@ -541,7 +554,6 @@ cdef class CommitPath:
                 raise TypeError(f"{cls.__name__}: the compiled commit builds instances of "
                                 "slotted classes without __new__ of their own")
         self.node_layout = _layout(self.node_class, ("state", "links", "below"))
-        self.merge_heads = merge_heads
         self.state_class = state_class
         self.state_layout = _layout(state_class, ("heads",))
         self.fast_heads = fast_heads
@@ -679,6 +691,45 @@ cdef class CommitPath:
             return v
         return bool(self.viable((n, ncfg)))
 
+    cdef list _merge(self, list heads):
+        """``merge_heads(heads)`` (``runtime.constraint._merge_heads``): heads of equal
+        (LR state, config) become one new node linking to all their nodes' links (each
+        once, in order of appearance); the nodes themselves stay as they are."""
+        cdef dict groups = {}
+        cdef object head, n, key, st, cfg, m, g
+        cdef list nodes, links, out
+        cdef PyObject *p
+        cdef Py_ssize_t i, j, k, o_state = self.node_layout[0], o_links = self.node_layout[1]
+        cdef type nc = self.node_class
+        for i in range(PyList_GET_SIZE(heads)):
+            head = <object>PyList_GET_ITEM(heads, i)
+            n = <object>PyTuple_GET_ITEM(head, 0)
+            key = (_nslot(n, nc, o_state, "state"), <object>PyTuple_GET_ITEM(head, 1))
+            p = PyDict_GetItem(groups, key)
+            if p is NULL:
+                groups[key] = [n]
+            else:
+                (<list>p).append(n)
+        if PyDict_Size(groups) == PyList_GET_SIZE(heads):
+            return heads
+        out = []
+        for key, g in groups.items():
+            nodes = <list>g
+            st = <object>PyTuple_GET_ITEM(key, 0)
+            cfg = <object>PyTuple_GET_ITEM(key, 1)
+            if PyList_GET_SIZE(nodes) == 1:
+                out.append((<object>PyList_GET_ITEM(nodes, 0), cfg))
+                continue
+            links = []
+            for j in range(PyList_GET_SIZE(nodes)):
+                g = _nslot(<object>PyList_GET_ITEM(nodes, j), nc, o_links, "links")
+                for k in range(PyList_GET_SIZE(g)):
+                    m = <object>PyList_GET_ITEM(g, k)
+                    if not _has_link(links, m):
+                        links.append(m)
+            out.append((_new_node_links(nc, self.node_layout, st, links), cfg))
+        return out
+
     cdef object _commit_paths(self, tuple heads, list every):
         """``Constraint._commit_paths(heads, every)``: the heads' nodes grouped by the
         lexing paths they take, each group shifted terminal by terminal with GLR."""
@@ -716,7 +767,7 @@ cdef class CommitPath:
         if not out:
             return None
         if len(out) > 1:
-            out = self.merge_heads(out)
+            out = self._merge(out)
         return _new_state(self.state_class, self.state_layout, tuple(out))
 
     def commit_fast(self, tuple heads, Py_ssize_t token_id, bytes data):
@@ -765,7 +816,7 @@ cdef class CommitPath:
         if not out:
             return None
         if len(out) > 1:
-            out = self.merge_heads(out)
+            out = self._merge(out)
         return _new_state(self.state_class, self.state_layout, tuple(out))
 
 

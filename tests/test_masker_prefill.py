@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from pyroaring import BitMap
 
-from stackmask import Constraint, Vocab
+from stackmask import Constraint, Vocab, native
 from stackmask.compile import build as dwa_build
 from stackmask.grammars import load as load_grammar
 from stackmask.runtime import State
@@ -326,6 +326,7 @@ def test_artifact_remembers_the_token_sets_its_masks_needed(tmp_path, monkeypatc
         return orig(self, hot)
 
     monkeypatch.setattr(Masker, "forget_masks", spy)
+    monkeypatch.setattr(Masker, "SPARSE_MAX", -1)       # every token set dense (a small vocabulary)
     Constraint(JSON, v, cache_dir=tmp_path / "x", compile_budget_s=0, progress=False,
                explore_sentences=15, explore_budget_s=60)
     assert len(seen["hot"]) > 5 and len(seen["hot"]) == len(seen["uses"])
@@ -423,8 +424,12 @@ def test_walks_below_branching_nodes_are_memoized_exactly(name, n_texts, qwen_vo
     stack equals the walk of all its paths without memo; the branching nodes a walk
     reaches have their parts memoized; a node's links are grouped once."""
     import stackmask.runtime.masker as masker_mod
-    from test_compiled_exact import ambiguous_constraint, ambiguous_traces
-    c = ambiguous_constraint(name, qwen_vocab)
+    from test_compiled_exact import AMBIGUOUS_GRAMMARS, ambiguous_traces
+    # the Python walk (the compiled one, _walk.pxi, is compared with the walk's
+    # definition in test_glr_step)
+    with monkeypatch.context() as env:
+        env.setenv(native.ENV, "1")
+        c = Constraint(AMBIGUOUS_GRAMMARS[name], qwen_vocab, ambiguous=True)
     m = c._masker
     dwa = m.dwa
     grouped: list = []          # (links, groups): the lists kept, so ids stay unique

@@ -153,8 +153,12 @@ def test_every_runtime_memo_respects_its_byte_bound():
                 peak[k] = max(peak.get(k, 0), v)
     assert peak["masks"] <= SMALL
     # two generations of at most half the bound each, plus the entry being added
-    for k in ("lexer_steps", "lexer_finishable", "requirements", "dense_token_sets"):
+    for k in ("lexer_steps", "lexer_finishable", "requirements"):
         assert 0 < peak[k] <= SMALL + 400, (k, peak[k])
+    # token sets united into masks: dense, or (at most Masker.SPARSE_MAX tokens, compiled
+    # path) serialized, in a memo of at most an eighth of the mask cache
+    assert peak["dense_token_sets"] <= SMALL + 400 and peak["sparse_token_sets"] <= SMALL // 8
+    assert peak["dense_token_sets"] + peak["sparse_token_sets"] > 0
     for k in ("automaton_runs", "token_set_ops", "terminal_outcomes"):
         assert 0 < peak[k] <= 2 * SMALL, (k, peak[k])
     unbounded = free.memo_stats()

@@ -162,7 +162,7 @@ class Constraint:
                 self._token_paths, vocab.size,
                 compiled_loops.LexPaths(self.scanner.step_memo, self.scanner.step, IGNORE,
                                         self.MAX_PATHS), self.viable,
-                self._requirements_known, TRUE, self.glr.shift1_tables(), _merge_heads, State,
+                self._requirements_known, TRUE, self.glr.shift1_tables(), State,
                 self.FAST_HEADS, vocab.tokens, vocab.eos_token_ids, self.special_terminals,
                 vocab.special_token_ids, type(self).commit.__get__(self),
                 self._commit_general, self.glr.step).commit
@@ -428,6 +428,7 @@ class Constraint:
                 "requirements": len(self._requirements) * self.REQ_ENTRY_BYTES,
                 "token_paths": len(self._token_paths) * self.PATHS_ENTRY_BYTES,
                 "automaton_runs": dwa.memo_estimate(), "token_set_ops": ops, "dense_token_sets": dense,
+                "sparse_token_sets": m.sparse_bytes,
                 "terminal_outcomes": m.config_cache_estimate()}
 
     def reference_mask(self, state: State, out: np.ndarray | None = None) -> np.ndarray:

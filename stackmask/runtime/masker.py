@@ -43,6 +43,7 @@ import numpy as np
 from pyroaring import BitMap
 
 from .. import native
+from ..memo import Memo
 from ..compile import pair_key
 from ..wfa.weights import EMPTY_ID, mask_from_bitmap
 from .count_sets import CountSets
@@ -141,6 +142,9 @@ class Masker:
     #: OR-ing their dense form (a pass over the whole mask, 19 KB with a 151k vocabulary),
     #: and are not made dense ahead
     SPARSE_MAX = 1024
+    #: estimated bytes of an entry of that memo besides the serialization (dict slot,
+    #: int key, bytes header); the memo holds at most an eighth of ``cache_bytes``
+    SPARSE_ENTRY_BYTES = 100
     #: walks below a branching GSS node memoized on it, by DWA state: at most this many
     #: (then started over)
     WALK_MEMO_ENTRIES = 64
@@ -174,7 +178,8 @@ class Masker:
         # token set id -> its portable serialization when it has at most SPARSE_MAX
         # tokens (b"" when more): written into a mask by position (compiled path only)
         self._compiled = native.module()
-        self._sparse: dict = {}
+        self._sparse: dict = Memo()
+        self.sparse_bytes = 0          # estimated bytes of _sparse (cleared past its bound)
         # diff token set of a configuration started on a base (or the tokens a restricted
         # start leaves out) -> its complement, dense
         self._not_dense: dict = {}
@@ -262,7 +267,12 @@ class Masker:
                 bm = self.dwa.weights.get(wid)
                 if len(bm) <= self.SPARSE_MAX:
                     sp = bm.serialize()
+            size = len(sp) + self.SPARSE_ENTRY_BYTES
+            if self.sparse_bytes + size > self.cache_bytes // 8:     # bounded: start over
+                self._sparse = Memo()
+                self.sparse_bytes = 0
             self._sparse[wid] = sp
+            self.sparse_bytes += size
         return sp
 
     def _new_mask(self) -> np.ndarray:
