@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from stackmask import Grammar
 from stackmask.grammars import ecma_regex as R
-from stackmask.grammars.ecma_regex.parser import _Parser, _case_table, case_closure
+from stackmask.grammars.ecma_regex.charsets import _case_table, case_closure
+from stackmask.grammars.ecma_regex.parser import _Parser
 
 MAX_CP = 0x10FFFF
 

@@ -2,7 +2,10 @@
 
 Used by :mod:`stackmask.grammars.json_schema`. The package is split by job:
 
-* :mod:`.parser`: an ECMA-262 pattern -> the regex IR (:mod:`stackmask.lexer.ir`: hashable
+* :mod:`.parser`: the syntax of an ECMA-262 pattern -> a parse tree;
+* :mod:`.charsets`: the character sets a pattern names (class escapes, Unicode
+  properties) and their case variants (``(?i)``);
+* :mod:`.language`: the parse tree -> the regex IR (:mod:`stackmask.lexer.ir`: hashable
   tuples over code point sets), anchored as JSON Schema says;
 * :mod:`.algebra`: intersection, difference, complement, emptiness, inclusion, length
   limits and finite exclusion, on minimal DFAs over code point atoms built with the
@@ -26,7 +29,9 @@ from .algebra import (Dfa, TooComplex, atom_partition, complement, difference,
                       resolve_limits, unimplied_bounds, union, write_out)
 from .emit import (ESCAPABLE, RAW_OK, fullmatch, json_char_class, re_fullmatch, to_json_string,
                    to_python)
-from .parser import PatternError, parse_pattern, parse_regex_full, unicode_property
+from .charsets import unicode_property
+from .language import parse_pattern, parse_regex_full
+from .parser import PatternError
 
 __all__ = [
     "PatternError", "TooComplex", "parse_pattern", "parse_regex_full", "unicode_property", "ch",
