@@ -7,7 +7,9 @@ rejected no earlier than their first invalid byte."""
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -91,3 +93,25 @@ def test_teacher_forced_every_step_full_mask(name, qwen_vocab, qwen_encoding):
     for text in programs(name, 3, seed=21, max_terminals=80):
         ids = qwen_encoding.encode(text, disallowed_special=())
         teacher_force(c, ids, set(range(len(ids))))
+
+
+HANDWRITTEN = Path(__file__).resolve().parents[1] / "benchmarks" / "handwritten"
+
+
+@pytest.mark.parametrize("name", ["sql", "go", "java"])
+def test_handwritten_programs_commit_and_are_complete(name, qwen_vocab, qwen_encoding):
+    """The programs written by hand for the benchmarks (``benchmarks/handwritten``) are
+    sentences of their grammar: every token commits, each program is complete, and the
+    start state rejects a lone closing bracket (the check can fail)."""
+    c = Constraint(read_bench_grammar(name), qwen_vocab, ambiguous=True, compile="lazy",
+                   cache_dir=False)
+    rows = [json.loads(line) for line in (HANDWRITTEN / f"{name}.jsonl").read_text().splitlines()
+            if line.strip()]
+    assert len(rows) == 3
+    for row in rows:
+        s = c.start()
+        for tok in qwen_encoding.encode(row["text"], disallowed_special=()):
+            s = c.commit(s, tok)
+        assert c.is_accepting(s), row["text"][-80:]
+    with pytest.raises(TokenRejected):
+        c.commit(c.start(), qwen_vocab.tokens.index(b")"))
