@@ -730,6 +730,14 @@ cdef class CommitPath:
             out.append((_new_node_links(nc, self.node_layout, st, links), cfg))
         return out
 
+    cdef object _state_of(self, list out):
+        """The state of the new heads ``out`` (merged), None when there are none."""
+        if not out:
+            return None
+        if len(out) > 1:
+            out = self._merge(out)
+        return _new_state(self.state_class, self.state_layout, tuple(out))
+
     cdef object _commit_paths(self, tuple heads, list every):
         """``Constraint._commit_paths(heads, every)``: the heads' nodes grouped by the
         lexing paths they take, each group shifted terminal by terminal with GLR."""
@@ -761,14 +769,9 @@ cdef class CommitPath:
                     break
             for k in range(PyList_GET_SIZE(nodes)):
                 n = <object>PyList_GET_ITEM(nodes, k)
-                head = (n, ncfg)
                 if self._viable(n, ncfg):
-                    out.append(head)
-        if not out:
-            return None
-        if len(out) > 1:
-            out = self._merge(out)
-        return _new_state(self.state_class, self.state_layout, tuple(out))
+                    out.append((n, ncfg))
+        return self._state_of(out)
 
     def commit_fast(self, tuple heads, Py_ssize_t token_id, bytes data):
         cdef object memo = self.paths_memo.cur
@@ -808,16 +811,9 @@ cdef class CommitPath:
                         break
                     if n is ambiguous:
                         return self._commit_paths(heads, every)
-                if n is None:
-                    continue
-                head = (n, ncfg)
-                if self._viable(n, ncfg):
-                    out.append(head)
-        if not out:
-            return None
-        if len(out) > 1:
-            out = self._merge(out)
-        return _new_state(self.state_class, self.state_layout, tuple(out))
+                if n is not None and self._viable(n, ncfg):
+                    out.append((n, ncfg))
+        return self._state_of(out)
 
 
 from libc.stdlib cimport malloc, realloc, free, qsort, calloc

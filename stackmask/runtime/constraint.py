@@ -294,11 +294,7 @@ class Constraint:
                         return self._commit_paths(heads, every)
                 if n is not None and viable((n, ncfg)):
                     out.append((n, ncfg))
-        if not out:
-            return None
-        if len(out) > 1:
-            out = _merge_heads(out)
-        return State(tuple(out))
+        return _state_of(out)
 
     def _commit_paths(self, heads: tuple, every: list) -> "State | None":
         """GLR along lexing paths: the heads' nodes grouped by (terminals, end config)
@@ -320,11 +316,7 @@ class Constraint:
                 if not nodes:
                     break
             out.extend((m, ncfg) for m in nodes if viable((m, ncfg)))
-        if not out:
-            return None
-        if len(out) > 1:
-            out = _merge_heads(out)
-        return State(tuple(out))
+        return _state_of(out)
 
     def _lex_paths(self, cfg: int, data: bytes):
         """Every way the scanner reads ``data`` from ``cfg``: (terminals, end config)
@@ -571,6 +563,13 @@ class Constraint:
         """Tokens that are the only possible continuation (see decoding.forced_tokens)."""
         from .decoding import forced_tokens
         return forced_tokens(self, state, tokenizer, **options)
+
+
+def _state_of(heads: list) -> "State | None":
+    """The state of the new ``heads`` (merged), None when there are none."""
+    if not heads:
+        return None
+    return State(tuple(_merge_heads(heads) if len(heads) > 1 else heads))
 
 
 def _merge_heads(heads: list) -> list:
