@@ -1,5 +1,6 @@
-# The GLR step over the GSS (included by _native.pyx): ``GLR.reduce_all`` and
-# ``GLR.shift`` of stackmask.glr.gss, compiled. The Python methods stay the reference.
+# The GLR step over the GSS (included by _native.pyx): ``GLR.reduce_all``,
+# ``GLR.shift`` and ``GLR.can_shift`` of stackmask.glr.gss, compiled. The Python
+# methods stay the reference.
 
 
 cdef inline bint _has_link(list links, object node):
@@ -12,9 +13,9 @@ cdef inline bint _has_link(list links, object node):
 
 
 cdef class GLRStep:
-    """``GLR.reduce_all(starts, term)`` and ``GLR.shift(starts, term)`` over the same
-    tables, building the same nodes in the same order (a test compares the graphs they
-    build on random texts); ``max_work`` and the work counted are the reference's, and
+    """``GLR.reduce_all(starts, term)``, ``GLR.shift(starts, term)`` and
+    ``GLR.can_shift(node, term)`` over the same tables, building the same nodes in the
+    same order (a test compares the graphs they build on random texts); ``max_work`` and the work counted are the reference's, and
     ``too_much(spent, nodes)`` raises its ``LimitExceeded``. ``tables`` is
     ``GLR.shift1_tables()``."""
 
