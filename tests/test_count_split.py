@@ -18,11 +18,11 @@ import pytest
 
 from stackmask import Constraint, Grammar, Vocab
 from stackmask.compile.count_split import counts_for, iteration_counts
-from stackmask.lexer.counted import IN, INF, count_classes
+from stackmask.lexer.counted import IN, INF, count_classes, split_counted
 from stackmask.lexer.pinned import PINNED
 from stackmask.compile.token_index import VocabIndex
 from stackmask.lexer.counted import _x_steps
-from stackmask.lexer.regex import ByteNFA, _regex_ir, _utf8_leaf, split_counted
+from stackmask.lexer.regex import ByteNFA, regex_ir, utf8_leaf
 from stackmask.vocab import qwen2_5_encoding
 from test_counted import _walk
 
@@ -53,8 +53,8 @@ def test_count_classes():
 def test_iteration_counts_equal_a_run_per_token():
     v = _vocab()
     index = VocabIndex(v)
-    parts = split_counted(_regex_ir(STRING % "0,300", ByteNFA("", 10 ** 5, "t")), 64)
-    xn, xd = _x_steps(parts[1], lambda: ByteNFA("", 10 ** 5, "t"), _utf8_leaf)
+    parts = split_counted(regex_ir(STRING % "0,300", ByteNFA("", 10 ** 5, "t")), 64)
+    xn, xd = _x_steps(parts[1], lambda: ByteNFA("", 10 ** 5, "t"), utf8_leaf)
     starts = list(range(xn.shape[0]))
     got = iteration_counts(index, xn, xd, starts, v.size, 63)
     for s in starts:

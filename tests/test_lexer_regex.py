@@ -692,7 +692,7 @@ def test_minimize_random_tables(tbl, rounds):
 @pytest.mark.parametrize("rounds", [0, 12])
 def test_minimize_long_chains(monkeypatch, rounds):
     import stackmask.lexer.fsa as D
-    from stackmask.lexer.regex import _build_terminal
+    from stackmask.lexer.terminal import _build_terminal
 
     monkeypatch.setattr(D, "_MOORE_ROUNDS", rounds)
     d = _build_terminal("a{3000}", "CHAIN", 1 << 40)        # expanded as written
@@ -930,10 +930,10 @@ def test_walk_parse_tree_is_pre_order(pattern):
 def test_lookahead_search_walks_deep_regexes():
     # generated regexes (a length spelled as nested groups) nest deeper than Python's
     # recursion limit: the search that routes a terminal to the lookahead build walks them
-    from stackmask.lexer.regex import _has_lookahead
+    from stackmask.lexer.regex import has_lookahead
     a, c = ("c", ((97, 97),)), ("c", ((99, 99),))
     for bottom, want in ((a, False), (("la", a), True)):
         x = bottom
         for _ in range(3000):
             x = ("s", (a, ("a", (("r", x, 0, 1), c))))
-        assert _has_lookahead(x) is want
+        assert has_lookahead(x) is want

@@ -35,23 +35,13 @@ except ImportError:                   # Python 3.10 (as Lark does)
     import sre_constants as C
     import sre_parse
 
-import numpy as np
-
 from ..errors import GrammarError
-from ..limits import deep_recursion
-from .counted import DEFAULT_BAND, counted_group, flatten, reach_for, split_counted
-from ..memo import SizedCache
-from .dfa import (DFA, MAX_DFA_STATES, MAX_NFA_STATES, dfa_nbytes, difference, expand_classes,
-                  intersection)
-from .fsa import Nfa, TooManyStates, determinize, minimize, trim
+from .dfa import MAX_DFA_STATES, MAX_NFA_STATES
+from .fsa import Nfa, determinize, minimize, trim
 from .ir import (MAX_CP, SURR_HI, SURR_LO, Intervals, complement_intervals, has_node,
-                 length_range, nfa_size, normalize_intervals, thompson)
+                 normalize_intervals, nfa_size, thompson)
 
-#: any character (the rest of the lexeme a lookahead does not read)
-ANYCHAR = ("c", normalize_intervals([(0, MAX_CP)]))
-
-__all__ = ["regex_to_nfa", "compile_terminal", "counted_parts", "compile_counted_group",
-           "lookahead_parts",
+__all__ = ["regex_to_nfa", "regex_ir", "build_nfa", "has_lookahead", "ByteNFA", "utf8_leaf",
            "codepoint_set", "utf8_sequences", "combine_flags", "walk_parse_tree",
            "newer_syntax_hint"]
 
@@ -366,7 +356,7 @@ class _Converter:
                                          None if hi is C.MAXREPEAT or hi == C.MAXREPEAT else hi))
         if (op is C.ASSERT or op is C.ASSERT_NOT) and av[0] == 1 and self.top:
             # a lookahead at the top level of the terminal: an intersection (a
-            # difference) of automata (:func:`_lookahead_dfa` checks where it stands)
+            # difference) of automata (:func:`.terminal._lookahead_dfa` checks where it stands)
             self.top = False
             try:
                 return ("la" if op is C.ASSERT else "nla", self.seq(av[1], flags))
@@ -392,7 +382,7 @@ class _Converter:
             self.top = top
 
 
-def _utf8_leaf(nfa: ByteNFA) -> Callable[[Intervals, int], int]:
+def utf8_leaf(nfa: ByteNFA) -> Callable[[Intervals, int], int]:
     """The leaf of :func:`.ir.thompson` for the lexer: a code point set as its UTF-8
     byte automaton (:func:`_charset_template`)."""
     def leaf(ivs: Intervals, cur: int) -> int:
@@ -435,6 +425,12 @@ def walk_parse_tree(items):
             stack.append(iter(list(av[1]) + (list(av[2]) if av[2] is not None else [])))
 
 
+def has_lookahead(x) -> bool:
+    """Whether the IR ``x`` holds a lookahead (``"la"``, ``"nla"``) outside character
+    sets."""
+    return has_node(x, ("la", "nla"))
+
+
 def regex_to_nfa(regex: str, name: str = "", limit: int = MAX_NFA_STATES) -> ByteNFA:
     """Build the byte NFA of ``regex`` (a Python ``str`` pattern).
 
@@ -443,14 +439,14 @@ def regex_to_nfa(regex: str, name: str = "", limit: int = MAX_NFA_STATES) -> Byt
     ``limit`` states. Matching the empty string is checked later, on the DFA.
     """
     nfa = ByteNFA(name, limit, name or regex)
-    x = _regex_ir(regex, nfa)
-    if _has_lookahead(x):
+    x = regex_ir(regex, nfa)
+    if has_lookahead(x):
         raise GrammarError(f"terminal {name or regex!r}: a lookahead has no NFA of its own "
                            "(compile_terminal builds its intersection)", name=name)
-    return _build_nfa(x, nfa)
+    return build_nfa(x, nfa)
 
 
-def _regex_ir(regex: str, nfa: ByteNFA):
+def regex_ir(regex: str, nfa: ByteNFA):
     """The regex IR of ``regex`` (``nfa``: where the terminal's name, label and
     reluctance are kept; nothing is added to it). The IR of a pattern that converts is
     kept (:func:`_parsed_ir`): one terminal's regex is read by several builds (its own
@@ -506,7 +502,7 @@ def _regex_ir_uncached(regex: str, nfa: ByteNFA):
         raise GrammarError(f"terminal {label!r}: regex nested too deeply", name=name) from None
 
 
-def _build_nfa(x, nfa: ByteNFA) -> ByteNFA:
+def build_nfa(x, nfa: ByteNFA) -> ByteNFA:
     """Add the Thompson NFA of the IR ``x`` to the empty ``nfa`` (its size counted first,
     so that oversized terminals fail fast)."""
     name, label, limit = nfa.name, nfa.label, nfa.limit
@@ -521,317 +517,8 @@ def _build_nfa(x, nfa: ByteNFA) -> ByteNFA:
             f"are expanded)", name=name)
     nfa.start = nfa.new()
     try:
-        nfa.final = thompson(x, nfa, nfa.start, _utf8_leaf(nfa))
+        nfa.final = thompson(x, nfa, nfa.start, utf8_leaf(nfa))
         assert nfa.n_states == needed, (nfa.n_states, needed)
     except RecursionError:
         raise GrammarError(f"terminal {label!r}: regex nested too deeply", name=name) from None
     return nfa
-
-
-# --------------------------------------------------------------------------
-# compiling terminals
-# --------------------------------------------------------------------------
-
-def _label(name: str, regex: str) -> str:
-    return name or regex
-
-
-#: terminal automata by regex and band, the recently used up to 48 MB (the lexer caches
-#: together stay under ~180 MB in a process that builds grammar after grammar)
-_TERMINALS = SizedCache(48 << 20, dfa_nbytes)
-
-
-def _compile_regex(regex: str, band: int) -> DFA:
-    """Minimized DFA for ``regex``, cached (errors are raised uncached, with no name)."""
-    return _TERMINALS.get_or_make((regex, band), lambda: _build_terminal(regex, "", band))
-
-
-def _build_terminal(regex: str, name: str, band: int = DEFAULT_BAND) -> DFA:
-    label = _label(name, regex)
-    nfa = ByteNFA(name, MAX_NFA_STATES, label)
-    x = _regex_ir(regex, nfa)
-    if _has_lookahead(x):
-        return _lookahead_dfa(x, nfa.reluctant, name, label, band)
-    return _ir_dfa(x, nfa, name, label, band)
-
-
-def _has_lookahead(x) -> bool:
-    """Whether the IR ``x`` holds a lookahead (``"la"``, ``"nla"``) outside character
-    sets."""
-    return has_node(x, ("la", "nla"))
-
-
-def _lookahead_split(x, reluctant: bool, name: str, label: str) -> tuple:
-    """``(P, looks, R)`` of a terminal ``P (?=A)(?!N)... R`` (item lists, and per
-    lookahead ``(positive, IR)``), after the checks that make its language
-    ``P·(R ∩ A·Σ* \\ N·Σ* ...)`` (GrammarError otherwise): the lookaheads stand together
-    after a prefix whose words have one length, and read within the lexeme."""
-    parts = flatten(x)
-    at = [i for i, y in enumerate(parts) if y[0] in ("la", "nla")]
-    if at != list(range(at[0], at[-1] + 1)):
-        raise GrammarError(f"terminal {label!r} uses an unsupported regex feature: lookaheads "
-                           "at more than one place", name=name)
-    pre, rest = parts[:at[0]], parts[at[-1] + 1:]
-    looks = [(parts[i][0] == "la", parts[i][1]) for i in at]
-    lo, hi = length_range(("s", tuple(pre)))
-    if lo != hi:
-        raise GrammarError(f"terminal {label!r} uses an unsupported regex feature: a lookahead "
-                           "after a prefix of varying length", name=name)
-    if reluctant:
-        raise GrammarError(f"terminal {label!r} uses an unsupported regex feature: a lookahead "
-                           "beside a lazy quantifier", name=name)
-    for _, look in looks:
-        if _has_lookahead(look):
-            raise GrammarError(f"terminal {label!r} uses an unsupported regex feature: a "
-                               "lookahead inside a lookahead", name=name)
-        if not _sees_within(look, ("s", tuple(rest)), name, label):
-            raise GrammarError(
-                f"terminal {label!r} uses an unsupported regex feature: a lookahead that may "
-                "read past the end of the lexeme (supported: one that no word of the rest of "
-                "the terminal is a proper prefix of, as in '\"(?=[^\"]{1,9}\")[a-z]+\"')",
-                name=name)
-    return pre, looks, rest
-
-
-def _lookahead_dfa(x, reluctant: bool, name: str, label: str, band: int) -> DFA:
-    """The DFA of a terminal ``P (?=A)(?!N) R``: lookaheads at its top level, after a
-    prefix ``P`` whose words all have one length. A lookahead sees the rest of the
-    lexeme, so the language is ``P·(R ∩ A·Σ* \\ N·Σ*)``, which is ``P·R ∩ P·A·Σ* \\
-    P·N·Σ*`` (every split of a word of ``P·R`` after ``|P|`` characters is the same).
-    The sides are compiled apart (each may count a long repetition, :mod:`.counted`) and
-    intersected (:func:`.dfa.intersection`) or subtracted (:func:`.dfa.difference`).
-    This is how the JSON Schema front end spells a length beside a pattern,
-    ``"(?=(?:CHAR){lo,hi}")PATTERN"``, and the lookaheads of a pattern too large to
-    write out as one regex."""
-    pre, looks, rest = _lookahead_split(x, reluctant, name, label)
-    # each side with a counted chain keeps the counts the others need as positions
-    # (:func:`.counted.reach_for`): the sides are met, and a stall's state stands for all
-    # of its counts
-    sides = [("s", tuple(pre + rest))] + [("s", tuple(pre) + (look, ("r", ANYCHAR, 0, None)))
-                                          for _, look in looks]
-
-    def side(i):
-        return _ir_dfa(sides[i], ByteNFA(name, MAX_NFA_STATES, label), name, label, band,
-                       empty_ok=True, reach=reach_for(sides[:i] + sides[i + 1:]))
-    d = side(0)
-    try:
-        order = sorted(range(len(looks)), key=lambda i: not looks[i][0])   # intersections first
-        for i in order:
-            if d is None:
-                break
-            other = side(i + 1)
-            d = intersection(d, other) if looks[i][0] else difference(d, other)
-    except TooManyStates:
-        raise GrammarError(f"terminal {label!r} is too large: the DFA of its lookahead's "
-                           f"intersection needs more than {MAX_DFA_STATES} states "
-                           "(MAX_DFA_STATES)", name=name) from None
-    except ValueError as e:           # two counted repetitions
-        raise GrammarError(f"terminal {label!r}: {e}", name=name) from None
-    if d is None:
-        raise GrammarError(f"terminal {label!r} matches no string at all", name=name)
-    if d.accepts[0]:
-        raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
-    return d
-
-
-def _sees_within(look, rest, name: str, label: str) -> bool:
-    """Whether a lookahead ``look`` never reads past the end of a lexeme whose rest is
-    ``rest`` (IRs): no word of ``rest`` is a proper prefix of a word of ``look``. Then
-    the lookahead matches within the lexeme or not at all, as a lexer that could see the
-    text after the lexeme would find. Checked on the two languages with every repetition
-    unbounded (larger languages: a stronger condition, and no counting); where one of
-    those automata is too large (unbounded, the nested optional groups of a long written-out
-    regex can be), on the languages as written, nothing counted."""
-    def dfa(x):
-        try:
-            return _ir_dfa(_unbounded(x), ByteNFA(name, MAX_NFA_STATES, label), name, label,
-                           DEFAULT_BAND, empty_ok=True)
-        except GrammarError:
-            return _ir_dfa(x, ByteNFA(name, MAX_NFA_STATES, label), name, label, 1 << 40,
-                           empty_ok=True)
-    d_rest, d_look = dfa(rest), dfa(look)
-    # the proper prefixes of the lookahead's words: the states with a way on (trimmed)
-    proper = DFA(trans=d_look.trans, n_states=d_look.n_states,
-                 accepts=tuple(frozenset((0,)) if x else frozenset()
-                               for x in d_look.live_out.tolist()))
-    return intersection(d_rest, proper) is None
-
-
-def _unbounded(x):
-    k = x[0]
-    if k in ("s", "a"):
-        return (k, tuple(_unbounded(y) for y in x[1]))
-    if k == "r":
-        return ("r", _unbounded(x[1]), 0, None)
-    return x
-
-
-def _ir_dfa(x, nfa: ByteNFA, name: str, label: str, band: int, empty_ok: bool = False,
-            reach: tuple[int, int] = (0, 0)) -> DFA:
-    """The minimized DFA of the IR ``x`` (``nfa``: the empty automaton its parse made);
-    ``empty_ok``: one side of a lookahead's intersection (it may match the empty
-    string); ``reach``: for a counted chain, the other sides' (:func:`.counted.reach_for`)."""
-    sp = None if nfa.reluctant else split_counted(x, band)
-    d = None if sp is None else _counted_dfa([sp], band, label, (reach,))
-    if d is not None:
-        if d.accepts[0] and not empty_ok:
-            raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
-        return d
-    _build_nfa(x, nfa)
-    try:
-        trans, b2c, accepting = determinize(nfa, 256, MAX_DFA_STATES)
-    except TooManyStates:
-        raise GrammarError(f"terminal {label!r} is too large: its DFA needs more than "
-                           f"{MAX_DFA_STATES} states (MAX_DFA_STATES)", name=name) from None
-    if accepting[0] and not empty_ok:
-        raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
-    if nfa.reluctant:
-        # shortest-match rule: no transition leaves an accepting state
-        trans[accepting] = -1
-    t, old = trim(trans, accepting)
-    if t.shape[0] == 0:
-        raise GrammarError(f"terminal {label!r} matches no string at all", name=name)
-    acc = accepting[old]
-    t, old2 = minimize(t, acc.astype(np.int64))
-    acc = acc[old2]
-    full = expand_classes(t, b2c)
-    accepts = tuple(frozenset((0,)) if a else frozenset() for a in acc.tolist())
-    return DFA(trans=full, accepts=accepts, n_states=full.shape[0])
-
-
-def _counted_dfa(members, band: int, label: str, reach: tuple = ()) -> DFA | None:
-    """The DFA of :func:`.counted.counted_group` (``accepts[s]``: positions in
-    ``members``; ``reach``: per member), or None when the iterations cannot be counted or
-    the automaton passes the size limit."""
-    try:
-        got = counted_group(members, band, lambda: ByteNFA("", MAX_NFA_STATES, label),
-                            _utf8_leaf, MAX_DFA_STATES, reach)
-    except TooManyStates:
-        return None
-    if got is None:
-        return None
-    t, b2c, accepts, counters, chain = got
-    full = expand_classes(t, b2c)
-    chains = ()
-    if chain is not None:
-        pos, xk, group = chain
-        none = np.full(len(pos), -1, dtype=np.int32)
-        chains = (np.where(pos >= 0, 0, -1).astype(np.int32), pos, xk, none, none, (group,))
-    return DFA(trans=full, accepts=accepts, n_states=full.shape[0], counters=counters,
-               chains=chains)
-
-
-@lru_cache(maxsize=4096)
-def counted_parts(regex: str, band: int, any_bounds: bool = False):
-    """The :func:`.counted.split_counted` parts of ``regex`` (a repetition far beyond
-    ``band``, or with ``any_bounds`` of any bounds, between a prefix and a suffix), or
-    None (also for patterns that do not compile: :func:`compile_terminal` reports
-    those)."""
-    nfa = ByteNFA("", MAX_NFA_STATES, regex)
-    try:
-        x = _regex_ir(regex, nfa)
-    except GrammarError:
-        return None
-    if nfa.reluctant or _has_lookahead(x):
-        return None
-    return split_counted(x, band, any_bounds)
-
-
-#: :func:`lookahead_parts` by regex and band (its automata), the recently used up to 16 MB
-_LOOKAHEAD_PARTS = SizedCache(16 << 20, lambda v: 64 if v is None else 64 + dfa_nbytes(v[1]))
-
-
-def lookahead_parts(regex: str, band: int):
-    """:func:`_lookahead_parts`, cached."""
-    return _LOOKAHEAD_PARTS.get_or_make((regex, band), lambda: _lookahead_parts(regex, band))
-
-
-def _lookahead_parts(regex: str, band: int):
-    """For a terminal ``P (?=A) R`` (:func:`_lookahead_dfa`) whose lookahead side
-    ``P·A·Σ*`` is one repetition between a prefix and a suffix: ``(parts, dfa, reach)``,
-    the :func:`.counted.split_counted` parts of that side (of any bounds), the DFA of the
-    other, ``P·R`` (their intersection is the terminal), and the reach a chain that counts
-    the first side needs beside the other (:func:`.counted.reach_for`). The combined
-    lexer counts the sides of several such terminals (JSON strings with a length beside a
-    pattern) on one chain, as it does for counted terminals sharing a prefix and body;
-    apart, the product of their chains would pair every count at which one stalls with
-    every count of the others. None otherwise (also for regexes that do not compile)."""
-    nfa = ByteNFA("", MAX_NFA_STATES, regex)
-    try:
-        x = _regex_ir(regex, nfa)
-    except GrammarError:
-        return None
-    if nfa.reluctant or not _has_lookahead(x):
-        return None
-    try:
-        pre, looks, rest = _lookahead_split(x, False, "", regex)
-    except GrammarError:
-        return None                   # compiled whole, it says why
-    if len(looks) != 1 or not looks[0][0]:
-        return None                   # several or negative: compiled whole
-    side = ("s", tuple(pre) + (looks[0][1], ("r", ANYCHAR, 0, None)))
-    sp = split_counted(side, band) or _one_rep(side)
-    if sp is None:
-        return None
-    rest = ("s", tuple(pre + rest))
-    try:
-        other = _ir_dfa(rest, ByteNFA("", MAX_NFA_STATES, regex), "", regex, band,
-                        empty_ok=True, reach=reach_for([side]))
-    except GrammarError:
-        return None
-    return sp, other, reach_for([rest])
-
-
-def _one_rep(side):
-    """:func:`.counted.split_counted` of a lookahead side ``P X{lo,hi} c Σ*``: the
-    repetition with bounds (the trailing ``Σ*`` is the suffix's), or None."""
-    parts = flatten(side)
-    reps = [i for i, y in enumerate(parts) if y[0] == "r" and y[3] is not None]
-    if len(reps) != 1 or any(y[0] == "r" for j, y in enumerate(parts[:-1]) if j != reps[0]):
-        return None
-    i = reps[0]
-    _, body, lo, hi = parts[i]
-    return ("s", tuple(parts[:i])), body, lo, hi, ("s", tuple(parts[i + 1:]))
-
-
-#: counted groups by members and band (None: not countable), the recently used up to 48 MB
-_GROUPS = SizedCache(48 << 20, dfa_nbytes)
-
-
-def compile_counted_group(members, band: int, label: str = "", reach: tuple = ()) -> DFA | None:
-    """One DFA for terminals whose repetitions share prefix and body (``members``: their
-    :func:`counted_parts`, in order): ``accepts[s]`` holds positions in ``members``. None
-    when their iterations cannot be counted together, the automaton passes the size
-    limit, or a member matches the empty string (compiled alone, it says so). ``reach``:
-    per member, :func:`.counted.reach_for` the automata it is met with. Cached by members,
-    band and reach (lexer modes of one grammar often read the same group)."""
-    def make():
-        d = _counted_dfa(members, band, label, reach)
-        return None if d is None or d.accepts[0] else d
-    return _GROUPS.get_or_make((tuple(members), band, reach), make)
-
-
-def compile_terminal(regex: str, name: str = "", band: int = DEFAULT_BAND) -> DFA:
-    """Minimized DFA over UTF-8 bytes of one terminal; accepting states have
-    ``accepts == {0}``. A repetition whose bounds are far beyond ``band`` (longer than
-    the longest token) is counted (:mod:`.counted`). Results are cached by regex and
-    band. Raises GrammarError (with ``name``) for unsupported or invalid patterns and
-    for patterns matching the empty string or nothing at all."""
-    with deep_recursion():           # generated regexes nest deeply
-        try:
-            return _compile_regex(regex, band)
-        except GrammarError:
-            if not name:
-                raise
-        # errors are not cached: build again so that the error names the terminal
-        return _build_terminal(regex, name, band)
-
-
-def clear_cache() -> None:
-    """Forget the terminal DFAs :func:`compile_terminal` cached, the counted groups
-    :func:`compile_counted_group` cached, and the parts :func:`counted_parts` and
-    :func:`lookahead_parts` found."""
-    _TERMINALS.clear()
-    _GROUPS.clear()
-    counted_parts.cache_clear()
-    _LOOKAHEAD_PARTS.clear()
