@@ -43,7 +43,7 @@ import numpy as np
 from .grammar import Grammar
 from .lexer.combined import compile_lexer
 from .lexer.dfa import DFA
-from .lexer.terminal import compile_terminal
+from .lexer.terminal_dfa import compile_terminal
 
 __all__ = ["SentenceGenerator", "mutate"]
 

@@ -97,7 +97,7 @@ def validate(grammar, ambiguous: bool = False) -> ValidationReport:
     from .grammar import Grammar
     from .glr.lalr import check_deterministic
     from .glr.normal_form import normalize
-    from .lexer.terminal import compile_terminal
+    from .lexer.terminal_dfa import compile_terminal
 
     if isinstance(grammar, str):
         try:

@@ -17,7 +17,7 @@ import pytest
 from stackmask import Constraint, Grammar, Vocab
 from stackmask.errors import TokenRejected
 from stackmask.lexer.counted import split_counted
-from stackmask.lexer.terminal import compile_terminal
+from stackmask.lexer.terminal_dfa import compile_terminal
 
 
 def _lexes(c: Constraint, text: str) -> bool:

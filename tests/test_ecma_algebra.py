@@ -304,7 +304,7 @@ def test_unanchored_ends_distribute_over_alternatives(pattern):
     # (CloudFormation's BedrockAgentCore qualifier was a terminal over the lexer's limit)
     import random as _random
     import re
-    from stackmask.lexer.terminal import compile_terminal
+    from stackmask.lexer.terminal_dfa import compile_terminal
     x = R.parse_pattern(pattern)
     # (written as one Σ*(A|B)Σ*, the first passed the lexer's 100,000 states)
     assert compile_terminal('"(?:' + R.to_json_string(x) + ')"', band=64).n_states < 2_000
@@ -325,7 +325,7 @@ def test_alternatives_searched_anywhere_are_one_search(pattern):
     # Σ*(A|B)Σ*, not Σ*AΣ*|Σ*BΣ*, whose automaton remembers which ones matched already
     # (CloudFormation's 60 language codes, unanchored: past the lexer's 100,000 states)
     import re
-    from stackmask.lexer.terminal import compile_terminal
+    from stackmask.lexer.terminal_dfa import compile_terminal
     x = R.parse_pattern(pattern)
     assert compile_terminal('"(?:' + R.to_json_string(x) + ')"', band=64).n_states < 2_000
     rng = random.Random(2)

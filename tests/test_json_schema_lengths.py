@@ -1,7 +1,7 @@
 """``minLength``/``maxLength`` beside a ``pattern`` whose length-limited regex would be too
 large: the converter keeps the pattern and the length apart (``ecma_regex.limited``: an
 ``"L"`` node), the terminal spells the length as a lookahead, and the lexer intersects the
-two automata (``lexer.terminal._lookahead_dfa``), counting long repetitions. The language is
+two automata (``lexer.terminal_dfa._lookahead_dfa``), counting long repetitions. The language is
 checked against the ``jsonschema`` validator at and around every bound, with escapes and
 astral characters (one character each), and masks equal the reference oracle with the real
 Qwen2.5 vocabulary."""
@@ -20,7 +20,7 @@ from stackmask import Constraint, Grammar
 from stackmask.errors import GrammarError
 from stackmask.grammars import ecma_regex as R
 from stackmask.grammars.json_schema import convert_schema
-from stackmask.lexer.terminal import compile_terminal
+from stackmask.lexer.terminal_dfa import compile_terminal
 from test_counted import _walk
 from test_json_schema import BYTES, accepts, check, constraint, jsonschema_valid
 
@@ -355,7 +355,7 @@ def test_raw_spelling_is_chosen_for_the_largest_band():
 def test_a_raw_spelled_length_counts_on_the_chain_of_the_others():
     # the length side of a raw-spelled string counts characters in every spelling, as the
     # other strings' do: one body, so the combined lexer counts them on one chain
-    from stackmask.lexer.terminal import lookahead_parts
+    from stackmask.lexer.terminal_dfa import lookahead_parts
     s = {"type": "object", "properties": {"v": _limited_schema("^[\\p{L}]+(-[\\p{L}]+)*$", None, 150),
                                           "w": _limited_schema(ARN, 20, 2048)}}
     sg = convert_schema(s, strict=True)

@@ -692,7 +692,7 @@ def test_minimize_random_tables(tbl, rounds):
 @pytest.mark.parametrize("rounds", [0, 12])
 def test_minimize_long_chains(monkeypatch, rounds):
     import stackmask.lexer.fsa as D
-    from stackmask.lexer.terminal import _build_terminal
+    from stackmask.lexer.terminal_dfa import _build_terminal
 
     monkeypatch.setattr(D, "_MOORE_ROUNDS", rounds)
     d = _build_terminal("a{3000}", "CHAIN", 1 << 40)        # expanded as written

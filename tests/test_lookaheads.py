@@ -1,7 +1,7 @@
 """Lookaheads too large to write out as a regex (``("X", body, looks)`` nodes of the regex
 IR: ``ecma_regex.looking``): the ECMA front end keeps them as lookaheads at the top of a
 string's language, the terminal spells them as ``(?=...")``/``(?!...")`` after its opening
-quote, and the lexer intersects (subtracts) the automata (``lexer.terminal._lookahead_dfa``,
+quote, and the lexer intersects (subtracts) the automata (``lexer.terminal_dfa._lookahead_dfa``,
 ``lexer.dfa.difference``). Checked against Python's ``re`` (the patterns' semantics), the
 ``jsonschema`` validator, and masks against the reference oracle with Qwen2.5."""
 
@@ -19,7 +19,7 @@ from stackmask import Constraint, Grammar
 from stackmask.errors import GrammarError
 from stackmask.grammars import ecma_regex as R
 from stackmask.grammars.json_schema import convert_schema
-from stackmask.lexer.terminal import compile_terminal
+from stackmask.lexer.terminal_dfa import compile_terminal
 from stackmask.limits import deep_recursion
 from test_counted import _walk
 from test_json_schema import check, jsonschema_valid

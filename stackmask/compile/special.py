@@ -84,7 +84,7 @@ def _check_collisions(g: Grammar, by_text: dict, owner: dict) -> None:
     unbound = {b: ids for b, ids in by_text.items() if not any(i in owner for i in ids)}
     if not unbound:
         return
-    from ..lexer.terminal import compile_terminal
+    from ..lexer.terminal_dfa import compile_terminal
     for t in g.terminals:
         if not t.is_literal or t.text is not None or t.token is not None:
             continue

@@ -53,7 +53,7 @@ terminals accepting there, minimized w.r.t. the accepts sets) and
 
 from .combined import compile_lexer, compile_modal_lexer, terminal_dfas
 from .dfa import DFA, MAX_DFA_STATES, MAX_NFA_STATES
-from .terminal import compile_terminal
+from .terminal_dfa import compile_terminal
 
 __all__ = ["DFA", "compile_terminal", "compile_lexer", "compile_modal_lexer", "terminal_dfas",
            "MAX_NFA_STATES", "MAX_DFA_STATES"]

@@ -15,7 +15,7 @@ from ..errors import GrammarError, LexerTooLarge
 from .counted import DEFAULT_BAND, needs_stall, worth_chain
 from ..memo import SizedCache
 from .dfa import DFA, MAX_DFA_STATES, dfa_nbytes, product, restrict_accepts
-from .terminal import (clear_cache as _clear_terminals, compile_counted_group, compile_terminal,
+from .terminal_dfa import (clear_cache as _clear_terminals, compile_counted_group, compile_terminal,
                        counted_parts, lookahead_parts)
 from .text import free_text_dfa
 
@@ -71,9 +71,9 @@ def compile_lexer(terminals: Sequence, band: int = DEFAULT_BAND,
 def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) -> DFA:
     """The product of the terminals' DFAs; a counted repetition and the terminals that
     share its prefix and repeated body (JSON strings with and without a ``maxLength``)
-    are one automaton with one count (:func:`.terminal.compile_counted_group`): apart, the
+    are one automaton with one count (:func:`.terminal_dfa.compile_counted_group`): apart, the
     product would pair every count at which one stalls with every count of the
-    others. A terminal with a lookahead on its length (:func:`.terminal.lookahead_parts`: a
+    others. A terminal with a lookahead on its length (:func:`.terminal_dfa.lookahead_parts`: a
     JSON string with a length beside a pattern) joins the group with its lookahead side
     and enters the product with its other side too: it is accepted where both are."""
     k = len(terminals)
@@ -123,7 +123,7 @@ def _combined(terminals: Sequence, band: int, max_states: int = MAX_DFA_STATES) 
 def _groups(terminals: Sequence, band: int) -> tuple:
     """The terminals :func:`_combined` may count on one chain: ``(groups, parts,
     sides, reaches)``: ``(prefix, body) -> [terminal positions]``, per position its
-    :func:`.terminal.counted_parts` (or its lookahead side's), and per terminal with a
+    :func:`.terminal_dfa.counted_parts` (or its lookahead side's), and per terminal with a
     lookahead on its length the DFA of its other side and the reach a chain needs
     beside it."""
     groups: dict = {}
@@ -159,7 +159,7 @@ def widest_chain(terminals: Sequence, modes: Sequence[Sequence[int]] = (),
 
 
 def _on_chain(members, band: int) -> bool:
-    """Whether a group's repetitions (:func:`.terminal.counted_parts` tuples) are counted on a
+    """Whether a group's repetitions (:func:`.terminal_dfa.counted_parts` tuples) are counted on a
     chain of positions: some bound needs a stall or is long enough for a chain."""
     return any(needs_stall(m[2], m[3], band) or worth_chain(m[2], m[3]) for m in members)
 

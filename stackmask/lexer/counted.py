@@ -30,7 +30,7 @@ behaves for every token like the plain DFA state, which is what construction com
 (:meth:`stackmask.lexer.scanner.Scanner.mask_rep`).
 
 A chain intersected with another automaton (a length beside a pattern: the lexer meets a
-lookahead's automaton with the rest of the terminal's, :mod:`.terminal`) pairs each count
+lookahead's automaton with the rest of the terminal's, :mod:`.terminal_dfa`) pairs each count
 with a state of the other side, and whether a pair can still finish depends on the room
 the count leaves for what the other side needs. From a stall, the plain state stands for
 every count of the stall: a token read from it ends in the positions below the next

@@ -4,7 +4,7 @@ combined lexer automaton.
 
 Determinization, trimming and minimization are :mod:`.fsa`'s, over the 256 byte values
 (grouped into classes no transition distinguishes). This module knows no regex syntax
-and no grammar: :mod:`.terminal` builds terminal DFAs, :mod:`.text` free-text DFAs,
+and no grammar: :mod:`.terminal_dfa` builds terminal DFAs, :mod:`.text` free-text DFAs,
 :mod:`.combined` the lexer automaton.
 """
 

@@ -356,7 +356,7 @@ class _Converter:
                                          None if hi is C.MAXREPEAT or hi == C.MAXREPEAT else hi))
         if (op is C.ASSERT or op is C.ASSERT_NOT) and av[0] == 1 and self.top:
             # a lookahead at the top level of the terminal: an intersection (a
-            # difference) of automata (:func:`.terminal._lookahead_dfa` checks where it stands)
+            # difference) of automata (:func:`.terminal_dfa._lookahead_dfa` checks where it stands)
             self.top = False
             try:
                 return ("la" if op is C.ASSERT else "nla", self.seq(av[1], flags))

@@ -26,7 +26,7 @@ from ..errors import GrammarError
 from ..grammar import FreeText
 from .dfa import DFA
 from .fsa import minimize, trim
-from .terminal import compile_terminal
+from .terminal_dfa import compile_terminal
 
 __all__ = ["free_text_dfa"]
 

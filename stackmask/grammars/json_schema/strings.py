@@ -10,7 +10,7 @@ from .. import ecma_regex as R
 from ..ecma_regex import ANY, ANYSTAR, NONE, PatternError, TooComplex, rep
 from ...lexer.counted import DEFAULT_BAND, MIN_BAND
 from ...lexer.dfa import MAX_DFA_STATES
-from ...lexer.terminal import compile_terminal
+from ...lexer.terminal_dfa import compile_terminal
 from .common import log, num
 from .formats import FORMATS, UNSUPPORTED_FORMATS, format_ast
 
@@ -164,7 +164,7 @@ class StringsMixin:
 
 
 def _fits(regex: str, band: int):
-    """The terminal's DFA at ``band`` (:func:`~stackmask.lexer.terminal.compile_terminal`),
+    """The terminal's DFA at ``band`` (:func:`~stackmask.lexer.terminal_dfa.compile_terminal`),
     or None where it passes the lexer's size limits."""
     try:
         return compile_terminal(regex, band=band)
