@@ -329,20 +329,20 @@ def test_sized_cache_keeps_the_recent_entries_within_its_bytes():
 
 def test_the_lexer_caches_are_bounded_by_bytes():
     # a process that builds many grammars keeps the recent automata, not all of them
-    from stackmask.lexer import combined, regex
-    for cache in (combined._LEXER_CACHE, regex._TERMINALS, regex._GROUPS, regex._LOOKAHEAD_PARTS):
+    from stackmask.lexer import combined, terminal_dfa
+    for cache in (combined._LEXER_CACHE, terminal_dfa._TERMINALS, terminal_dfa._GROUPS, terminal_dfa._LOOKAHEAD_PARTS):
         assert cache.max_bytes <= 256 << 20
-    regex.clear_cache()
-    old = regex._TERMINALS.max_bytes
-    regex._TERMINALS.max_bytes = 300_000
+    terminal_dfa.clear_cache()
+    old = terminal_dfa._TERMINALS.max_bytes
+    terminal_dfa._TERMINALS.max_bytes = 300_000
     try:
         for i in range(40):
-            regex.compile_terminal('"[a-z]{%d}"' % (50 + i), band=64)
-        assert regex._TERMINALS.nbytes <= 300_000 < 40 * 50 * 1024
-        assert len(regex._TERMINALS) < 40
+            terminal_dfa.compile_terminal('"[a-z]{%d}"' % (50 + i), band=64)
+        assert terminal_dfa._TERMINALS.nbytes <= 300_000 < 40 * 50 * 1024
+        assert len(terminal_dfa._TERMINALS) < 40
     finally:
-        regex._TERMINALS.max_bytes = old
-        regex.clear_cache()
+        terminal_dfa._TERMINALS.max_bytes = old
+        terminal_dfa.clear_cache()
 
 
 def test_a_long_construction_gives_free_memory_back(monkeypatch):
