@@ -1,7 +1,8 @@
-"""The automaton toolkit (``stackmask.lexer.fsa``) against brute force on tiny automata:
-subset construction + trimming + minimization accept what the NFA accepts, the minimal
-automaton has as many states as the NFA's language has residuals, the product of
-complete automata pairs their states, and the incremental refinement equals Moore's."""
+"""The automaton toolkit (``stackmask.lexer.fsa``, ``.reduction``) against brute force on
+tiny automata: subset construction + trimming + minimization accept what the NFA
+accepts, the minimal automaton has as many states as the NFA's language has residuals,
+the product of complete automata pairs their states, and the incremental refinement
+equals Moore's."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stackmask.lexer.fsa import Nfa, determinize, minimize, product_bfs, refine, trim
+from stackmask.lexer.fsa import Nfa, determinize, product_bfs
+from stackmask.lexer.reduction import minimize, refine, trim
 
 MAX_LEN = 6
 
@@ -311,7 +313,7 @@ def test_compiled_product_equals_the_reference(sizes, n_cls, limit, data):
 @given(st.integers(1, 40), st.integers(1, 5), st.integers(1, 4), st.data())
 def test_compiled_trim_minimize_and_numbering_equal_the_reference(n, k, n_lab, data):
     from stackmask import native
-    from stackmask.lexer import fsa
+    from stackmask.lexer import fsa, reduction
     t = np.array(data.draw(st.lists(st.lists(st.integers(-1, n - 1), min_size=k, max_size=k),
                                     min_size=n, max_size=n)), dtype=np.int32)
     acc = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
@@ -323,7 +325,7 @@ def test_compiled_trim_minimize_and_numbering_equal_the_reference(n, k, n_lab, d
         pool = t.reshape(-1)
         offs = np.arange(0, n * k + 1, k, dtype=np.int64)
         ids = fsa.seq_ids(pool, offs, pool[k:], offs[:-1])
-        pre = fsa._preimages(t, native.module())
+        pre = reduction._preimages(t, native.module())
         return [x.tolist() for x in (t2, old, m[0], m[1], ids[0], ids[1]) + tuple(pre)]
     pure, fast = _twins(run)
     assert pure == fast
@@ -333,7 +335,7 @@ def test_compiled_trim_minimize_and_numbering_equal_the_reference(n, k, n_lab, d
 def test_large_automata_minimize_alike_without_moore_rounds(seed, monkeypatch):
     # from _HOPCROFT_FIRST states minimize skips its Moore rounds: the same minimal
     # automaton as with them (a chain, whose rounds would not settle, and random rows)
-    import stackmask.lexer.fsa as F
+    import stackmask.lexer.reduction as F
     rng = np.random.default_rng(seed)
     n = F._HOPCROFT_FIRST + 500
     trans = rng.integers(-1, n, size=(n, 3)).astype(np.int32)

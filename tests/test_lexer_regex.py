@@ -668,7 +668,7 @@ def small_tables(draw):
 def test_minimize_random_tables(tbl, rounds):
     """Hopcroft (rounds=0), Moore+Hopcroft (1) and Moore (12) give the minimal
     equivalent automaton."""
-    import stackmask.lexer.fsa as D
+    import stackmask.lexer.reduction as D
 
     trans, acc = tbl
     t, old = D.trim(trans, acc)
@@ -691,7 +691,7 @@ def test_minimize_random_tables(tbl, rounds):
 
 @pytest.mark.parametrize("rounds", [0, 12])
 def test_minimize_long_chains(monkeypatch, rounds):
-    import stackmask.lexer.fsa as D
+    import stackmask.lexer.reduction as D
     from stackmask.lexer.terminal_dfa import _build_terminal
 
     monkeypatch.setattr(D, "_MOORE_ROUNDS", rounds)
@@ -788,7 +788,7 @@ def test_lexer_small_handmade():
                                                                    st.integers(0, 255)),
                                                          max_size=250), st.integers(0, 2 ** 32))
 def test_column_classes_group_equal_columns(n, k, copies, seed):
-    from stackmask.lexer.fsa import column_classes
+    from stackmask.lexer.reduction import column_classes
     g = np.random.default_rng(seed).integers(-1, k, size=(n, 256))
     for a, b in copies:
         g[:, a] = g[:, b]
@@ -801,14 +801,14 @@ def test_column_classes_group_equal_columns(n, k, copies, seed):
 
 
 def test_column_classes_of_a_table_taller_than_a_hash_block():
-    from stackmask.lexer import fsa
+    from stackmask.lexer import reduction
     rng = np.random.default_rng(5)
-    n = 2 * fsa._HASH_ROWS + 17                   # rows hashed in three blocks
+    n = 2 * reduction._HASH_ROWS + 17                   # rows hashed in three blocks
     base = rng.integers(-1, n, size=(n, 30))
     g = base[:, rng.integers(0, 30, size=256)]
     g[-1, 7] = -2 if g[-1, 7] != -2 else 0       # differs from its twins in the last block only
     want: dict = {}
-    assert fsa.column_classes(g).tolist() == [want.setdefault(g[:, b].tobytes(), len(want))
+    assert reduction.column_classes(g).tolist() == [want.setdefault(g[:, b].tobytes(), len(want))
                                               for b in range(256)]
 
 

@@ -453,10 +453,10 @@ def test_compiled_trie_walk_gives_the_pure_outcomes(name, qwen_vocab):
 
 
 def _hopcroft_both(trans, block, monkeypatch):
-    from stackmask.lexer import fsa
-    fast = fsa._hopcroft(trans, block)
+    from stackmask.lexer import reduction
+    fast = reduction._hopcroft(trans, block)
     monkeypatch.setenv(native.ENV, "1")
-    pure = fsa._hopcroft(trans, block)
+    pure = reduction._hopcroft(trans, block)
     monkeypatch.delenv(native.ENV)
     return fast, pure
 

@@ -41,7 +41,7 @@ import time
 
 import numpy as np
 
-from ..lexer.fsa import refine
+from ..lexer.reduction import refine
 
 log = logging.getLogger("stackmask")
 

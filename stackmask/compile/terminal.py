@@ -36,7 +36,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import native
-from ..lexer.fsa import group_rows
+from ..lexer.reduction import group_rows
 from ..lexer.scanner import IGNORE, Scanner
 from .token_index import VocabIndex
 from .trie_walks import diff_walk, trie_walk

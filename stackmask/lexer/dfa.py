@@ -2,8 +2,8 @@
 with the terminals each state accepts) and the product of terminal DFAs into the
 combined lexer automaton.
 
-Determinization, trimming and minimization are :mod:`.fsa`'s, over the 256 byte values
-(grouped into classes no transition distinguishes). This module knows no regex syntax
+Determinization is :mod:`.fsa`'s, trimming and minimization :mod:`.reduction`'s, over
+the 256 byte values (grouped into classes no transition distinguishes). This module knows no regex syntax
 and no grammar: :mod:`.terminal_dfa` builds terminal DFAs, :mod:`.text` free-text DFAs,
 :mod:`.combined` the lexer automaton.
 """
@@ -18,7 +18,8 @@ import numpy as np
 
 from ..errors import LexerTooLarge
 from .counted import LEFT, Stalls
-from .fsa import TooManyStates, column_classes, minimize, product_arrays, row_labels, seq_ids, trim
+from .fsa import TooManyStates, product_arrays, seq_ids
+from .reduction import column_classes, minimize, row_labels, trim
 
 #: Maximum number of DFA states of one terminal (during subset construction)
 #: and of the combined lexer automaton (during the product construction).
