@@ -170,13 +170,12 @@ cdef class MaskPath:
                 below = node.below
             if below is None:        # the root, or several links
                 if node.links and q >= 0:
-                    outs |= (self.masker.branches(q, node) if self.node_class is None
-                             else _branch_walk(self, q, node))
+                    outs |= self.branches(q, node)
                 break
             node = below
         return frozenset(outs)
 
-    def branches(self, q, node):
+    cpdef object branches(self, object q, object node):
         """``Masker.branches(q, node)`` compiled (the walk below a branching node)."""
         if self.node_class is None:
             return self.masker.branches(q, node)
@@ -389,20 +388,14 @@ cdef tuple _layout(type cls, tuple names):
 
 
 cdef inline object _new_node(type cls, tuple layout, object state, object below):
-    """``cls(state, [below])`` without calling ``__init__``: the slots ``state``,
-    ``links``, ``below`` and ``Node.FIXED_SLOTS`` set by offset (``layout``)."""
-    cdef object n = PyType_GenericAlloc(cls, 0)
-    _init_slot(n, layout[0], state)
-    _init_slot(n, layout[1], [below])
-    _init_slot(n, layout[2], below)
-    for off, value in <tuple>PyTuple_GET_ITEM(layout, 3):
-        _init_slot(n, off, value)
-    return n
+    """``cls(state, [below])`` without calling ``__init__`` (:func:`_new_node_links`)."""
+    return _new_node_links(cls, layout, state, [below])
 
 
 cdef inline object _new_node_links(type cls, tuple layout, object state, list links):
-    """``cls(state, links)`` without calling ``__init__`` (as :func:`_new_node`):
-    ``below`` is the only link, or None."""
+    """``cls(state, links)`` without calling ``__init__``: the slots ``state``,
+    ``links``, ``below`` (the only link, or None) and ``Node.FIXED_SLOTS`` set by offset
+    (``layout``)."""
     cdef object n = PyType_GenericAlloc(cls, 0)
     _init_slot(n, layout[0], state)
     _init_slot(n, layout[1], links)
