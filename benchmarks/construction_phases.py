@@ -9,8 +9,9 @@ is the CPU time (``time.process_time``) inside the function that does it
 (outermost only): state expansion (``ParserDWA.expand_all``; the expansions of
 head pairs count as *head pairs*), whole starts (``add_config``), starts on a base
 (``add_config_on_base``, ``add_config_on_class_base``, ``add_config_on_shadow_base``), head pairs
-(``add_pairs``), minimization, releasing the build's items, the masker's
-prefill (``Masker.__init__``) and the grammar tables. The rest of *total* is
+(``add_pairs``), minimization, releasing the build's items, the masker and the work
+done ahead for the first masks (``Masker.__init__``, ``compile.ahead.masks_ahead``)
+and the grammar tables. The rest of *total* is
 glue (the scanner, the configuration classes, the stats, the artifact key).
 """
 
@@ -36,6 +37,7 @@ PHASES = (
     ("stackmask.compile.parser_dwa:ParserDWA.minimize", "minimize"),
     ("stackmask.compile.parser_dwa:ParserDWA.release_items", "release"),
     ("stackmask.runtime.masker:Masker.__init__", "masker prefill"),
+    ("stackmask.runtime.constraint:masks_ahead", "masker prefill"),
     ("stackmask.compile:build_tables", "tables"),
 )
 

@@ -1,5 +1,5 @@
 # Included by _native.pyx (after _tables.pxi): the loops of the lexer automaton toolkit
-# (``stackmask.lexer.fsa`` and ``stackmask.lexer.reduction``): Hopcroft's refinement, the subset construction, the product
+# (``stackmask.wfa.fsa`` and ``stackmask.wfa.reduction``): Hopcroft's refinement, the subset construction, the product
 # search, trimming and numbering, Moore rounds, preimages, and the lexer DFA's runs over
 # tokens (``compile/terminal.py``). Each numbers states as its Python reference does.
 
@@ -31,7 +31,7 @@ def hopcroft_refine(long long n, long long C, const long long[::1] state_off,
                     const long long[::1] ucls, const long long[::1] ustart,
                     const long long[::1] uend, const long long[::1] src,
                     long long[::1] blk):
-    """``stackmask.lexer.reduction._hopcroft``'s refinement over arrays, in place on ``blk``
+    """``stackmask.wfa.reduction._hopcroft``'s refinement over arrays, in place on ``blk``
     (state -> block, blocks numbered from 0 without gaps): the coarsest refinement
     compatible with the transitions. The transitions come as their preimages: for state
     ``t``, entries ``state_off[t]..state_off[t+1]`` of ``ucls``/``ustart``/``uend`` give,
@@ -161,7 +161,7 @@ def hopcroft_refine(long long n, long long C, const long long[::1] state_off,
 
 
 # --------------------------------------------------------------------------
-# subset construction and product BFS (``stackmask.lexer.fsa``)
+# subset construction and product BFS (``stackmask.wfa.fsa``)
 # --------------------------------------------------------------------------
 
 cdef int _reserve_i32(int32_t **a, int64_t *cap, int64_t need) except -1:
@@ -243,7 +243,7 @@ def determinize_arrays(int64_t n_classes, int64_t start, int64_t max_states,
                        const int64_t[::1] eps_off, const int32_t[::1] eps_to,
                        const int64_t[::1] mv_off, const int32_t[::1] mv_cls,
                        const int32_t[::1] mv_to, const unsigned char[::1] important):
-    """``stackmask.lexer.fsa.determinize``'s subset construction over arrays. The NFA
+    """``stackmask.wfa.fsa.determinize``'s subset construction over arrays. The NFA
     has ``len(eps_off) - 1`` states: per state ``s`` its epsilon successors
     ``eps_to[eps_off[s]:eps_off[s+1]]`` and its symbol moves ``(mv_cls[k], mv_to[k])``
     for ``k`` in ``mv_off[s]:mv_off[s+1]``, in the reference's order (edge by edge,
@@ -358,7 +358,7 @@ def determinize_arrays(int64_t n_classes, int64_t start, int64_t max_states,
 
 
 def product_arrays(const int32_t[:, ::1] gc, tuple start, int64_t max_states):
-    """``stackmask.lexer.fsa._product_tuples`` over arrays: the tuples of live component
+    """``stackmask.wfa.fsa._product_tuples`` over arrays: the tuples of live component
     states reachable from ``start`` (sorted), one at a time in breadth-first order,
     classes in order (``gc``: the components' transitions side by side, -1 dead).
     Returns ``(pool, offsets, trans)`` (tuple ``i`` is ``pool[offsets[i]:offsets[i+1]]``),
@@ -408,7 +408,7 @@ def product_arrays(const int32_t[:, ::1] gc, tuple start, int64_t max_states):
 
 def first_seen_rows(const int32_t[:, ::1] m):
     """Per row of ``m`` the number of its value among the distinct rows, numbered in
-    the order first met (``stackmask.lexer.reduction.minimize``'s Moore rounds)."""
+    the order first met (``stackmask.wfa.reduction.minimize``'s Moore rounds)."""
     cdef int64_t n = m.shape[0], k = m.shape[1], i
     cdef _Sets sets
     cdef bint is_new
@@ -425,7 +425,7 @@ def first_seen_rows(const int32_t[:, ::1] m):
 
 def bfs_order(const int32_t[:, ::1] trans):
     """The states reachable from state 0, in breadth-first order (a row's targets in
-    column order): ``stackmask.lexer.reduction._renumber_bfs``'s order."""
+    column order): ``stackmask.wfa.reduction._renumber_bfs``'s order."""
     cdef int64_t n = trans.shape[0], C = trans.shape[1], i = 0, c, m = 0
     cdef int32_t t
     cdef unsigned char *seen
@@ -455,7 +455,7 @@ def bfs_order(const int32_t[:, ::1] trans):
 
 
 def coreachable(const int32_t[:, ::1] trans, const unsigned char[::1] accepting):
-    """Per state whether it reaches an accepting state (``stackmask.lexer.reduction.trim``)."""
+    """Per state whether it reaches an accepting state (``stackmask.wfa.reduction.trim``)."""
     cdef int64_t n = trans.shape[0], C = trans.shape[1], s, c, e, top = 0, y
     cdef int32_t t
     cdef int64_t *off = <int64_t *>malloc((n + 1) * sizeof(int64_t))
@@ -539,7 +539,7 @@ def preimages(const int32_t[:, ::1] trans):
     ``hopcroft_refine``: ``(state_off, ucls, ustart, uend, src)``: for target ``t`` the
     entries ``state_off[t]..state_off[t+1]`` of ``ucls``/``ustart``/``uend`` give, per
     class (ascending), the range of ``src`` holding the states (ascending) that read
-    that class into ``t`` (what ``stackmask.lexer.reduction._hopcroft`` gets with a stable sort
+    that class into ``t`` (what ``stackmask.wfa.reduction._hopcroft`` gets with a stable sort
     of ``(target, class)`` keys; here two stable counting sorts)."""
     cdef int64_t n = trans.shape[0], C = trans.shape[1], s, c, e, E = 0, i, t, g, prev, n_g
     for s in range(n):

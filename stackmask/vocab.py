@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "Vocab",
+    "successor",
     "qwen2_5_encoding",
     "QWEN2_5_NUM_RANKS",
     "QWEN2_5_SPECIAL_TOKENS",
@@ -76,6 +77,14 @@ QWEN2_5_EOS_TOKENS: tuple[str, ...] = ("<|endoftext|>", "<|im_end|>")
 QWEN2_5_VOCAB_SIZE = 151_936
 
 _FINGERPRINT_TAG = b"stackmask.Vocab/1\0"
+
+
+def successor(prefix: bytes) -> bytes | None:
+    """Smallest byte string greater than every string starting with ``prefix``."""
+    p = prefix.rstrip(b"\xff")
+    if not p:
+        return None
+    return p[:-1] + bytes([p[-1] + 1])
 
 
 def _as_id(value: Any, size: int, what: str) -> int:

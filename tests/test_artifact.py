@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from stackmask import Constraint, Vocab
-from stackmask.compile import artifact, decode_artifact, encode_artifact
-from stackmask.compile.artifact import StaleArtifactWarning
+from stackmask import artifact
+from stackmask.compile import decode_artifact, encode_artifact
+from stackmask.artifact import StaleArtifactWarning
 from stackmask.grammars import load as load_grammar
 
 from conftest import plain_copy
@@ -552,7 +553,7 @@ def test_artifact_lists_the_requirement_of_every_lexer_configuration(tmp_path, m
     written without the list (before it existed) loads and computes them on use, with the
     same masks."""
     import stackmask.runtime.constraint as constraint_mod
-    from stackmask.compile.terminal import TRUE, requirement
+    from stackmask.lexer.scanner import TRUE, requirement
     v = kw_vocab()
     Constraint(KW, v, cache_dir=tmp_path, progress=False)
     c = Constraint(KW, v, cache_dir=tmp_path, progress=False)

@@ -23,8 +23,9 @@ from stackmask.compile.parser_dwa import ParserDWA
 from stackmask.compile.templates import NO_LHS
 from stackmask.compile.templates import expand_emissions as _expand
 from stackmask.compile.tables import build_tables
-from stackmask.compile.terminal import GONE, TRUE, TerminalCompiler, requirement
-from stackmask.lexer.reduction import group_rows
+from stackmask.compile.terminal import GONE, TerminalCompiler
+from stackmask.lexer.scanner import TRUE, requirement
+from stackmask.wfa.reduction import group_rows
 from stackmask.compile.token_index import VocabIndex
 from stackmask.lexer.scanner import BOUNDARY_CONFIG, IGNORE
 from stackmask.runtime import mask_to_ids

@@ -119,9 +119,9 @@ def _check_walk(c: Constraint, rng: random.Random, steps: int, label: str) -> No
 def test_masks_on_a_base_equal_the_oracle(qwen_vocab, qwen_encoding, tmp_path, monkeypatch):
     # the prefill's time bound off (its memory bound stays): on a loaded machine the masks
     # of configurations on a base, made in the first half of it, could be cut short
-    from stackmask.runtime.masker import Masker
-    monkeypatch.setattr(Masker, "PREFILL_S", 30.0)
-    monkeypatch.setattr(Masker, "PREFILL_SHARE", 1e9)
+    from stackmask.compile import ahead
+    monkeypatch.setattr(ahead, "PREFILL_S", 30.0)
+    monkeypatch.setattr(ahead, "PREFILL_SHARE", 1e9)
     texts = ['{"name": "x", "nam": 1, "names": ["a"], "nickname": "nick", "namesake": {}}',
              '{"name": "\\u00e9\\n\\/", "nicknames": [], "age": 3, "address": {"street": "s", "cit": 1}}',
              '{"name":"a","age":-1,"address":{"street":"x","citi":"c","city":"c"}}']

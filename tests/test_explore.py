@@ -67,8 +67,8 @@ def test_a_budget_stopped_compile_explores_and_caches_what_it_compiled(tmp_path)
 
 
 def test_exploring_constraint_gives_oracle_masks_on_other_text(tmp_path, monkeypatch):
-    from stackmask.runtime.masker import Masker
-    monkeypatch.setattr(Masker, "PREFILL_SHARE", 1e9)    # its whole PREFILL_S
+    from stackmask.compile import ahead
+    monkeypatch.setattr(ahead, "PREFILL_SHARE", 1e9)    # its whole PREFILL_S
     v = small_vocab()
     c = Constraint(JSON, v, cache_dir=False, compile_budget_s=0, progress=False,
                    explore_sentences=20, explore_budget_s=60)

@@ -1,4 +1,4 @@
-"""The automaton toolkit (``stackmask.lexer.fsa``, ``.reduction``) against brute force on
+"""The automaton toolkit (``stackmask.wfa.fsa``, ``.reduction``) against brute force on
 tiny automata: subset construction + trimming + minimization accept what the NFA
 accepts, the minimal automaton has as many states as the NFA's language has residuals,
 the product of complete automata pairs their states, and the incremental refinement
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stackmask.lexer.fsa import Nfa, determinize, product_bfs
-from stackmask.lexer.reduction import minimize, refine, trim
+from stackmask.wfa.fsa import Nfa, determinize, product_bfs
+from stackmask.wfa.reduction import minimize, refine, trim
 
 MAX_LEN = 6
 
@@ -264,7 +264,7 @@ def wider_nfas(draw):
 @settings(max_examples=400, deadline=None, database=None)
 @given(wider_nfas())
 def test_compiled_determinize_equals_the_reference(case):
-    from stackmask.lexer.fsa import TooManyStates
+    from stackmask.wfa.fsa import TooManyStates
     nfa, k, keep, limit = case
 
     def run():
@@ -282,7 +282,7 @@ def test_compiled_determinize_equals_the_reference(case):
 @given(st.lists(st.integers(1, 8), min_size=1, max_size=4), st.integers(1, 6),
        st.sampled_from([2, 5, 10_000]), st.data())
 def test_compiled_product_equals_the_reference(sizes, n_cls, limit, data):
-    from stackmask.lexer import fsa
+    from stackmask.wfa import fsa
     offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     gc = np.full((int(offs[-1]), n_cls), -1, dtype=np.int32)
     for i, size in enumerate(sizes):
@@ -313,7 +313,7 @@ def test_compiled_product_equals_the_reference(sizes, n_cls, limit, data):
 @given(st.integers(1, 40), st.integers(1, 5), st.integers(1, 4), st.data())
 def test_compiled_trim_minimize_and_numbering_equal_the_reference(n, k, n_lab, data):
     from stackmask import native
-    from stackmask.lexer import fsa, reduction
+    from stackmask.wfa import fsa, reduction
     t = np.array(data.draw(st.lists(st.lists(st.integers(-1, n - 1), min_size=k, max_size=k),
                                     min_size=n, max_size=n)), dtype=np.int32)
     acc = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
@@ -335,7 +335,7 @@ def test_compiled_trim_minimize_and_numbering_equal_the_reference(n, k, n_lab, d
 def test_large_automata_minimize_alike_without_moore_rounds(seed, monkeypatch):
     # from _HOPCROFT_FIRST states minimize skips its Moore rounds: the same minimal
     # automaton as with them (a chain, whose rounds would not settle, and random rows)
-    import stackmask.lexer.reduction as F
+    import stackmask.wfa.reduction as F
     rng = np.random.default_rng(seed)
     n = F._HOPCROFT_FIRST + 500
     trans = rng.integers(-1, n, size=(n, 3)).astype(np.int32)

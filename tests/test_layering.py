@@ -13,7 +13,13 @@ counts as an import of ``stackmask.p`` (Python runs its ``__init__``); the root
 A module may import modules of its own layer or of layers below it, never above;
 and the module graph has no cycle (within a layer neither).
 
-A second check: a module reads no private attribute (``obj._name``,
+A second check, the boundary between construction and runtime (DESIGN.md: "runtime
+uses public names of the artifact only"): a runtime module imports from the compile
+layer only ``from stackmask.compile import name`` with ``name`` in that package's
+``__all__`` (its entry points and the artifact's types), never a module inside it; the
+rest it reads as public attributes of the artifact it is given.
+
+A third check: a module reads no private attribute (``obj._name``,
 ``getattr(obj, "_name")``) that it does not define itself (as ``self._name``, in
 ``__slots__``, as a function, class or variable), and imports no private name from
 another module of the package (``from .x import _name``, ``from stackmask.x import
@@ -45,14 +51,19 @@ LAYERS = (
     # timing of progress lines
     ("support", ("stackmask.errors", "stackmask.limits", "stackmask.memo", "stackmask.plain",
                  "stackmask.native", "stackmask._native", "stackmask.progress")),
+    # the artifact files: keyed, versioned, checksummed plain data written atomically
+    # (what compile writes and the runtime is given; loading one runs no code)
+    ("artifact", ("stackmask.artifact",)),
     # the grammar model: plain data (rules, terminals, modes) and the Lark front end
     ("grammar", ("stackmask.grammar",)),
-    # regex -> byte NFA/DFA toolkit -> terminal DFAs -> combined lexer; the scanner
+    # the automaton toolkit: token-set weights, NFA/DFA construction (subsets, products),
+    # trimming and minimization, topological order; shared by the lexer, the ECMA regex
+    # front end and the compiler
+    ("wfa", ("stackmask.wfa",)),
+    # regex -> byte NFA/DFA -> terminal DFAs -> combined lexer; the scanner
     ("lexer", ("stackmask.lexer",)),
     # normal form, LALR(1) tables, GSS
     ("glr", ("stackmask.glr",)),
-    # token-set weights and the automaton toolkit
-    ("wfa", ("stackmask.wfa",)),
     # the vocabulary model and its loaders
     ("vocab", ("stackmask.vocab",)),
     # analyses over grammar + lexer + tables: sentence generation, validation
@@ -361,6 +372,52 @@ def pyx_private_reads(root: Path) -> list[str]:
     return out
 
 
+#: the layer whose imports from the compile layer are held to its public names
+BOUNDED = "runtime"
+
+
+def public_names(path: Path) -> set[str]:
+    """The names of the module's literal ``__all__`` (empty when it has none)."""
+    for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
+                                             for t in n.targets):
+            return {c.value for c in ast.walk(n.value)
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+    return set()
+
+
+def boundary_imports(root: Path) -> list[str]:
+    """``module:line: source`` of every import of a ``BOUNDED``-layer module from the
+    compile layer other than ``from stackmask.compile import <a name of its __all__>``."""
+    files = module_files(root)
+    compile_pkg = f"{PACKAGE}.compile"
+    allowed = public_names(files[compile_pkg]) if compile_pkg in files else set()
+    bounded = next(i for i, (name, _) in enumerate(LAYERS) if name == BOUNDED)
+    out = []
+    for m, path in files.items():
+        if layer_of(m) != bounded:
+            continue
+        is_pkg = path.name == "__init__.py"
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(n, ast.Import):
+                for a in n.names:
+                    if a.name == compile_pkg or a.name.startswith(compile_pkg + "."):
+                        out.append(f"{m}:{n.lineno}: import {a.name}")
+            elif isinstance(n, ast.ImportFrom):
+                base = _from_base(m, is_pkg, n)
+                if base is None:
+                    continue
+                src = f"from {'.' * n.level}{n.module or ''} import "
+                for a in n.names:
+                    if base == compile_pkg:
+                        if a.name not in allowed:
+                            out.append(f"{m}:{n.lineno}: {src}{a.name}")
+                    elif base.startswith(compile_pkg + ".") or (
+                            base == PACKAGE and a.name == "compile"):
+                        out.append(f"{m}:{n.lineno}: {src}{a.name}")
+    return out
+
+
 def _package_root() -> Path:
     import stackmask
     return Path(stackmask.__file__).parent
@@ -381,6 +438,14 @@ def test_no_import_cycle():
 def test_no_upward_import():
     found = upward_imports(import_graph(_package_root()))
     assert not found, "lower layers importing higher ones:\n" + "\n".join(found)
+
+
+def test_runtime_imports_only_the_compile_layers_public_names():
+    root = _package_root()
+    assert {"compile_constraint", "Compiled"} <= public_names(root / "compile" / "__init__.py")
+    found = boundary_imports(root)
+    assert not found, ("runtime modules importing construction internals (add a public name "
+                       "to the artifact or to stackmask.compile.__all__):\n" + "\n".join(found))
 
 
 def test_no_private_access_across_modules():
@@ -443,6 +508,25 @@ def test_checker_ignores_other_packages_and_allows_downward(tmp_path):
     assert g["stackmask.compile.tables"] == {"stackmask.grammar", "stackmask.compile.helper"}
     assert g["stackmask.compile.helper"] == {"stackmask.lexer.scanner", "stackmask.lexer"}
     assert upward_imports(g) == [] and cycles(g) == []
+
+
+def test_boundary_checker(tmp_path):
+    root = _tree(tmp_path, {
+        "__init__.py": "",
+        "compile/__init__.py": "from .inner import build, helper\n__all__ = ['build']\n",
+        "compile/inner.py": "def build():\n    pass\ndef helper():\n    pass\n",
+        "runtime/__init__.py": "",
+        "runtime/a.py": ("from ..compile import build, helper\n"
+                         "def f():\n    from stackmask.compile.inner import build\n"
+                         "    import stackmask.compile.inner\n    from .. import compile\n"),
+        "runtime/b.py": "from ..compile import build\nfrom stackmask.compile import build as b\n",
+        "grammars/__init__.py": "from ..compile.inner import helper\n",
+    })
+    assert sorted(boundary_imports(root)) == [
+        "stackmask.runtime.a:1: from ..compile import helper",
+        "stackmask.runtime.a:3: from stackmask.compile.inner import build",
+        "stackmask.runtime.a:4: import stackmask.compile.inner",
+        "stackmask.runtime.a:5: from .. import compile"]
 
 
 def test_private_read_checker(tmp_path):
@@ -508,4 +592,7 @@ if __name__ == "__main__":
     priv = private_reads(where)
     for r in priv:
         print("private read:", r)
-    sys.exit(1 if cyc or up or priv else 0)
+    bound = boundary_imports(where)
+    for b in bound:
+        print("boundary:", b)
+    sys.exit(1 if cyc or up or priv or bound else 0)

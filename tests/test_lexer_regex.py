@@ -668,7 +668,7 @@ def small_tables(draw):
 def test_minimize_random_tables(tbl, rounds):
     """Hopcroft (rounds=0), Moore+Hopcroft (1) and Moore (12) give the minimal
     equivalent automaton."""
-    import stackmask.lexer.reduction as D
+    import stackmask.wfa.reduction as D
 
     trans, acc = tbl
     t, old = D.trim(trans, acc)
@@ -691,7 +691,7 @@ def test_minimize_random_tables(tbl, rounds):
 
 @pytest.mark.parametrize("rounds", [0, 12])
 def test_minimize_long_chains(monkeypatch, rounds):
-    import stackmask.lexer.reduction as D
+    import stackmask.wfa.reduction as D
     from stackmask.lexer.terminal_dfa import _build_terminal
 
     monkeypatch.setattr(D, "_MOORE_ROUNDS", rounds)
@@ -788,7 +788,7 @@ def test_lexer_small_handmade():
                                                                    st.integers(0, 255)),
                                                          max_size=250), st.integers(0, 2 ** 32))
 def test_column_classes_group_equal_columns(n, k, copies, seed):
-    from stackmask.lexer.reduction import column_classes
+    from stackmask.wfa.reduction import column_classes
     g = np.random.default_rng(seed).integers(-1, k, size=(n, 256))
     for a, b in copies:
         g[:, a] = g[:, b]
@@ -801,7 +801,7 @@ def test_column_classes_group_equal_columns(n, k, copies, seed):
 
 
 def test_column_classes_of_a_table_taller_than_a_hash_block():
-    from stackmask.lexer import reduction
+    from stackmask.wfa import reduction
     rng = np.random.default_rng(5)
     n = 2 * reduction._HASH_ROWS + 17                   # rows hashed in three blocks
     base = rng.integers(-1, n, size=(n, 30))
@@ -842,7 +842,7 @@ def test_product_by_levels_equals_the_reference(which, monkeypatch):
     """The level-at-a-time product BFS gives the automaton the one-tuple-at-a-time BFS gives
     (both are minimized and renumbered canonically, so the tables are equal)."""
     from stackmask.lexer import dfa as D
-    from stackmask.lexer import fsa
+    from stackmask.wfa import fsa
     if which == "schema":
         from stackmask.grammars.json_schema import convert_schema
         g = convert_schema({"type": "object", "properties": {
@@ -877,7 +877,7 @@ def test_product_by_levels_equals_the_reference(which, monkeypatch):
                                  "c+a", "\\d{1,4}", "é+", "x|xy|xyz"]), min_size=1, max_size=5,
                 unique=True))
 def test_product_by_levels_on_random_terminal_sets(regexes):
-    from stackmask.lexer import fsa
+    from stackmask.wfa import fsa
     dfas = terminal_dfas(regexes)
     sizes = [d.n_states for d in dfas]
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)

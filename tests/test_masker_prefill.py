@@ -20,6 +20,7 @@ from stackmask import Constraint, Vocab, native
 from stackmask.compile import build as dwa_build
 from stackmask.grammars import load as load_grammar
 from stackmask.runtime import State
+from stackmask.compile import ahead
 from stackmask.runtime.masker import Masker
 from stackmask.wfa.weights import mask_from_bitmap
 
@@ -51,9 +52,9 @@ def _corpus_traces(encoding, n: int = 6) -> list:
 
 @pytest.fixture(autouse=True)
 def _prefill_on(monkeypatch):
-    """The prefill's time is a share of the construction's (``Masker.PREFILL_SHARE``);
+    """The prefill's time is a share of the construction's (``ahead.PREFILL_SHARE``);
     these tests of what it computes give it its whole ``PREFILL_S``."""
-    monkeypatch.setattr(Masker, "PREFILL_SHARE", 1e9)
+    monkeypatch.setattr(ahead, "PREFILL_SHARE", 1e9)
 
 
 def test_prefilled_masks_are_the_unions_of_their_walks_token_sets(qwen_vocab):
@@ -109,25 +110,25 @@ def test_first_masks_of_a_fresh_constraint_equal_the_oracle(stride, qwen_vocab, 
 def test_prefill_time_is_a_share_of_the_construction(qwen_vocab, monkeypatch):
     """At most ``PREFILL_S`` and ``PREFILL_SHARE`` of the time the construction took
     before it; none when that time is none (the start mask is still kept)."""
-    monkeypatch.setattr(Masker, "PREFILL_SHARE", 0.1)
+    monkeypatch.setattr(ahead, "PREFILL_SHARE", 0.1)
     t0 = time.perf_counter()
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
     took = time.perf_counter() - t0
     m = c._masker
-    assert 0 < m.prefill_s <= min(Masker.PREFILL_S, 0.1 * took)
-    assert Masker(c.compiled.dwa, qwen_vocab.size, qwen_vocab.eos_token_ids, m._ensure_config,
-                  built_s=0.0).prefilled == 0
-    for built, want in ((0.5, 0.05), (30.0, Masker.PREFILL_S)):
-        assert Masker(c.compiled.dwa, qwen_vocab.size, qwen_vocab.eos_token_ids, m._ensure_config,
-                      built_s=built).prefill_s == pytest.approx(want)
+    assert 0 < m.prefill_s <= min(ahead.PREFILL_S, 0.1 * took)
+    fresh = Masker(c.compiled.dwa, qwen_vocab.size, qwen_vocab.eos_token_ids, m._ensure_config)
+    ahead.masks_ahead(fresh, ahead.prefill_seconds(0.0))
+    assert fresh.prefill_s == 0 and fresh.prefilled == 0
+    for built, want in ((0.5, 0.05), (30.0, ahead.PREFILL_S), (None, ahead.PREFILL_S)):
+        assert ahead.prefill_seconds(built) == pytest.approx(want)
     assert c.start().mask_src is not None
 
 
 def test_prefill_respects_its_bounds(qwen_vocab, monkeypatch):
-    monkeypatch.setattr(Masker, "PREFILL_BYTES", 10 * ((qwen_vocab.size + 31) // 32) * 4)
+    monkeypatch.setattr(ahead, "PREFILL_BYTES", 10 * ((qwen_vocab.size + 31) // 32) * 4)
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
     assert c._masker.prefilled == 10
-    monkeypatch.setattr(Masker, "PREFILL_S", 0.0)
+    monkeypatch.setattr(ahead, "PREFILL_S", 0.0)
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
     assert c._masker.prefilled == 0
 
@@ -155,7 +156,7 @@ def test_partly_compiled_automaton_gets_masks_and_memory_ahead(qwen_vocab):
     # others are written by position when a mask unites them)
     big = [w for w in range(len(dwa.weights))
            if not c.native or len(dwa.weights.get(w)) > Masker.SPARSE_MAX]
-    assert m.prewarmed == len(big) or m.prewarmed * m.n_words * 4 > Masker.PREWARM_BYTES // 2
+    assert m.prewarmed == len(big) or m.prewarmed * m.n_words * 4 > ahead.PREWARM_BYTES // 2
     for key, mask in _memo(c).items():
         assert np.array_equal(np.frombuffer(mask, dtype=np.int32), _key_mask(c, key)), sorted(key)
     s = c.start()
@@ -168,16 +169,16 @@ def test_partly_compiled_automaton_gets_masks_and_memory_ahead(qwen_vocab):
 def test_prewarm_respects_its_bounds(qwen_vocab, monkeypatch):
     size = ((qwen_vocab.size + 31) // 32) * 4
     monkeypatch.setattr(Masker, "SPARSE_MAX", -1)       # every token set dense
-    monkeypatch.setattr(Masker, "PREWARM_BYTES", 7 * size)
+    monkeypatch.setattr(ahead, "PREWARM_BYTES", 7 * size)
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
     assert c._masker.prewarmed == 7
     wt = c.compiled.dwa.weights
     assert all(wt.cached_dense(w, qwen_vocab.size) is not None for w in range(7))
-    monkeypatch.setattr(Masker, "PREWARM_S", -1.0)
+    monkeypatch.setattr(ahead, "PREWARM_S", -1.0)
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
     assert c._masker.prewarmed == 0
-    monkeypatch.setattr(Masker, "PREWARM_S", 10.0)
-    monkeypatch.setattr(Masker, "PREWARM_BYTES", 1 << 40)
+    monkeypatch.setattr(ahead, "PREWARM_S", 10.0)
+    monkeypatch.setattr(ahead, "PREWARM_BYTES", 1 << 40)
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False, memo_cache_bytes=9 * size)
     assert c._masker.prewarmed == 9 // 2 - 1      # half the dense cache, less one mask
 
@@ -214,7 +215,7 @@ def test_pool_rows_are_never_shared_between_masks(pool_masks, monkeypatch):
     pieces = [b"[", b"]", b",", b" ", b"1", b"23", b"-", b".", b"e", b'"', b"a", b"{", b"}", b":"]
     vocab = Vocab(pieces + [b"<eos>"], eos_token_ids=[len(pieces)], special_token_ids=[len(pieces)])
     monkeypatch.setattr(Masker, "POOL_BYTES", pool_masks * 4)      # one word per mask
-    monkeypatch.setattr(Masker, "PREFILL_BYTES", 0)
+    monkeypatch.setattr(ahead, "PREFILL_BYTES", 0)
     c = Constraint(JSON, vocab, cache_dir=False, progress=False)
     assert len(c._masker._pool[0]) == pool_masks
     rng = random.Random(5)
@@ -319,14 +320,15 @@ def test_artifact_remembers_the_token_sets_its_masks_needed(tmp_path, monkeypatc
     from test_artifact import DOC, masks_along, small_vocab
     v = small_vocab()
     seen = {}
-    orig = Masker.forget_masks
+    import stackmask.compile as compile_pkg
+    orig = compile_pkg.prewarm
 
-    def spy(self, hot=()):
-        seen["hot"] = [self.dwa.weights.get(w) for w in hot]
-        seen["uses"] = dict(self._uses)
-        return orig(self, hot)
+    def spy(masker, hot=()):       # after the exploration (the masks ahead call their own)
+        seen["hot"] = [masker.dwa.weights.get(w) for w in hot]
+        seen["uses"] = dict(masker._uses)
+        return orig(masker, hot)
 
-    monkeypatch.setattr(Masker, "forget_masks", spy)
+    monkeypatch.setattr(compile_pkg, "prewarm", spy)
     monkeypatch.setattr(Masker, "SPARSE_MAX", -1)       # every token set dense (a small vocabulary)
     Constraint(JSON, v, cache_dir=tmp_path / "x", compile_budget_s=0, progress=False,
                explore_sentences=15, explore_budget_s=60)
@@ -335,7 +337,7 @@ def test_artifact_remembers_the_token_sets_its_masks_needed(tmp_path, monkeypatc
     assert sorted(counts, reverse=True) == [seen["uses"][w] for w in sorted(
         seen["uses"], key=lambda w: -seen["uses"][w])]
     size = ((v.size + 31) // 32) * 4
-    monkeypatch.setattr(Masker, "PREWARM_BYTES", 4 * size)
+    monkeypatch.setattr(ahead, "PREWARM_BYTES", 4 * size)
     again = Constraint(JSON, v, cache_dir=tmp_path / "x", compile_budget_s=0, progress=False,
                        explore_sentences=15, explore_budget_s=60)
     assert again.loaded_from_cache
@@ -345,7 +347,7 @@ def test_artifact_remembers_the_token_sets_its_masks_needed(tmp_path, monkeypatc
     assert {dwa.weights.get(w) for w in dwa.hot_weights[:4]} <= _dense_sets(again)
 
     # a user's masks: save_cache puts the sets they united first
-    monkeypatch.setattr(Masker, "PREWARM_BYTES", 0)
+    monkeypatch.setattr(ahead, "PREWARM_BYTES", 0)
     user = Constraint(JSON, v, cache_dir=tmp_path / "u", compile_budget_s=0, progress=False,
                       explore_sentences=0)
     masks_along(user, DOC)
@@ -353,7 +355,7 @@ def test_artifact_remembers_the_token_sets_its_masks_needed(tmp_path, monkeypatc
     assert uses and user.save_cache() is not None
     wt = user.compiled.dwa.weights
     used = [wt.get(w) for w, _ in uses.most_common()]
-    monkeypatch.setattr(Masker, "PREWARM_BYTES", 3 * size)
+    monkeypatch.setattr(ahead, "PREWARM_BYTES", 3 * size)
     later = Constraint(JSON, v, cache_dir=tmp_path / "u", compile_budget_s=0, progress=False,
                        explore_sentences=0)
     assert later.loaded_from_cache and later._masker.prewarmed == 3
@@ -532,7 +534,7 @@ def test_start_mask_is_pinned_and_asked_again_states_skip_the_walk(prefill_s, qw
     dropped), with masks computed ahead or not; a state asked again reads
     the token sets its first walk met. Both stay equal to the oracle after the memo is
     dropped, and a caller writing into a mask it was given changes neither."""
-    monkeypatch.setattr(Masker, "PREFILL_S", prefill_s)
+    monkeypatch.setattr(ahead, "PREFILL_S", prefill_s)
     c = Constraint(JSON, qwen_vocab, cache_dir=False, progress=False)
     assert (c._masker.prefilled > 0) == (prefill_s > 0)
     start = c.start()

@@ -453,7 +453,7 @@ def test_compiled_trie_walk_gives_the_pure_outcomes(name, qwen_vocab):
 
 
 def _hopcroft_both(trans, block, monkeypatch):
-    from stackmask.lexer import reduction
+    from stackmask.wfa import reduction
     fast = reduction._hopcroft(trans, block)
     monkeypatch.setenv(native.ENV, "1")
     pure = reduction._hopcroft(trans, block)

@@ -14,8 +14,9 @@ import pytest
 import zstandard
 
 from stackmask import Constraint
-from stackmask.compile import artifact, build, decode_artifact, encode_artifact
-from stackmask.compile.artifact import StaleArtifactWarning
+from stackmask import artifact
+from stackmask.compile import build, decode_artifact, encode_artifact
+from stackmask.artifact import StaleArtifactWarning
 from stackmask.compile.parser_dwa import ParserDWA
 from stackmask.grammars import load as load_grammar
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from stackmask import Vocab
-from stackmask.compile import artifact
+from stackmask import artifact
 from stackmask.compile import token_index as vi
-from stackmask.compile.artifact import StaleArtifactWarning
+from stackmask.artifact import StaleArtifactWarning
 from stackmask.compile.token_index import VocabIndex, index_location, vocab_index
 from stackmask.plain import Codec
 

@@ -1,9 +1,14 @@
 """Compilation: grammar tables + vocabulary -> Parser DWA -> cached artifact.
 
-:func:`compile_constraint` is the one entry point the runtime calls: it loads
+:func:`compile_constraint` is the entry point the runtime calls: it loads
 the artifact for (grammar, ambiguous, vocabulary, format version) from the
 cache directory, or builds it (tables, terminal DWA per lexer configuration,
-Parser DWA) and stores it.
+Parser DWA) and stores it. ``__all__`` is what the runtime may import from this
+layer (``tests/test_layering.py`` holds it to that): the construction's entry points
+(:func:`prepare_grammar`, :func:`resolve_ambiguous`, :func:`compile_constraint`, the
+work done ahead and after a budget stop, the cache writes) and the artifact's types
+(:class:`Compiled`, the vocabulary index); everything else the runtime reads is a
+public attribute or method of the :class:`Compiled` it was given.
 """
 
 from __future__ import annotations
@@ -14,25 +19,26 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from ..glr.lalr import Conflict, LRTables
+from ..glr.lalr import Conflict, LRTables, lalr_conflicts
 from ..glr.normal_form import NormalForm
 from ..grammar import FreeText, Grammar, LexerMode, Rule, TerminalDef
 from ..lexer.counted import MIN_BAND
 from ..lexer.dfa import DFA
-from ..lexer.scanner import Scanner
+from ..lexer.scanner import Scanner, requirement
 from ..limits import CompileGuard, Limits, release_free_memory
 from ..plain import Codec
 from ..progress import Heartbeat
 from ..wfa.weights import WeightTable
-from . import artifact, build
+from .. import artifact
+from . import build
 from .build import add_config, build_parser_dwa
-from .dwa_starts import pair_key
+from . import explore as exploring
 from .parser_dwa import ParserDWA
+from .ahead import masks_ahead, prefill, prefill_seconds, prewarm
 from .special import resolve_grammar, special_bindings, with_trigger
 from .tables import GrammarTables, build_tables, coerce_grammar
-from .terminal import TRUE, TerminalCompiler, requirement
-from .token_index import vocab_index
-from .trie_walks import successor
+from .terminal import TerminalCompiler
+from .token_index import VocabIndex, vocab_index
 
 log = logging.getLogger("stackmask")
 
@@ -65,6 +71,18 @@ class Compiled:
         dwa = ParserDWA.from_data(tables.lr, tables.normal_form.accepts_empty, data["dwa"])
         return cls(tables=tables, configs=list(data["configs"]), dwa=dwa,
                    stats=dict(data["stats"]), requirements=dict(data["requirements"]))
+
+    def special_bindings(self) -> dict[int, list[int]]:
+        """Parser terminal id -> the special token ids bound to it."""
+        return special_bindings(self.tables)
+
+    def first_use_compiler(self, scanner: Scanner, vocab, cache_bytes: int | None = None):
+        """``cfg -> start entry``: the start of a lexer configuration, compiled the first
+        time one is asked for that the automaton lacks (:class:`LazyConfigs`; a
+        configuration reached only by ``commit_bytes``, or any with ``compile="lazy"``).
+        ``cache_bytes`` bounds its token-outcome caches."""
+        return LazyConfigs(self.dwa, scanner, vocab, self.special_bindings(),
+                           cache_bytes=cache_bytes)
 
 
 #: the classes an artifact may contain (decoding builds no others)
@@ -271,6 +289,18 @@ def _save(path, key: bytes, comp: Compiled, progress: bool) -> bool:
     return ok
 
 
+def resolve_ambiguous(grammar, vocab, ambiguous: "bool | None", cache_dir) -> bool:
+    """``ambiguous`` as a bool: ``None`` becomes whether the grammar's LALR(1) table has
+    conflicts. A cached deterministic artifact of the same inputs answers without
+    building the table (it was saved after the conflict check passed)."""
+    if ambiguous is not None:
+        return bool(ambiguous)
+    path, _ = artifact_location(grammar, vocab, False, cache_dir)
+    if path is not None and path.exists():
+        return False
+    return bool(lalr_conflicts(coerce_grammar(grammar)))
+
+
 def artifact_location(grammar, vocab, ambiguous: bool, cache_dir) -> tuple:
     """``(path or None, key)`` of the artifact of these inputs (None: caching disabled)."""
     directory = artifact.default_cache_dir(cache_dir)
@@ -317,6 +347,46 @@ def save_progress(comp: Compiled, scanner: Scanner, path, key: bytes,
     return _save(path, key, snap, progress)
 
 
+def explore_and_save(constraint, masker, location: tuple, sentences: int, budget_s: float,
+                     progress: bool) -> None:
+    """After an eager compile its budget stopped: compile what random sentences of the
+    grammar need (:func:`.explore.explore`, driving ``constraint`` through its public
+    operations), start ``masker`` (the constraint's) over as a load would, with the token
+    sets those masks used made dense first and the masks ahead computed again
+    (:mod:`.ahead`), and save the artifact to ``location`` (``(path or None, key)``).
+    Figures go to ``constraint.compiled.stats`` (``explore_*``)."""
+    if progress:
+        log.info("stackmask: exploring up to %d random sentences of the grammar per shape "
+                 "(typical, then deeply nested) (at most %g s)", sentences, budget_s)
+    comp = constraint.compiled
+    stats = comp.stats
+    stats.update(exploring.explore(constraint, sentences, budget_s))
+    hot = masker.hot_weights()      # the token sets the explored masks needed
+    masker.forget_masks()           # its memory is for the user's masks
+    masker.prewarmed = prewarm(masker, hot)
+    masker.prefilled = prefill(masker, masker.prefill_s)
+    st = comp.dwa.stats()
+    for k in ("configs", "states", "complete_states", "edges", "defaults", "max_depth"):
+        stats[k] = st[k]
+    if progress:
+        log.info("stackmask: explored %d sentences (%d masks, %d states completed, "
+                 "%d automaton states added) in %.1f s", stats["explore_sentences"],
+                 stats["explore_masks"], stats["explore_expanded"], stats["explore_states"],
+                 stats["explore_s"])
+    if stats["explore_rejected"]:
+        import warnings
+        warnings.warn(f"stackmask: {stats['explore_rejected']} generated sentences were "
+                      f"rejected part-way while exploring (the sentence generator and the "
+                      f"parser disagree; masks are unaffected)", RuntimeWarning, stacklevel=4)
+    path, key = location
+    if path is not None:
+        t = time.perf_counter()
+        if save_progress(comp, constraint.scanner, path, key, after_use=False,
+                         hot_weights=hot, progress=progress):
+            stats["artifact"] = str(path)
+        stats["explore_save_s"] = time.perf_counter() - t
+
+
 class LazyConfigs:
     """Compiles the start of a lexer configuration not compiled yet (one reached only by
     ``commit_bytes``, or any configuration with lazy compilation)."""
@@ -351,7 +421,7 @@ class LazyConfigs:
             return e
 
 
-__all__ = ["Compiled", "compile_constraint", "prepare_grammar", "LazyConfigs", "grammar_text",
-           "artifact_location", "save_progress", "encode_artifact", "decode_artifact",
-           "GrammarTables", "TRUE", "requirement", "special_bindings", "successor", "pair_key",
-           "vocab_index", "coerce_grammar"]
+#: what the runtime may import from this layer (tests/test_layering.py)
+__all__ = ["Compiled", "compile_constraint", "prepare_grammar", "resolve_ambiguous",
+           "artifact_location", "save_progress", "explore_and_save", "masks_ahead",
+           "prefill_seconds", "vocab_index", "VocabIndex"]

@@ -18,14 +18,14 @@ from pyroaring import BitMap
 
 from ..glr.lalr import LRTables
 from ..lexer.counted import IN
-from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
+from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE, TRUE
 from ..progress import Heartbeat
 from ..wfa.weights import EMPTY_ID, WeightTable
 from . import count_split
 from .config_classes import ConfigClasses, base_horizon
 from .dwa_starts import pair_key
 from .parser_dwa import ParserDWA
-from .terminal import TRUE, TerminalCompiler, final_outcomes
+from .terminal import TerminalCompiler, final_outcomes
 
 log = logging.getLogger("stackmask")
 

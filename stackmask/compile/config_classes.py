@@ -41,7 +41,7 @@ import time
 
 import numpy as np
 
-from ..lexer.reduction import refine
+from ..wfa.reduction import refine
 
 log = logging.getLogger("stackmask")
 

@@ -17,7 +17,7 @@ from pyroaring import BitMap
 
 from ..wfa.weights import EMPTY_ID, UNIVERSE_ID
 from .templates import END, NO_LHS, expand_emissions
-from .terminal import TRUE
+from ..lexer.scanner import TRUE
 
 #: starts a new start is compared with (:func:`restricted`): the last ones compiled
 #: (one at a time), or the widest of its shape (:meth:`Starts.end_batch`)

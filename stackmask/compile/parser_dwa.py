@@ -66,6 +66,10 @@ class ParserDWA:
     still in the artifact's arrays: read them with :meth:`state_edges`.
     """
 
+    #: the key of a pair start in :attr:`pair_init` (:func:`.dwa_starts.pair_key`): part of
+    #: the artifact's public names, so the runtime forms it without importing the builder
+    pair_key = staticmethod(dwa_starts.pair_key)
+
     #: the shortest terminal sequence held out of the automaton when it is (:attr:`route_min`,
     #: set by the builder: :data:`.build.ROUTE_AFTER_STATES`)
     ROUTE_MIN_TERMINALS = 3

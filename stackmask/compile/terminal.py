@@ -36,34 +36,10 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import native
-from ..lexer.reduction import group_rows
-from ..lexer.scanner import IGNORE, Scanner
+from ..wfa.reduction import group_rows
+from ..lexer.scanner import IGNORE, Scanner, requirement
 from .token_index import VocabIndex
 from .trie_walks import diff_walk, trie_walk
-
-TRUE = "T"          # requirement: always viable
-
-
-def requirement(scanner: Scanner, cfg: int):
-    """What a head whose lexer is in ``cfg`` needs from its stack (None: never viable).
-
-    With special-token terminals (``scanner.special_terms``) a head is also viable when a
-    special token can come next: its pending lexeme is complete (emission ``em``, ``()`` at
-    a boundary) and after ``em`` the stack can shift a special terminal. The requirement
-    is then ``(F, can_end, em)``."""
-    boundary = scanner.at_boundary(cfg)
-    if boundary and not scanner.shadows(cfg):
-        return TRUE
-    fin = scanner.finishable(cfg)
-    if IGNORE in fin:
-        return TRUE
-    em = scanner.final_emission(cfg) if scanner.special_terms else None
-    if not fin and not boundary and em is None:
-        return None
-    if em is None:
-        return (frozenset(fin), boundary)
-    return (frozenset(fin), boundary, em)
-
 
 def final_outcomes(scanner: Scanner, cfg: int) -> list:
     """Outcomes of ending the text in ``cfg`` (EOS): the pending lexeme's emission, then the

@@ -23,7 +23,7 @@ from ..native import module as _native_module
 from ..plain import Codec
 from ..vocab import Vocab
 from ..wfa.weights import bitmap_from_array
-from . import artifact
+from .. import artifact
 
 log = logging.getLogger("stackmask")
 

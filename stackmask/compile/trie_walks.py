@@ -16,6 +16,7 @@ from bisect import bisect_left
 import numpy as np
 
 from ..lexer.scanner import IGNORE, Scanner
+from ..vocab import successor
 from .token_index import VocabIndex
 
 
@@ -131,14 +132,6 @@ def _walk_positions(step, toks, positions: list, first: tuple) -> dict:
         prev = tb
         j += 1
     return {k: np.asarray(v, dtype=np.int64) for k, v in groups.items()}
-
-
-def successor(prefix: bytes) -> bytes | None:
-    """Smallest byte string greater than every string starting with ``prefix``."""
-    p = prefix.rstrip(b"\xff")
-    if not p:
-        return None
-    return p[:-1] + bytes([p[-1] + 1])
 
 
 def diff_walk(step, index: VocabIndex, c: int, b: int, memo: dict,

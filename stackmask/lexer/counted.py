@@ -58,8 +58,8 @@ from typing import Callable
 
 import numpy as np
 
-from .fsa import Nfa, TooManyStates, determinize
-from .reduction import minimize, row_labels, trim
+from ..wfa.fsa import Nfa, TooManyStates, determinize
+from ..wfa.reduction import minimize, row_labels, trim
 from .ir import completion_bounds, nullable, thompson
 
 __all__ = ["DEFAULT_BAND", "IN", "INF", "LEFT", "MIN_BAND", "Stalls", "class_of", "count_classes",

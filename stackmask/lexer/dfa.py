@@ -18,8 +18,8 @@ import numpy as np
 
 from ..errors import LexerTooLarge
 from .counted import LEFT, Stalls
-from .fsa import TooManyStates, product_arrays, seq_ids
-from .reduction import column_classes, minimize, row_labels, trim
+from ..wfa.fsa import TooManyStates, product_arrays, seq_ids
+from ..wfa.reduction import column_classes, minimize, row_labels, trim
 
 #: Maximum number of DFA states of one terminal (during subset construction)
 #: and of the combined lexer automaton (during the product construction).

@@ -30,7 +30,7 @@ from __future__ import annotations
 import bisect
 from typing import Callable
 
-from .fsa import Nfa
+from ..wfa.fsa import Nfa
 
 __all__ = ["MAX_CP", "SURR_LO", "SURR_HI", "Intervals", "normalize_intervals",
            "complement_intervals", "iv_intersect", "iv_union", "iv_contains", "UNIVERSE",

@@ -37,8 +37,8 @@ except ImportError:                   # Python 3.10 (as Lark does)
 
 from ..errors import GrammarError
 from .dfa import MAX_DFA_STATES, MAX_NFA_STATES
-from .fsa import Nfa, determinize
-from .reduction import minimize, trim
+from ..wfa.fsa import Nfa, determinize
+from ..wfa.reduction import minimize, trim
 from .ir import (MAX_CP, SURR_HI, SURR_LO, Intervals, complement_intervals, has_node,
                  normalize_intervals, nfa_size, thompson)
 

@@ -522,6 +522,30 @@ class Scanner:
         return frozenset(result)
 
 
+TRUE = "T"          # requirement: always viable
+
+
+def requirement(scanner: Scanner, cfg: int):
+    """What a head whose lexer is in ``cfg`` needs from its stack (None: never viable).
+
+    With special-token terminals (``scanner.special_terms``) a head is also viable when a
+    special token can come next: its pending lexeme is complete (emission ``em``, ``()`` at
+    a boundary) and after ``em`` the stack can shift a special terminal. The requirement
+    is then ``(F, can_end, em)``."""
+    boundary = scanner.at_boundary(cfg)
+    if boundary and not scanner.shadows(cfg):
+        return TRUE
+    fin = scanner.finishable(cfg)
+    if IGNORE in fin:
+        return TRUE
+    em = scanner.final_emission(cfg) if scanner.special_terms else None
+    if not fin and not boundary and em is None:
+        return None
+    if em is None:
+        return (frozenset(fin), boundary)
+    return (frozenset(fin), boundary, em)
+
+
 def _state_of(x):
     """An extended state from plain data: an int, or ``(q, ((stall, owed), ...))``."""
     if isinstance(x, (int, np.integer)):

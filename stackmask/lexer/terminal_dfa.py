@@ -22,8 +22,8 @@ from .counted import DEFAULT_BAND, counted_group, flatten, reach_for, split_coun
 from ..memo import SizedCache
 from .dfa import (DFA, MAX_DFA_STATES, MAX_NFA_STATES, dfa_nbytes, difference, expand_classes,
                   intersection)
-from .fsa import TooManyStates, determinize
-from .reduction import minimize, trim
+from ..wfa.fsa import TooManyStates, determinize
+from ..wfa.reduction import minimize, trim
 from .ir import MAX_CP, length_range, normalize_intervals
 from .regex import ByteNFA, build_nfa, has_lookahead, regex_ir, utf8_leaf
 

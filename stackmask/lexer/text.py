@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import GrammarError
 from ..grammar import FreeText
 from .dfa import DFA
-from .reduction import minimize, trim
+from ..wfa.reduction import minimize, trim
 from .terminal_dfa import compile_terminal
 
 __all__ = ["free_text_dfa"]

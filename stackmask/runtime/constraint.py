@@ -15,18 +15,16 @@ import logging
 import time
 import numpy as np
 
-from ..compile import (TRUE, Compiled, GrammarTables, LazyConfigs, artifact_location,
-                       coerce_grammar, compile_constraint, prepare_grammar, requirement,
-                       save_progress, special_bindings)
-from ..compile.explore import explore
+from ..compile import (Compiled, artifact_location, compile_constraint, explore_and_save,
+                       masks_ahead, prefill_seconds, prepare_grammar, resolve_ambiguous,
+                       save_progress)
 from ..errors import TokenRejected
 from ..grammar import Grammar
 from ..limits import Limits
 from ..memo import Generations
 from .. import native
 from ..glr.gss import AMBIGUOUS, GLR, Node
-from ..glr.lalr import lalr_conflicts
-from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE
+from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE, TRUE, requirement
 from ..vocab import Vocab
 from .masker import Masker
 from .state import State, ids_to_mask, mask_to_ids
@@ -36,18 +34,6 @@ __all__ = ["Constraint", "State", "ids_to_mask", "mask_to_ids"]
 log = logging.getLogger("stackmask")
 
 Head = tuple  # (Node, config id)
-
-
-def resolve_ambiguous(grammar, vocab: Vocab, ambiguous: "bool | None", cache_dir) -> bool:
-    """``ambiguous`` as a bool: ``None`` becomes whether the grammar's LALR(1) table has
-    conflicts. A cached deterministic artifact of the same inputs answers without
-    building the table (it was saved after the conflict check passed)."""
-    if ambiguous is not None:
-        return bool(ambiguous)
-    path, _ = artifact_location(grammar, vocab, False, cache_dir)
-    if path is not None and path.exists():
-        return False
-    return bool(lalr_conflicts(coerce_grammar(grammar)))
 
 
 class Constraint:
@@ -64,7 +50,7 @@ class Constraint:
 
     Construction compiles the mask automaton (or loads it from the artifact
     cache: ``cache_dir``, default ``$STACKMASK_CACHE_DIR`` or the user cache
-    directory; ``False`` disables it; see :mod:`stackmask.compile.artifact`).
+    directory; ``False`` disables it; see :mod:`stackmask.artifact`).
     Compiles longer than a second log progress as INFO records of the ``stackmask``
     logger (configure :mod:`logging` to see them; ``progress=False`` silences them).
     ``compile="lazy"`` skips the up-front compilation: parts
@@ -126,18 +112,21 @@ class Constraint:
             memo_bytes=memo_cache_bytes, save_partial=explore_sentences <= 0)
         self.compiled: Compiled = compiled
         self._artifact = artifact_location(grammar, vocab, ambiguous, cache_dir)
-        self.tables: GrammarTables = compiled.tables
+        self.tables = compiled.tables
         self.grammar = self.tables.grammar
         self.ambiguous = ambiguous
         self.scanner = scanner
         scanner.set_memo_bytes(memo_cache_bytes)
         dwa = compiled.dwa
-        specials = self._special_bindings = special_bindings(self.tables)
+        specials = self._special_bindings = compiled.special_bindings()
         #: special token id -> the parser terminal committing it emits
         self.special_terminals = {i: t for t, ids in specials.items() for i in ids}
         self._masker = Masker(dwa, vocab.size, vocab.eos_token_ids,
-                              LazyConfigs(dwa, scanner, vocab, specials, cache_bytes=memo_cache_bytes),
-                              cache_bytes=mask_cache_bytes, built_s=time.perf_counter() - t0)
+                              compiled.first_use_compiler(scanner, vocab, memo_cache_bytes),
+                              cache_bytes=mask_cache_bytes)
+        # token sets made dense and masks computed ahead (stackmask.compile.ahead), for a
+        # share of the time construction took so far
+        masks_ahead(self._masker, prefill_seconds(time.perf_counter() - t0), dwa.hot_weights)
         # the compiled inner loops (stackmask.native), or the pure-Python reference
         compiled_loops = native.module()
         self.glr = GLR(self.tables.lr, max_work=limits.max_gss_work, compiled=compiled_loops)
@@ -177,38 +166,9 @@ class Constraint:
             explore_budget_s = 0.75 * (compile_budget_s or 0.0)
         if (not self.loaded_from_cache and compile == "eager" and explore_sentences > 0
                 and dwa.budget_exhausted):
-            self._explore(explore_sentences, explore_budget_s, progress)
-
-    def _explore(self, sentences: int, budget_s: float, progress: bool) -> None:
-        """After a compile its budget stopped: compile what random sentences of the
-        grammar need (see :mod:`stackmask.compile.explore`), then save the artifact."""
-        if progress:
-            log.info("stackmask: exploring up to %d random sentences of the grammar per shape "
-                     "(typical, then deeply nested) (at most %g s)", sentences, budget_s)
-        stats = self.compiled.stats
-        stats.update(explore(self, sentences, budget_s))
-        hot = self._masker.hot_weights()      # the token sets the explored masks needed
-        self._masker.forget_masks(hot)       # its memory is for the user's masks
-        st = self.compiled.dwa.stats()
-        for k in ("configs", "states", "complete_states", "edges", "defaults", "max_depth"):
-            stats[k] = st[k]
-        if progress:
-            log.info("stackmask: explored %d sentences (%d masks, %d states completed, "
-                     "%d automaton states added) in %.1f s", stats["explore_sentences"],
-                     stats["explore_masks"], stats["explore_expanded"], stats["explore_states"],
-                     stats["explore_s"])
-        if stats["explore_rejected"]:
-            import warnings
-            warnings.warn(f"stackmask: {stats['explore_rejected']} generated sentences were "
-                          f"rejected part-way while exploring (the sentence generator and the "
-                          f"parser disagree; masks are unaffected)", RuntimeWarning, stacklevel=3)
-        path, key = self._artifact
-        if path is not None:
-            t = time.perf_counter()
-            if save_progress(self.compiled, self.scanner, path, key, after_use=False,
-                             hot_weights=hot, progress=progress):
-                stats["artifact"] = str(path)
-            stats["explore_save_s"] = time.perf_counter() - t
+            # compile what random sentences need, then save (stackmask.compile.explore)
+            explore_and_save(self, self._masker, self._artifact, explore_sentences,
+                             explore_budget_s, progress)
 
     # -- public API ---------------------------------------------------------
     def start(self) -> State:

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from ..errors import TokenRejected
+from ..vocab import successor
 from .state import State, mask_to_ids
 
 _CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -296,13 +297,6 @@ def _encoder(tokenizer) -> Callable[[str], Sequence[int]]:
                     "or a transformers tokenizer")
 
 
-def _successor(prefix: bytes) -> bytes | None:
-    p = prefix.rstrip(b"\xff")
-    if not p:
-        return None
-    return p[:-1] + bytes([p[-1] + 1])
-
-
 def _first_crossing(c, f: bytes, trail: list[tuple], closed: bool) -> int:
     """Smallest q such that some token allowed after ``x·f[:q]`` reaches past
     the end of ``f`` (``len(f) + 1`` if there is none)."""
@@ -316,7 +310,7 @@ def _first_crossing(c, f: bytes, trail: list[tuple], closed: bool) -> int:
     for q in range(n):
         suffix = f[q:]
         lo = bisect_left(toks, suffix)
-        succ = _successor(suffix)
+        succ = successor(suffix)
         hi = len(toks) if succ is None else bisect_left(toks, succ, lo)
         i = lo
         while i < hi:
@@ -333,7 +327,7 @@ def _first_crossing(c, f: bytes, trail: list[tuple], closed: bool) -> int:
                     break
             if dead >= 0:
                 # every token starting with w[:dead+1] dies the same way
-                s2 = _successor(w[:dead + 1])
+                s2 = successor(w[:dead + 1])
                 i = hi if s2 is None else bisect_left(toks, s2, i + 1, hi)
                 continue
             if any(viable(h) for h in heads):

@@ -20,23 +20,18 @@ A state with several heads unions its heads' sets of weights; its mask, when
 not memoized, is the union of its heads' masks where they are memoized and of the
 other heads' token sets.
 
-At construction, token sets are turned into dense masks ahead (the artifact's hot
-ones first, then by id, within ``PREWARM_BYTES``, half the dense cache and
-``PREWARM_S``), the masks of
-the walks over compiled states are computed ahead (shortest walks first, within
-``PREFILL_BYTES``, ``PREFILL_S`` and ``PREFILL_SHARE`` of the construction's time),
-and memory for the masks computed later is
-written ahead (``POOL_BYTES``): the first mask in a situation then costs what a
-repeated one does, or a few unions of dense masks, instead of decoding token sets
-and faulting in fresh pages. Where parts of the automaton are compiled on first use
-(a budget-stopped compile), this covers the compiled part.
+Memory for the masks computed later is written at construction (``POOL_BYTES``):
+the first write of fresh memory costs page faults that would otherwise fall on those
+get_mask calls. The rest of what is done ahead at construction (token sets made dense,
+masks of the walks over compiled states) is :mod:`stackmask.compile.ahead`'s, through
+this class's public methods (:meth:`Masker.keep`, :meth:`Masker.union`,
+:meth:`Masker.sparse_of`, :meth:`Masker.restricted_key`).
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
-import time
 from collections import Counter
 
 import numpy as np
@@ -44,7 +39,6 @@ from pyroaring import BitMap
 
 from .. import native
 from ..memo import Memo
-from ..compile import pair_key
 from ..wfa.weights import EMPTY_ID, mask_from_bitmap
 from .count_sets import CountSets
 from .held import HeldOut
@@ -110,26 +104,6 @@ def _fill(out, src: memoryview) -> memoryview:
 
 
 class Masker:
-    # Token sets are turned into dense masks the first time a mask needs them (the
-    # cold get_mask tail). At construction that is done ahead, for at most PREWARM_S,
-    # for as many sets as fit in PREWARM_BYTES and in half the dense cache: first the
-    # artifact's hot sets (those masks needed before it was saved, by the construction's
-    # exploration or a user's save_cache), then the others by id (the sets of the states
-    # compiled first, nearest the start). A set made dense costs ~13 µs compiled
-    # (decoding ~2 µs, the rest faulting in its memory; 20-90 µs before the decoding was
-    # compiled), so 0.1 s makes as many as fit in PREWARM_BYTES.
-    PREWARM_BYTES = 128 << 20
-    PREWARM_S = 0.1
-    #: bounds of the masks computed ahead at construction (:meth:`_prefill`): at most
-    #: this many bytes of dense masks (and a quarter of the mask cache), at most
-    #: ``PREFILL_S`` seconds and at most ``PREFILL_SHARE`` of the time the construction or
-    #: load took before it (``built_s``). A fixed 0.1 s was ~30% of a median JSON
-    #: Schema's time to first mask there, for no change in its mask tails, while on
-    #: larger automata (generated schemas, 1-2 s to build) it kept p99.9 and the maximum
-    #: lower (benchmarks/RESULTS.md, *Masks computed ahead*). ``PREFILL_S = 0``: none.
-    PREFILL_BYTES = 32 << 20
-    PREFILL_S = 0.1
-    PREFILL_SHARE = 0.1
     #: dense-mask memory allocated and written at construction, for the masks computed
     #: after it: the first write of fresh memory costs page faults (~5 per mask), which
     #: would otherwise fall on those get_mask calls. One mask per compiled automaton
@@ -149,12 +123,12 @@ class Masker:
     #: (then started over)
     WALK_MEMO_ENTRIES = 64
 
-    def __init__(self, dwa, n_bits: int, eos_ids, ensure_config, cache_bytes: int = 256 << 20,
-                 built_s: float | None = None):
+    def __init__(self, dwa, n_bits: int, eos_ids, ensure_config, cache_bytes: int = 256 << 20):
         self.dwa = dwa
-        #: seconds the masks ahead may take (``PREFILL_S``, or its share of ``built_s``)
-        self.prefill_s = self.PREFILL_S if built_s is None else \
-            min(self.PREFILL_S, self.PREFILL_SHARE * max(0.0, built_s))
+        # what was done ahead (set by stackmask.compile.ahead.masks_ahead): the seconds
+        # the masks ahead could take, count sets, token sets made dense, masks computed
+        self.prefill_s = 0.0
+        self.counts_ahead = self.prewarmed = self.prefilled = 0
         self.n_bits = n_bits
         self.n_words = (n_bits + 31) // 32
         self._ensure_config = ensure_config      # cfg -> start entry (compiles a new config)
@@ -194,13 +168,7 @@ class Masker:
         for wid in [w for _, w in dwa.init_base.values()] + restrict:
             if wid not in self._not_dense:
                 self._complement(wid)
-        # the count sets of the most read tables, then the others for at most as long as
-        # the masks ahead may take (a budget of its own, before theirs)
-        self.counts_ahead = self.count_sets.make_ahead(
-            dwa.count_split, time.perf_counter() + self.prefill_s) if dwa.count_split else 0
-        self.prewarmed = self._prewarm(dwa.hot_weights)    # token sets made dense ahead
         self.held_warmed = self.held.warm() if self.held is not None else 0
-        self.prefilled = self._prefill()         # masks computed ahead
 
     def _new_pool(self) -> None:
         """Allocate and write the rows new masks are stored in (see ``POOL_BYTES``)."""
@@ -218,46 +186,20 @@ class Masker:
         used = [w for w, _ in self._uses.most_common()]
         return list(dict.fromkeys(used + list(self.dwa.hot_weights)))
 
-    def forget_masks(self, hot=()) -> None:
+    def forget_masks(self) -> None:
         """Start over as a constraint loading this automaton would (e.g. after
         construction explored many states, whatever they needed): drop the memoized
-        masks and dense token sets, then make token sets dense (``hot`` ones first) and
-        compute masks ahead again, in a new pool."""
+        masks and dense token sets, in a new pool (the caller then computes ahead again:
+        :func:`stackmask.compile.ahead.masks_ahead`)."""
         with self._lock:
             self.memo = {}
             self._memo_old = {}
             self._memo_cur_bytes = self._memo_old_bytes = 0
         self.dwa.weights.clear_dense()
         self._new_pool()
-        self.prewarmed = self._prewarm(hot)
-        self.prefilled = self._prefill()
+        self.prewarmed = self.prefilled = 0
 
-    def _prewarm(self, hot=()) -> int:
-        """Make token sets dense, ``hot`` ids first, then the others by id, within
-        ``PREWARM_BYTES``, half the dense cache (less one mask: the next conversion must
-        not push them into the old generation) and ``PREWARM_S``. Returns how many."""
-        wt = self.dwa.weights
-        size = self.n_words * 4
-        room = self.PREWARM_BYTES
-        cap = wt.cache_bytes
-        if cap is not None:
-            room = min(room, cap // 2 - size)
-        n_sets = len(wt)
-        n = max(0, min(n_sets, room // size))
-        order = itertools.chain(dict.fromkeys(w for w in hot if 0 <= w < n_sets), range(n_sets))
-        deadline = time.perf_counter() + self.PREWARM_S
-        done = 0
-        for w in order:
-            if done >= n or time.perf_counter() > deadline:
-                break
-            if self._sparse_of(w):
-                continue                     # written by position when used
-            if wt.cached_dense(w, self.n_bits) is None:
-                wt.dense(w, self.n_bits)
-                done += 1
-        return done
-
-    def _sparse_of(self, wid: int) -> bytes:
+    def sparse_of(self, wid: int) -> bytes:
         """Token set ``wid``'s serialization if masks write it by position (at most
         ``SPARSE_MAX`` tokens, compiled path), else ``b""`` (memoized)."""
         sp = self._sparse.get(wid)
@@ -282,156 +224,6 @@ class Masker:
         if i < len(pool):
             return pool[i]
         return np.empty(self.n_words, dtype=np.int32)
-
-    def _prefill(self) -> int:
-        """Compute the masks of single-path walks ahead, breadth first from the start
-        states over compiled states only (nothing is compiled for it): a walk's weights
-        after each edge are a key :meth:`mask` can meet (the stack may end there). Each
-        mask is its prefix's mask united with one token set's dense mask. Stops at
-        ``PREFILL_BYTES`` (at most a quarter of the cache) or ``prefill_s``; nothing where
-        no state is compiled yet (``compile="lazy"``). Returns the number of masks
-        computed."""
-        dwa = self.dwa
-        wt = dwa.weights
-        n_bits = self.n_bits
-        cap = min(self.PREFILL_BYTES, self.cache_bytes // 4) // (self.n_words * 4)
-        deadline = time.perf_counter() + self.prefill_s
-        trans, default, complete = dwa.trans, dwa.default, dwa.complete
-        edges_of = dwa.state_edges           # a loaded state's edges, made on first use
-        if self.prefill_s <= 0 or not any(complete):
-            return 0
-        memo = self.memo
-        # configurations on a base first (their masks need both walks), in half the time
-        added = self._prefill_on_base(cap, time.perf_counter() + self.prefill_s / 2)
-
-        def mask_of(key: frozenset, prefix: frozenset, w: int):
-            nonlocal added
-            m = memo.get(key)
-            if m is None:
-                if added >= cap or time.perf_counter() > deadline:
-                    return None
-                base = memo.get(prefix)
-                sp = self._sparse_of(w)
-                if sp:                       # a small set: written by position
-                    a = np.zeros(self.n_words, dtype=np.int32) if base is None else base.obj.copy()
-                    self._compiled.roaring_dense_all([sp], a.view(np.uint32))
-                else:
-                    d = wt.dense(w, n_bits)
-                    a = d.copy() if base is None else np.bitwise_or(base.obj, d)
-                m = self._keep(key, a, computed=False)
-                added += 1
-            return m
-
-        empty = frozenset()
-        seen: set = set()
-        level = []
-        if mask_of(empty, empty, EMPTY_ID) is None:
-            return added
-        starts = [e for c, e in dwa.init.items() if c not in dwa.init_base]
-        for q, w in starts + list(dwa.pair_init.values()):
-            key = frozenset((w,)) if w else empty
-            if w and mask_of(key, empty, w) is None:
-                return added
-            if q >= 0 and (q, key) not in seen:
-                seen.add((q, key))
-                level.append((q, key))
-        while level:
-            nxt = []
-            for q, key in level:
-                if not complete[q]:
-                    continue
-                if time.perf_counter() > deadline:     # (memo hits take no time check)
-                    return added
-                edges = set((trans[q] or edges_of(q)).values())
-                if default[q] is not None:
-                    edges.add(default[q])
-                for q2, w in edges:
-                    key2 = key
-                    if w and w not in key:
-                        key2 = key | {w}
-                        if mask_of(key2, key, w) is None:
-                            return added
-                    if q2 >= 0 and (q2, key2) not in seen:
-                        seen.add((q2, key2))
-                        nxt.append((q2, key2))
-            level = nxt
-        return added
-
-    def _prefill_on_base(self, cap: int, deadline: float) -> int:
-        """:meth:`_prefill` for the configurations on a base: their own start and their
-        base's walked in lock step (both read the same stack; either may stop first),
-        the mask of every pair of weight sets met computed (the stack may end there),
-        breadth first, over compiled states only, until ``cap`` masks or ``deadline``.
-        Returns the number of masks computed."""
-        dwa = self.dwa
-        trans, default, complete = dwa.trans, dwa.default, dwa.complete
-        edges_of = dwa.state_edges           # a loaded state's edges, made on first use
-        memo = self.memo
-        added = 0
-
-        def step(q: int, s):
-            """The edge of state ``q`` on stack state ``s`` (None: the default edge),
-            or None where the walk stops (or would compile)."""
-            if q < 0 or not complete[q]:
-                return None
-            e = None if s is None else (trans[q] or edges_of(q)).get(s)
-            return default[q] if e is None else e
-
-        def grow(k: frozenset, w: int) -> frozenset:
-            return k | {w} if w and w not in k else k
-
-        def ensure(key: frozenset) -> bool:
-            # the mask of ``key``, after those of the walks its terms take a part of
-            # (a base's walk, a restricted start's template walk), each counted; False
-            # once out of masks or time
-            nonlocal added
-            if key in memo:
-                return True
-            for w in key:
-                if type(w) is tuple and not ensure(w[1]):
-                    return False
-            if added >= cap or time.perf_counter() > deadline:
-                return False
-            self._union(key, computed=False)
-            added += 1
-            return True
-
-        # breadth first over all of them at once: every configuration's shallow walks
-        # (the most frequent stacks) before any one's deep ones
-        level = []
-        restrict = dwa.init_restrict
-        for cfg, (base, wid) in dwa.init_base.items():
-            e_own, e_base = dwa.init.get(cfg), dwa.init.get(base)
-            if e_own is not None and e_base is not None:
-                level.append(((restrict.get(cfg), restrict.get(base)), wid, e_own[0], e_base[0],
-                              grow(frozenset(), e_own[1]), grow(frozenset(), e_base[1])))
-        seen = set(level)
-        while level:
-            nxt = []
-            for r, wid, q_own, q_base, k_own, k_base in level:
-                if time.perf_counter() > deadline:     # (memo hits take no time check)
-                    return added
-                # the key mask() makes (a restricted start, own or the base's: its
-                # template's walk without the tokens left out)
-                key = _restricted(r[0], k_own) | {(wid, _restricted(r[1], k_base))}
-                if not ensure(key):
-                    return added
-                syms = {None}
-                for q in (q_own, q_base):
-                    if q >= 0 and complete[q]:
-                        syms.update(trans[q] or edges_of(q))
-                for s in syms:
-                    a, b = step(q_own, s), step(q_base, s)
-                    if a is None and b is None:
-                        continue
-                    item = (r, wid, -1 if a is None else a[0], -1 if b is None else b[0],
-                            k_own if a is None else grow(k_own, a[1]),
-                            k_base if b is None else grow(k_base, b[1]))
-                    if item not in seen:
-                        seen.add(item)
-                        nxt.append(item)
-            level = nxt
-        return added
 
     def branches(self, q: int, node) -> frozenset:
         """The weights met walking every link of the branching GSS node ``node`` from DWA
@@ -572,6 +364,9 @@ class Masker:
             self.bound_out = (out, _fill(out, src))
         return out
 
+    #: the mask key of a walk from a start restricted by ``r`` (see :func:`_restricted`)
+    restricted_key = staticmethod(_restricted)
+
     def head_key(self, top, cfg) -> frozenset:
         """The weights of a head in configuration ``cfg`` on node ``top`` (not memoized on
         the node: :meth:`mask` does that)."""
@@ -682,7 +477,7 @@ class Masker:
         elif na is nb or (na.state == nb.state and _same_stack(na, nb)):
             # one node, or two nodes for the same stack (each lexer branch shifted the
             # same terminals onto the same node)
-            top, key = na, pair_key(ca, cb, False)
+            top, key = na, self.dwa.pair_key(ca, cb, False)
         else:
             return heads
         return ((top, key),) if key in self.dwa.pair_init else heads
@@ -701,10 +496,10 @@ class Masker:
             for top, cfg in heads:
                 k = top.mask_memo            # just set by mask() (unless another thread
                 if k[0] != cfg:               # asked the node for another config since)
-                    return self._union(key)
+                    return self.union(key)
                 parts.append(k[1])
             return self._combine(key, parts)
-        return self._union(key)
+        return self.union(key)
 
     def _combine(self, key: frozenset, parts: list) -> memoryview:
         """The mask of ``key``, the union of the weight sets ``parts`` (one per head):
@@ -721,9 +516,9 @@ class Masker:
                 rest.update(p)
             else:
                 bases.append(m.obj)
-        return self._union(key, bases, rest)
+        return self.union(key, bases, rest)
 
-    def _keep(self, key: frozenset, a: np.ndarray, computed: bool = True) -> memoryview:
+    def keep(self, key: frozenset, a: np.ndarray, computed: bool = True) -> memoryview:
         """Memoize the new mask ``a`` of ``key``: made read-only and kept as a view
         (what a copy into a caller's buffer reads); ``computed`` counts it as a miss."""
         a.flags.writeable = False
@@ -791,7 +586,7 @@ class Masker:
         """Bytes held by the memo of dense masks (both generations)."""
         return self._memo_cur_bytes + self._memo_old_bytes
 
-    def _union(self, key: frozenset, bases=(), weights=None, computed: bool = True) -> memoryview:
+    def union(self, key: frozenset, bases=(), weights=None, computed: bool = True) -> memoryview:
         """The mask of ``key`` (memoized): the union of ``bases`` (masks), the token sets
         of ``weights`` (default: ``key``'s) of at most ``SPARSE_MAX`` tokens written by
         position, and the dense masks of the others where they are cached; the rest are
@@ -807,7 +602,7 @@ class Masker:
             # one term alone (a restricted start's walk): written into the mask at once
             m = self._new_mask()
             self._without(terms[0], out=m)
-            return self._keep(key, m, computed)
+            return self.keep(key, m, computed)
         if terms:                    # (token set, weights): a base's mask without the set
             weights = [w for w in weights if type(w) is not tuple]
             dense.extend(self._without(t) for t in terms)
@@ -818,7 +613,7 @@ class Masker:
             if w != EMPTY_ID:
                 sp = sparse.get(w)
                 if sp is None:
-                    sp = self._sparse_of(w)
+                    sp = self.sparse_of(w)
                 if sp:
                     small.append(sp)
                     continue
@@ -842,4 +637,4 @@ class Masker:
                 np.bitwise_or(m, d, out=m)
         if small:
             self._compiled.roaring_dense_all(small, m.view(np.uint32))
-        return self._keep(key, m, computed)
+        return self.keep(key, m, computed)

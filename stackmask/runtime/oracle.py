@@ -14,7 +14,8 @@ from bisect import bisect_left
 
 import numpy as np
 
-from ..compile import successor as _successor, vocab_index
+from ..compile import vocab_index
+from ..vocab import successor
 from .state import ids_to_mask
 
 
@@ -77,7 +78,7 @@ class ReferenceOracle:
                 j += 1
             if dead >= 0:
                 # every token starting with tb[:dead+1] dies the same way
-                succ = _successor(tb[:dead + 1])
+                succ = successor(tb[:dead + 1])
                 i = n if succ is None else bisect_left(toks, succ, i + 1)
                 if i < n:
                     # the next token shares at most ``dead`` bytes with this path

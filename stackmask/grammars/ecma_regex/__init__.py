@@ -9,7 +9,7 @@ Used by :mod:`stackmask.grammars.json_schema`. The package is split by job:
   tuples over code point sets), anchored as JSON Schema says;
 * :mod:`.algebra`: intersection, difference, complement, emptiness, inclusion, length
   limits and finite exclusion, on minimal DFAs over code point atoms built with the
-  package's automaton toolkit (:mod:`stackmask.lexer.fsa`, :mod:`stackmask.lexer.reduction`),
+  package's automaton toolkit (:mod:`stackmask.wfa.fsa`, :mod:`stackmask.wfa.reduction`),
   back to the IR by state elimination (with size guards: the result can grow
   exponentially);
 * :mod:`.emit`: the IR as a Python regex, over the decoded text or over the JSON

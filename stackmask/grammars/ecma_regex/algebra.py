@@ -3,8 +3,8 @@ complement, emptiness, inclusion, length limits, and "any string but these".
 
 Each operation partitions the code points into *atoms* no character set of its operands
 splits, builds minimal complete DFAs over the atoms with the package's automaton toolkit
-(:mod:`stackmask.lexer.fsa`: Thompson NFA, subset construction, product;
-:mod:`stackmask.lexer.reduction`: trimming, minimization) and turns the result back into
+(:mod:`stackmask.wfa.fsa`: Thompson NFA, subset construction, product;
+:mod:`stackmask.wfa.reduction`: trimming, minimization) and turns the result back into
 the IR by state elimination. That result can grow exponentially, so every step has a
 size guard raising :class:`TooComplex`.
 """
@@ -15,8 +15,8 @@ import bisect
 
 import numpy as np
 
-from ...lexer.fsa import Nfa, TooManyStates, determinize, product_bfs
-from ...lexer.reduction import minimize, trim
+from ...wfa.fsa import Nfa, TooManyStates, determinize, product_bfs
+from ...wfa.reduction import minimize, trim
 from ...lexer.ir import (ANY, ANYSTAR, EPS, MAX_CP, NONE, UNIVERSE, alt, ast_size, has_node,
                          iv_contains, iv_intersect, length_range, nodes, rep, seq, thompson)
 from ...lexer.ir import complement_intervals as iv_complement

@@ -71,7 +71,7 @@ def code_fingerprint() -> str:
     ms). In the cache keys: a change to what the lexer or the compiler builds for the
     same grammar text must not find the artifacts of the code before it (they would
     mask by the old rules); :data:`FORMAT_VERSION` marks the layout."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parent
     h = hashlib.sha256()
     for path in sorted(root.rglob("*")):
         if path.suffix in (".py", ".pyx", ".pxi", ".lark") and path.is_file():
