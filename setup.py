@@ -6,6 +6,7 @@ reference path (``stackmask.native`` says which path is in use and why).
 """
 
 import sys
+from glob import glob
 
 from setuptools import Extension, setup
 
@@ -18,11 +19,7 @@ else:
         [Extension("stackmask._native", ["stackmask/_native.pyx"],
                    # included by _native.pyx (one extension; listed so that a change
                    # rebuilds it and an sdist carries it)
-                   depends=["stackmask/_tables.pxi", "stackmask/_fsa.pxi", "stackmask/_templates.pxi",
-                            "stackmask/_expand.pxi", "stackmask/_branches.pxi",
-                            "stackmask/_load.pxi", "stackmask/_minimize.pxi", "stackmask/_fill.pxi",
-                            "stackmask/_held.pxi", "stackmask/_glr.pxi",
-                            "stackmask/_walk.pxi"],
+                   depends=sorted(glob("stackmask/_*.pxi")),
                    extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
                    optional=True)],
         compiler_directives={"language_level": 3},

@@ -351,17 +351,23 @@ _PYX_DEF = re.compile(r"(?:\bc?p?def\b[^\n:=(]*?\b|\bclass\s+|^\s*|self\.)(_[A-Z
 
 
 def pyx_private_reads(root: Path) -> list[str]:
-    """``file:line: source`` of private attributes a Cython module (``.pyx``, which
-    :mod:`ast` cannot parse) reads on objects other than ``self``/``cls`` without defining
-    them itself: the same rule as for Python modules, by pattern, outside strings and
-    comments (the compiled twins name their Python references in docstrings)."""
+    """``file:line: source`` of private attributes a Cython module (``.pyx`` and the
+    ``.pxi`` files it includes, which :mod:`ast` cannot parse) reads on objects other than
+    ``self``/``cls`` without defining them itself (one extension is one compilation unit:
+    a name defined in any of its files counts): the same rule as for Python modules, by
+    pattern, outside strings and comments (the compiled twins name their Python
+    references in docstrings)."""
     out = []
-    for path in sorted(root.rglob("*.pyx")):
+    blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731 (keeps lines)
+    files = []
+    for path in sorted(root.rglob("*.pyx")) + sorted(root.rglob("*.pxi")):
         text = path.read_text(encoding="utf-8")
-        blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731 (keeps lines)
         with_strings = _PYX_DOCS.sub(blank, text)        # getattr's names are strings
-        code = _PYX_STRINGS.sub(blank, with_strings)
-        defined = set(_PYX_DEF.findall(code))
+        files.append((path, with_strings, _PYX_STRINGS.sub(blank, with_strings)))
+    defined = set()
+    for _, _, code in files:
+        defined.update(_PYX_DEF.findall(code))
+    for path, with_strings, code in files:
         for rx, where in ((_PYX_READ, code), (_PYX_GETATTR, with_strings)):
             for m in rx.finditer(where):
                 obj, name = m.group(1), m.group(2)
@@ -562,6 +568,7 @@ def test_private_import_checker(tmp_path):
 def test_pyx_private_read_checker(tmp_path):
     root = _tree(tmp_path, {
         "__init__.py": "",
+        "_more.pxi": "cdef _other(n):\n    return n._own, n._outside\n",
         "_fast.pyx": (
             '"""The twin of ``Node._memo`` (named in a docstring: not a read)."""\n'
             "cdef class Walk:\n    cdef object _own\n"
@@ -574,7 +581,8 @@ def test_pyx_private_read_checker(tmp_path):
             "cdef _helper(n):\n    return n._own\n"),
     })
     assert pyx_private_reads(root) == [
-        "stackmask/_fast.pyx:6: node._memo", "stackmask/_fast.pyx:7: getattr(other, '_hidden'"]
+        "stackmask/_fast.pyx:6: node._memo", "stackmask/_fast.pyx:7: getattr(other, '_hidden'",
+        "stackmask/_more.pxi:2: n._outside"]
 
 
 if __name__ == "__main__":
