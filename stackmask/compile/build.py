@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import logging
 import time
+import weakref
 
 import numpy as np
 from pyroaring import BitMap
@@ -401,7 +402,13 @@ def bases_allowed(dwa: ParserDWA, index) -> bool:
     ids = wt.get(dwa.eos_weight) if dwa.eos_weight is not None else BitMap()
     for _, w in dwa.special_weights or ():
         ids = ids | wt.get(w)
-    return not len(ids) or not ids.intersect(index.bitmap_of(np.arange(len(index.toks))))
+    if not len(ids):
+        return True
+    every = _PER_INDEX.setdefault(index, {})
+    text = every.get("text_ids")
+    if text is None:
+        text = every["text_ids"] = index.bitmap_of(np.arange(len(index.toks)))
+    return not ids.intersect(text)
 
 
 #: configurations equivalent up to a depth beyond which at most this share of the
@@ -409,10 +416,20 @@ def bases_allowed(dwa: ParserDWA, index) -> bool:
 LONG_SHARE = 1 / 64
 
 
+#: vocabulary index -> figures of its vocabulary that every grammar's build reads (the
+#: text token ids, the longest token and the base horizon: 2-3 ms of a JSON Schema's
+#: construction when computed each time), made once per vocabulary
+_PER_INDEX: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def config_classes(scanner, index) -> ConfigClasses:
     """The configuration classes of ``scanner``'s lexer for the vocabulary of ``index``."""
-    lengths = np.diff(index.flat_bytes()[1])
-    return ConfigClasses(scanner, int(lengths.max(initial=0)), base_horizon(lengths, LONG_SHARE))
+    every = _PER_INDEX.setdefault(index, {})
+    lengths = every.get("lengths")
+    if lengths is None:
+        ls = np.diff(index.flat_bytes()[1])
+        lengths = every["lengths"] = (int(ls.max(initial=0)), base_horizon(ls, LONG_SHARE))
+    return ConfigClasses(scanner, *lengths)
 
 
 def add_config_on_class_base(dwa: ParserDWA, terms, cfg: int, base: int, horizon: int,
