@@ -13,7 +13,10 @@ import pytest
 from pyroaring import BitMap
 
 from stackmask import Constraint, Grammar
-from stackmask.compile.dwa_starts import implied_checks, restricted
+from hypothesis import given, settings, strategies as st
+
+from stackmask.compile import dwa_starts
+from stackmask.compile.dwa_starts import implied_checks, restricted, same_as_base, same_as_base_algebra
 from stackmask.wfa.weights import EMPTY_ID, UNIVERSE_ID, WeightTable
 
 
@@ -32,6 +35,37 @@ def _restricted(d, items: dict, acc):
     pairs = {it: wt.intern(BitMap(ts)) for it, ts in items.items()}
     r = restricted(wt, pairs, wt.intern(BitMap(acc)), d.candidates)
     return None if r is None else sorted(BitMap(range(100)) - wt.get(r[1]))
+
+
+_SETS = st.lists(st.integers(0, 59), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(mine=st.dictionaries(st.sampled_from("ABCDE"), _SETS, max_size=4), acc=_SETS,
+       theirs=st.dictionaries(st.sampled_from("ABCDEFGH"), _SETS, max_size=8), b_acc=_SETS,
+       diff=_SETS, by_token=st.sampled_from([0, 3, 24, 1000]))
+def test_same_as_base_by_token_equals_the_algebra(mine, acc, theirs, b_acc, diff, by_token):
+    """The tokens of a start on a base that keep the base's items: compared one by one
+    (few candidates) or with bitmap algebra, the same set, and by the definition: live,
+    in the diff, and in the same items and decided-at-once set on both sides."""
+    wt = WeightTable(60)
+    pairs = {it: wt.intern(BitMap(ts)) for it, ts in mine.items()}
+    b_pairs = {it: wt.intern(BitMap(ts)) for it, ts in theirs.items()}
+    a, b_a, d = wt.intern(BitMap(acc)), wt.intern(BitMap(b_acc)), BitMap(diff)
+    old = dwa_starts.SAME_BY_TOKEN
+    dwa_starts.SAME_BY_TOKEN = by_token
+    try:
+        fast = same_as_base(wt, pairs, a, b_pairs, b_a, d)
+    finally:
+        dwa_starts.SAME_BY_TOKEN = old
+    ref = same_as_base_algebra(wt, pairs, a, b_pairs, b_a, d)
+    assert fast == ref
+
+    def sig(t, items, acc_set):
+        return (t in acc_set, frozenset(it for it, ts in items.items() if t in ts))
+    live = set(acc).union(*mine.values())
+    want = {t for t in live if t in d and sig(t, mine, set(acc)) == sig(t, theirs, set(b_acc))}
+    assert set(ref) == want
 
 
 def test_a_start_within_another_is_restricted():

@@ -162,19 +162,11 @@ def trim_on_base(dwa, cfg: int, pairs: dict, acc: int, whole: dict):
     b = whole.get(base)
     if b is None:
         return pairs, acc
-    b_pairs, b_acc = b
     wt = dwa.weights
-    get = wt.get
-    d = get(diff)
-    differ = get(acc) ^ (get(b_acc) & d)
-    for it in pairs.keys() | b_pairs.keys():
-        mine = get(pairs.get(it, EMPTY_ID))
-        theirs = b_pairs.get(it)
-        differ |= mine if theirs is None else mine ^ (get(theirs) & d)
-    live = BitMap.union(get(acc), *[get(w) for w in pairs.values()])
-    same = live - differ
+    same = same_as_base(wt, pairs, acc, b[0], b[1], wt.get(diff))
     if not same:
         return pairs, acc
+    d = wt.get(diff)
     same_id = wt.intern(same)
     dwa.init_base[cfg] = (base, wt.intern(d - same))
     acc = wt.difference(acc, same_id)
@@ -185,6 +177,51 @@ def trim_on_base(dwa, cfg: int, pairs: dict, acc: int, whole: dict):
         dwa.routed.pop(cfg, None)
         return None
     return pairs, acc
+
+
+#: at most this many live tokens within the diff: :func:`same_as_base` compares them one
+#: by one (a configuration one key letter from its base keeps 1-10 tokens of its own,
+#: while its base's start holds ~100-150 items: the bitmap form intersects each of those
+#: with the diff, ~1.7 µs each, where a token's membership costs ~80 ns per item)
+SAME_BY_TOKEN = 24
+
+
+def same_as_base(wt, pairs: dict, acc: int, b_pairs: dict, b_acc: int, d) -> "BitMap":
+    """The tokens of a start on a base (``pairs``, ``acc``: item -> weight id, the weight
+    decided at once; ``d``: the tokens that differ from the base, a bitmap) that are in
+    the same items (and the decided-at-once set) in the base's whole start (``b_pairs``,
+    ``b_acc``): the live tokens of ``d`` whose membership is the same on both sides, an
+    item missing on one side counting as holding no token. Few such tokens are compared
+    one by one, more with bitmap algebra (:func:`same_as_base_algebra`, the reference;
+    the same result)."""
+    get = wt.get
+    live = BitMap.union(get(acc), *[get(w) for w in pairs.values()])
+    cand = live & d           # a live token outside d differs (the base never has it)
+    if not cand or len(cand) > SAME_BY_TOKEN:
+        return same_as_base_algebra(wt, pairs, acc, b_pairs, b_acc, d) if cand else cand
+    mine = [(it, get(w)) for it, w in pairs.items()]
+    theirs = [(it, get(w)) for it, w in b_pairs.items()]
+    a, b_a = get(acc), get(b_acc)
+    same = BitMap()
+    for t in cand:
+        if (t in a) != (t in b_a):
+            continue
+        if {it for it, m in mine if t in m} == {it for it, m in theirs if t in m}:
+            same.add(t)
+    return same
+
+
+def same_as_base_algebra(wt, pairs: dict, acc: int, b_pairs: dict, b_acc: int, d) -> "BitMap":
+    """:func:`same_as_base` with bitmap algebra: the live tokens less those whose
+    membership differs in the decided-at-once set or in some item (within ``d``)."""
+    get = wt.get
+    differ = get(acc) ^ (get(b_acc) & d)
+    for it in pairs.keys() | b_pairs.keys():
+        mine = get(pairs.get(it, EMPTY_ID))
+        theirs = b_pairs.get(it)
+        differ |= mine if theirs is None else mine ^ (get(theirs) & d)
+    live = BitMap.union(get(acc), *[get(w) for w in pairs.values()])
+    return live - differ
 
 
 def restricted(wt, pairs: dict, acc: int, candidates):
