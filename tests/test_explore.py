@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from stackmask import Constraint
-from stackmask.compile import explore as explore_mod
+from stackmask.compile import ahead, explore as explore_mod
 
 from conftest import read_bench_grammar
 from test_artifact import JSON, only_file, small_vocab
@@ -67,7 +67,6 @@ def test_a_budget_stopped_compile_explores_and_caches_what_it_compiled(tmp_path)
 
 
 def test_exploring_constraint_gives_oracle_masks_on_other_text(tmp_path, monkeypatch):
-    from stackmask.compile import ahead
     monkeypatch.setattr(ahead, "PREFILL_SHARE", 1e9)    # its whole PREFILL_S
     v = small_vocab()
     c = Constraint(JSON, v, cache_dir=False, compile_budget_s=0, progress=False,
@@ -120,6 +119,7 @@ def test_explored_masks_are_exact_with_the_real_vocabulary(name, qwen_vocab):
     assert st["explore_sentences"] == 4 * len(explore_mod.SHAPES) and st["explore_rejected"] == 0
     assert st["explore_states"] > 0
     c._masker.forget_masks()
+    ahead.masks_ahead(c._masker)         # as a load would (the masks below start from them)
     text = explored_texts(c, 1)[0]
     s = c.start()
     steps = sorted(random.Random(name).sample(range(len(text) + 1), min(6, len(text) + 1)))
@@ -163,6 +163,7 @@ def test_expand_partial_completes_walked_states_until_its_deadline():
     assert done and n == len(partial)
     assert all(d.complete[q] for q in partial)
     c._masker.forget_masks()
+    ahead.masks_ahead(c._masker)         # as a load would (the masks below start from them)
     s = c.start()
     for b in b'[{"ab": -1.5e2}, null, "\\n"]':
         assert np.array_equal(c.get_mask(s), c.reference_mask(s))

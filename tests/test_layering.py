@@ -597,7 +597,7 @@ if __name__ == "__main__":
                                             for _, ps in LAYERS for p in ps)]
     for m in unplaced:
         print("no layer:", m)
-    priv = private_reads(where)
+    priv = private_reads(where) + pyx_private_reads(where)
     for r in priv:
         print("private read:", r)
     bound = boundary_imports(where)

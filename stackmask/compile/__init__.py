@@ -34,7 +34,7 @@ from . import build
 from .build import add_config, build_parser_dwa
 from . import explore as exploring
 from .parser_dwa import ParserDWA
-from .ahead import masks_ahead, prefill, prefill_seconds, prewarm
+from .ahead import masks_ahead, prefill, prewarm
 from .special import resolve_grammar, special_bindings, with_trigger
 from .tables import GrammarTables, build_tables, coerce_grammar
 from .terminal import TerminalCompiler
@@ -377,7 +377,7 @@ def explore_and_save(constraint, masker, location: tuple, sentences: int, budget
         import warnings
         warnings.warn(f"stackmask: {stats['explore_rejected']} generated sentences were "
                       f"rejected part-way while exploring (the sentence generator and the "
-                      f"parser disagree; masks are unaffected)", RuntimeWarning, stacklevel=4)
+                      f"parser disagree; masks are unaffected)", RuntimeWarning, stacklevel=3)
     path, key = location
     if path is not None:
         t = time.perf_counter()
@@ -424,4 +424,4 @@ class LazyConfigs:
 #: what the runtime may import from this layer (tests/test_layering.py)
 __all__ = ["Compiled", "compile_constraint", "prepare_grammar", "resolve_ambiguous",
            "artifact_location", "save_progress", "explore_and_save", "masks_ahead",
-           "prefill_seconds", "vocab_index", "VocabIndex"]
+           "vocab_index", "VocabIndex"]

@@ -28,7 +28,6 @@ import time
 
 import numpy as np
 
-from .. import native
 from ..wfa.weights import EMPTY_ID
 
 #: token sets made dense ahead: at most this many bytes of them and this many seconds.
@@ -115,7 +114,7 @@ def prefill(masker, seconds: float) -> int:
     if seconds <= 0 or not any(complete):
         return 0
     memo = masker.memo
-    compiled = native.module()
+    compiled = masker.native_loops     # (set whenever sparse_of gives a serialization)
     # configurations on a base first (their masks need both walks), in half the time
     added = _prefill_on_base(masker, cap, time.perf_counter() + seconds / 2)
 

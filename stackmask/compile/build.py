@@ -429,10 +429,11 @@ _PER_INDEX: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def config_classes(scanner, index) -> ConfigClasses:
     """The configuration classes of ``scanner``'s lexer for the vocabulary of ``index``."""
     every = _PER_INDEX.setdefault(index, {})
-    lengths = every.get("lengths")
+    lengths = every.get(("lengths", LONG_SHARE))
     if lengths is None:
         ls = np.diff(index.flat_bytes()[1])
-        lengths = every["lengths"] = (int(ls.max(initial=0)), base_horizon(ls, LONG_SHARE))
+        lengths = every[("lengths", LONG_SHARE)] = (int(ls.max(initial=0)),
+                                                    base_horizon(ls, LONG_SHARE))
     return ConfigClasses(scanner, *lengths)
 
 

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from ..compile import (Compiled, artifact_location, compile_constraint, explore_and_save,
-                       masks_ahead, prefill_seconds, prepare_grammar, resolve_ambiguous,
+                       masks_ahead, prepare_grammar, resolve_ambiguous,
                        save_progress)
 from ..errors import TokenRejected
 from ..grammar import Grammar
@@ -121,12 +121,13 @@ class Constraint:
         specials = self._special_bindings = compiled.special_bindings()
         #: special token id -> the parser terminal committing it emits
         self.special_terminals = {i: t for t, ids in specials.items() for i in ids}
+        built_s = time.perf_counter() - t0          # the construction or load so far
         self._masker = Masker(dwa, vocab.size, vocab.eos_token_ids,
                               compiled.first_use_compiler(scanner, vocab, memo_cache_bytes),
                               cache_bytes=mask_cache_bytes)
         # token sets made dense and masks computed ahead (stackmask.compile.ahead), for a
-        # share of the time construction took so far
-        masks_ahead(self._masker, prefill_seconds(time.perf_counter() - t0), dwa.hot_weights)
+        # share of the time construction took before the masker
+        masks_ahead(self._masker, built_s, dwa.hot_weights)
         # the compiled inner loops (stackmask.native), or the pure-Python reference
         compiled_loops = native.module()
         self.glr = GLR(self.tables.lr, max_work=limits.max_gss_work, compiled=compiled_loops)

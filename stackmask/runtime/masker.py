@@ -149,9 +149,11 @@ class Masker:
         # token set id -> how many masks computed since construction united it (no lock:
         # concurrent misses may lose a count; it only orders hot_weights)
         self._uses: Counter = Counter()
+        # the compiled inner loops (stackmask.native), or None; with them small token sets
+        # are written by position (sparse_of, union, compile.ahead.prefill)
+        self.native_loops = native.module()
         # token set id -> its portable serialization when it has at most SPARSE_MAX
         # tokens (b"" when more): written into a mask by position (compiled path only)
-        self._compiled = native.module()
         self._sparse: dict = Memo()
         self.sparse_bytes = 0          # estimated bytes of _sparse (cleared past its bound)
         # diff token set of a configuration started on a base (or the tokens a restricted
@@ -205,7 +207,7 @@ class Masker:
         sp = self._sparse.get(wid)
         if sp is None:
             sp = b""
-            if self._compiled is not None:
+            if self.native_loops is not None:
                 bm = self.dwa.weights.get(wid)
                 if len(bm) <= self.SPARSE_MAX:
                     sp = bm.serialize()
@@ -636,5 +638,5 @@ class Masker:
             for d in dense[2:]:
                 np.bitwise_or(m, d, out=m)
         if small:
-            self._compiled.roaring_dense_all(small, m.view(np.uint32))
+            self.native_loops.roaring_dense_all(small, m.view(np.uint32))
         return self.keep(key, m, computed)
