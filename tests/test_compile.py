@@ -571,9 +571,9 @@ def test_minimized_automaton_walks_like_the_compiled_one(name, partial, qwen_voc
         assert (dwa_minimize.minimize(*lists, native.module())
                 == dwa_minimize.minimize(*lists, None))
     merged = small.minimize()
-    assert merged > 0 and len(small.trans) == len(dwa.trans) - merged
-    if not partial:
-        assert small.minimize() == 0
+    assert len(small.trans) == len(dwa.trans) - merged
+    if not partial:        # (what a random third left incomplete still merges varies)
+        assert merged > 0 and small.minimize() == 0
     for q, its in enumerate(small.items):
         its = unpack_items(its) if isinstance(its, bytes) else its
         key = _state_digest(its) if small._digest_ids else frozenset(its)

@@ -19,6 +19,15 @@ on they are one run.) So:
   representative (:meth:`ConfigClasses.depth`: inside a counted string with 100
   characters left, the tokens longer than 96 bytes).
 
+A configuration with shadows ``(d, S)`` is an alias of ``(d, S')`` when each shadow of
+``S`` is equivalent to one of ``S'`` and back (:meth:`ConfigClasses.alias`): a shadow only
+kills a run (its next state accepts), leaves it (no next state) or goes on, so two shadow
+states that do the same on every byte string (a Moore refinement with "kills" and "leaves"
+as the observations, run to the end: the end configurations' requirements read the
+shadows beyond any token) give every token the same outcomes and every end the same
+requirement. After a run of ``n`` counted blanks is emitted, its shadow kills on a blank or
+a closer at every count below the bound: those ``n`` configurations are one.
+
 Where a lexeme is complete and can still grow (a run of counted blanks, a number), the
 state is observed as itself (its emission leaves it as a shadow), so no class holds two such
 states. Many of them still differ on few tokens: the blanks after ``,`` counted 3 and 7 differ on
@@ -81,6 +90,7 @@ class ConfigClasses:
         self.base_rep = np.full(n, -1, dtype=np.int64)
         self.weak_rep = np.full(n, -1, dtype=np.int64)
         self.seeds: list[int] = []
+        self.shadow_rep = None
         self.rounds = 0
         self.depths: tuple = ()
         self._parts: list = []
@@ -105,6 +115,7 @@ class ConfigClasses:
             if (self.base_rep >= 0).any():
                 self.seeds = _reachable(np.asarray(dfa.trans), scanner.mode_starts)
             self._weak(obs, succ)
+        self.shadow_rep = _shadow_reps(scanner)
         self.seconds = time.perf_counter() - t0
         log.debug("stackmask: configuration classes: %d of %d DFA states alias another, %d "
                   "start on a base (depth %d and %d, %d rounds, %.3f s)",
@@ -156,8 +167,19 @@ class ConfigClasses:
         return self.scanner.intern(r, frozenset())
 
     def alias(self, cfg: int) -> int | None:
-        """The configuration ``cfg`` is an alias of (another), or None."""
-        return self._of(self.alias_rep, cfg)
+        """The configuration ``cfg`` is an alias of (another), or None. With shadows: the
+        configuration with the same lexeme and every shadow replaced by the least state
+        its shadows are equivalent to (module doc)."""
+        d, shadows = self.scanner.config(cfg)
+        if not shadows:
+            return self._of(self.alias_rep, cfg)
+        rep = self.shadow_rep
+        if rep is None or type(d) is not int or any(type(s) is not int for s in shadows):
+            return None
+        canon = frozenset(int(rep[s]) for s in shadows)
+        if canon == shadows:
+            return None
+        return self.scanner.intern(d, canon)
 
     def base(self, cfg: int) -> int | None:
         """The configuration ``cfg`` is started on (its class's at the base horizon; the
@@ -196,6 +218,27 @@ class ConfigClasses:
             cfg = a
         b = self.base(cfg)
         return cfg if b is None else b
+
+
+def _shadow_reps(scanner) -> np.ndarray | None:
+    """Per DFA state, the least state equivalent to it as a shadow (module doc): every
+    byte string kills both runs at the same byte, or leaves both, or neither. None where
+    repetitions are counted with stalls (a shadow may be an extended state there)."""
+    if scanner.counted:
+        return None
+    reps = scanner.byte_representatives
+    succ = np.asarray(scanner.dfa.trans)[:, reps].astype(np.int64)
+    n = len(succ)
+    acc = np.array(scanner.accepting + [False], dtype=bool)
+    # a kill is a state of its own (n, one block): a run leaves at -1
+    succ = np.where(succ < 0, -1, np.where(acc[np.where(succ < 0, n, succ)], n, succ))
+    succ = np.concatenate([succ, np.full((1, len(reps)), n, dtype=np.int64)])
+    cls0 = np.zeros(n + 1, dtype=np.int64)
+    cls0[n] = 1
+    cls = refine(cls0, succ, (n + 1,))[0][n + 1]
+    out = np.arange(n + 1, dtype=np.int64)
+    ConfigClasses._reps(cls, out)
+    return out[:n]
 
 
 def _reachable(trans: np.ndarray, starts) -> list[int]:

@@ -1,0 +1,108 @@
+"""Bounded whitespace of JSON Schema grammars (``max_whitespace`` 20): masks equal the
+reference oracle at every byte of pretty-printed documents whose blank runs have every
+length from 0 to the bound, with and without a line break before them, after ``{ [ , :``
+and before ``} ] ,``. Committed byte by byte, so every count of a run is met both pending
+and emitted with its shadow (the configurations the mask automaton shares among counts:
+``compile.config_classes``, shadows equivalent as shadows)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from stackmask import Constraint, Grammar
+
+BOUND = 20
+
+
+def _run(k: int, newline: str) -> str:
+    """A run of ``k`` blanks, spaces and tabs mixed, after ``newline`` ('' for none)."""
+    return newline + "".join(" \t"[(i * 7) % 3 == 1] for i in range(k))
+
+
+def _document(k: int, flip: bool) -> str:
+    """An object with an array and a nested object whose gaps have lengths ``k`` and
+    ``BOUND - k`` in turn, a line break before every other one (``flip``: the others)."""
+    lengths = [k, BOUND - k]
+    parts = ["{", "", '"a":', "", "[", "", "1", "", ",", "", "2", "", "]", "", ",", "",
+             '"b" :', "", "{", "", '"c":', "", "null", "", "}", "", "}"]
+    gap = 0
+    out = []
+    for p in parts:
+        if p:
+            out.append(p)
+            continue
+        nl = ("\n", "\r\n", "")[gap % 3] if (gap % 2 == 0) != flip else ""
+        out.append(_run(lengths[gap % 2], nl))
+        gap += 1
+    return "".join(out)
+
+
+def _check_every_byte(c: Constraint, text: str) -> int:
+    s = c.start()
+    checked = 0
+    for b in text.encode():
+        s = c.commit_bytes(s, bytes([b]))
+        assert np.array_equal(c.get_mask(s), c.reference_mask(s)), (text, b)
+        checked += 1
+    assert c.is_accepting(s)
+    return checked
+
+
+@pytest.mark.parametrize("schema", [
+    {},
+    {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}},
+                                      "b": {"type": "object"}}},
+])
+def test_blank_runs_of_every_length_equal_the_oracle(qwen_vocab, schema):
+    c = Constraint(Grammar.from_json_schema(schema), qwen_vocab, cache_dir=False, progress=False)
+    checked = 0
+    for k in range(BOUND + 1):
+        doc = _document(k, flip=k % 2 == 1)
+        json.loads(doc)
+        checked += _check_every_byte(c, doc)
+    assert checked > 1000
+
+
+def test_a_run_past_the_bound_is_refused(qwen_vocab):
+    c = Constraint(Grammar.from_json_schema({}), qwen_vocab, cache_dir=False, progress=False)
+    blanks = [i for i in range(qwen_vocab.size) if qwen_vocab.token_bytes(i) in (b" ", b"\t")]
+    assert len(blanks) == 2
+    for gap in ("[" + _run(BOUND, "\n"), "[1" + _run(BOUND, ""), "[1," + _run(BOUND, "\r\n")):
+        s = c.commit_bytes(c.start(), gap.encode())
+        m = c.get_mask(s)
+        assert np.array_equal(m, c.reference_mask(s))
+        for tid in blanks:
+            assert not (m[tid >> 5] >> (tid & 31)) & 1
+
+
+# a bounded run whose emission leaves a shadow: 'a' and 'aa' emitted kill on one more
+# 'a' (their shadows are one as shadows), 'aaa' does not (the run is at its bound)
+SHADOWS = r"""
+start: x+
+x: A | B | C
+A: /a{1,3}/
+B: /a?b/
+C: /ca/
+"""
+
+
+def test_shadows_equivalent_as_shadows_equal_the_oracle():
+    from stackmask import Vocab
+    toks = [b"a", b"aa", b"aaa", b"aaaa", b"b", b"ab", b"aab", b"aaab", b"ba", b"c", b"ca",
+            b"cab", b"ac", b"bb"]
+    vocab = Vocab(toks + [b"<eos>"], eos_token_ids=[len(toks)])
+    c = Constraint(SHADOWS, vocab, cache_dir=False, progress=False)
+    assert c.compile_stats()["configs_aliased"] > 0
+    front = [c.start()]
+    for _ in range(4):
+        nxt = []
+        for s in front:
+            ref = c.reference_mask(s)
+            assert np.array_equal(c.get_mask(s), ref)
+            for t in range(len(toks)):
+                if (ref[t >> 5] >> (t & 31)) & 1:
+                    nxt.append(c.commit(s, t))
+        front = nxt
