@@ -90,7 +90,6 @@ class ConfigClasses:
         self.base_rep = np.full(n, -1, dtype=np.int64)
         self.weak_rep = np.full(n, -1, dtype=np.int64)
         self.seeds: list[int] = []
-        self.shadow_rep = None
         self.rounds = 0
         self.depths: tuple = ()
         self._parts: list = []
@@ -115,7 +114,6 @@ class ConfigClasses:
             if (self.base_rep >= 0).any():
                 self.seeds = _reachable(np.asarray(dfa.trans), scanner.mode_starts)
             self._weak(obs, succ)
-        self.shadow_rep = _shadow_reps(scanner)
         self.seconds = time.perf_counter() - t0
         log.debug("stackmask: configuration classes: %d of %d DFA states alias another, %d "
                   "start on a base (depth %d and %d, %d rounds, %.3f s)",
@@ -170,16 +168,10 @@ class ConfigClasses:
         """The configuration ``cfg`` is an alias of (another), or None. With shadows: the
         configuration with the same lexeme and every shadow replaced by the least state
         its shadows are equivalent to (module doc)."""
-        d, shadows = self.scanner.config(cfg)
-        if not shadows:
+        if not self.scanner.config(cfg)[1]:
             return self._of(self.alias_rep, cfg)
-        rep = self.shadow_rep
-        if rep is None or type(d) is not int or any(type(s) is not int for s in shadows):
-            return None
-        canon = frozenset(int(rep[s]) for s in shadows)
-        if canon == shadows:
-            return None
-        return self.scanner.intern(d, canon)
+        r = self.scanner.shadow_canonical(cfg)       # (Scanner.shadow_classes)
+        return None if r == cfg else r
 
     def base(self, cfg: int) -> int | None:
         """The configuration ``cfg`` is started on (its class's at the base horizon; the
@@ -218,27 +210,6 @@ class ConfigClasses:
             cfg = a
         b = self.base(cfg)
         return cfg if b is None else b
-
-
-def _shadow_reps(scanner) -> np.ndarray | None:
-    """Per DFA state, the least state equivalent to it as a shadow (module doc): every
-    byte string kills both runs at the same byte, or leaves both, or neither. None where
-    repetitions are counted with stalls (a shadow may be an extended state there)."""
-    if scanner.counted:
-        return None
-    reps = scanner.byte_representatives
-    succ = np.asarray(scanner.dfa.trans)[:, reps].astype(np.int64)
-    n = len(succ)
-    acc = np.array(scanner.accepting + [False], dtype=bool)
-    # a kill is a state of its own (n, one block): a run leaves at -1
-    succ = np.where(succ < 0, -1, np.where(acc[np.where(succ < 0, n, succ)], n, succ))
-    succ = np.concatenate([succ, np.full((1, len(reps)), n, dtype=np.int64)])
-    cls0 = np.zeros(n + 1, dtype=np.int64)
-    cls0[n] = 1
-    cls = refine(cls0, succ, (n + 1,))[0][n + 1]
-    out = np.arange(n + 1, dtype=np.int64)
-    ConfigClasses._reps(cls, out)
-    return out[:n]
 
 
 def _reachable(trans: np.ndarray, starts) -> list[int]:
