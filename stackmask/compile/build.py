@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 import logging
 import time
-import weakref
 
 import numpy as np
 from pyroaring import BitMap
@@ -23,7 +22,7 @@ from ..lexer.scanner import BOUNDARY_CONFIG, IGNORE, TRUE
 from ..progress import Heartbeat
 from ..wfa.weights import EMPTY_ID, WeightTable
 from . import count_split
-from .config_classes import ConfigClasses, base_horizon
+from .config_classes import ConfigClasses
 from .dwa_starts import pair_key
 from .parser_dwa import ParserDWA
 from .terminal import TerminalCompiler, final_outcomes
@@ -406,13 +405,7 @@ def bases_allowed(dwa: ParserDWA, index) -> bool:
     ids = wt.get(dwa.eos_weight) if dwa.eos_weight is not None else BitMap()
     for _, w in dwa.special_weights or ():
         ids = ids | wt.get(w)
-    if not len(ids):
-        return True
-    every = _PER_INDEX.setdefault(index, {})
-    text = every.get("text_ids")
-    if text is None:
-        text = every["text_ids"] = index.bitmap_of(np.arange(len(index.toks)))
-    return not ids.intersect(text)
+    return not len(ids) or not ids.intersect(index.text_ids())
 
 
 #: configurations equivalent up to a depth beyond which at most this share of the
@@ -420,21 +413,10 @@ def bases_allowed(dwa: ParserDWA, index) -> bool:
 LONG_SHARE = 1 / 64
 
 
-#: vocabulary index -> figures of its vocabulary that every grammar's build reads (the
-#: text token ids, the longest token and the base horizon: 2-3 ms of a JSON Schema's
-#: construction when computed each time), made once per vocabulary
-_PER_INDEX: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def config_classes(scanner, index) -> ConfigClasses:
-    """The configuration classes of ``scanner``'s lexer for the vocabulary of ``index``."""
-    every = _PER_INDEX.setdefault(index, {})
-    lengths = every.get(("lengths", LONG_SHARE))
-    if lengths is None:
-        ls = np.diff(index.flat_bytes()[1])
-        lengths = every[("lengths", LONG_SHARE)] = (int(ls.max(initial=0)),
-                                                    base_horizon(ls, LONG_SHARE))
-    return ConfigClasses(scanner, *lengths)
+    """The configuration classes of ``scanner``'s lexer for the vocabulary of ``index``
+    (its longest token and horizon are made once per vocabulary)."""
+    return ConfigClasses(scanner, index.max_length(), index.horizon(LONG_SHARE))
 
 
 def add_config_on_class_base(dwa: ParserDWA, terms, cfg: int, base: int, horizon: int,

@@ -51,6 +51,7 @@ import time
 import numpy as np
 
 from ..wfa.reduction import refine
+from .token_index import base_horizon    # (a figure of the vocabulary: VocabIndex.horizon)
 
 log = logging.getLogger("stackmask")
 
@@ -58,15 +59,6 @@ log = logging.getLogger("stackmask")
 #: rounds of refinement of the weak classes (observations without the identity of
 #: growable states): a proposal must agree on every byte string of this many bytes
 WEAK_DEPTH = 2
-
-
-def base_horizon(lengths: np.ndarray, share: float) -> int:
-    """The smallest ``h`` such that at most ``share`` of the tokens (``lengths``: their
-    byte lengths) are longer than ``h``."""
-    if not len(lengths):
-        return 0
-    srt = np.sort(lengths)
-    return int(srt[max(0, int(np.ceil(len(srt) * (1 - share))) - 1)])
 
 
 class ConfigClasses:

@@ -163,10 +163,10 @@ def trim_on_base(dwa, cfg: int, pairs: dict, acc: int, whole: dict):
     if b is None:
         return pairs, acc
     wt = dwa.weights
-    same = same_as_base(wt, pairs, acc, b[0], b[1], wt.get(diff))
+    d = wt.get(diff)
+    same = same_as_base(wt, pairs, acc, b[0], b[1], d)
     if not same:
         return pairs, acc
-    d = wt.get(diff)
     same_id = wt.intern(same)
     dwa.init_base[cfg] = (base, wt.intern(d - same))
     acc = wt.difference(acc, same_id)
