@@ -40,7 +40,8 @@ import zstandard
 # 18: a counted chain met with a lookahead's other side (a length beside a pattern) keeps
 #     the counts that side needs as positions (stackmask.lexer.counted.reach_for): a 17
 #     artifact of such a string masks too few tokens from a stall
-FORMAT_VERSION = 19
+# 20: grammar gaps (Grammar.gaps, GrammarTables.gap_starts): one more field in each
+FORMAT_VERSION = 20
 MAGIC = b"STACKMSK"
 log = logging.getLogger("stackmask")
 _HEADER = struct.Struct("<8sI32s32sQ")    # magic, format version, key, payload sha256, payload size

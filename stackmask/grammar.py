@@ -134,6 +134,12 @@ class Grammar:
     Two grammars are equal when their fields are, whatever their class (this one or
     ``stackmask.Grammar``); the constructors return instances of the class they are
     called on.
+
+    ``gaps``: ignored terminals read at most once between two lexemes (a *gap*): a gap
+    lexeme never follows another directly, so a bounded gap terminal bounds every run of
+    what it matches (the JSON Schema front end's whitespace). A gap terminal must share
+    no first byte with another terminal of a lexer mode it is read in (after a gap, every
+    other terminal can still start).
     """
 
     terminals: tuple[TerminalDef, ...]
@@ -141,6 +147,7 @@ class Grammar:
     start: str
     ignore: frozenset[str] = frozenset()
     modes: tuple[LexerMode, ...] = ()
+    gaps: frozenset[str] = frozenset()
     _terminal_names: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -161,6 +168,9 @@ class Grammar:
                 raise GrammarError(f"ignored terminal {n!r} is not defined", name=n)
             if self.terminal(n).is_special:
                 raise GrammarError(f"special-token terminal {n!r} cannot be ignored", name=n)
+        for n in self.gaps:
+            if n not in self.ignore:
+                raise GrammarError(f"gap terminal {n!r} is not an ignored terminal", name=n)
         mode_names = [m.name for m in self.modes]
         if len(set(mode_names)) != len(mode_names):
             raise GrammarError("duplicate lexer mode names")
@@ -182,7 +192,7 @@ class Grammar:
                                        f"is not a mode that stays", name=m.name)
 
     def _fields(self) -> tuple:
-        return (self.terminals, self.rules, self.start, self.ignore, self.modes)
+        return (self.terminals, self.rules, self.start, self.ignore, self.modes, self.gaps)
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, Grammar):
@@ -310,7 +320,7 @@ class Grammar:
         terms = tuple(TerminalDef(name=t.name, regex="", token=_token_spec(t.name, special_tokens[t.name], True))
                       if t.name in special_tokens else t for t in self.terminals)
         return type(self)(terminals=terms, rules=self.rules, start=self.start, ignore=self.ignore,
-                          modes=self.modes)
+                          modes=self.modes, gaps=self.gaps)
 
     @classmethod
     def of(cls, grammar: "Grammar") -> "Grammar":
@@ -320,13 +330,14 @@ class Grammar:
         if not isinstance(grammar, Grammar):
             raise TypeError(f"expected a stackmask.Grammar, not {type(grammar).__name__}")
         return cls(terminals=grammar.terminals, rules=grammar.rules, start=grammar.start,
-                   ignore=grammar.ignore, modes=grammar.modes)
+                   ignore=grammar.ignore, modes=grammar.modes, gaps=grammar.gaps)
 
     @classmethod
     def build(cls, terminals: Iterable[TerminalDef], rules: Iterable[Rule], start: str,
-              ignore: Iterable[str] = (), modes: Iterable[LexerMode] = ()) -> "Grammar":
+              ignore: Iterable[str] = (), modes: Iterable[LexerMode] = (),
+              gaps: Iterable[str] = ()) -> "Grammar":
         return cls(terminals=tuple(terminals), rules=tuple(rules), start=start, ignore=frozenset(ignore),
-                   modes=tuple(modes))
+                   modes=tuple(modes), gaps=frozenset(gaps))
 
 
 def _token_spec(name: str, spec, fallback: bool) -> tuple:

@@ -135,14 +135,16 @@ def grammar_text(grammar: "Grammar | str") -> str:
         return "lark\0" + grammar
     if isinstance(grammar, Grammar):
         return "grammar\0" + repr((grammar.terminals, grammar.rules, grammar.start,
-                                   sorted(grammar.ignore)) + ((grammar.modes,) if grammar.modes else ()))
+                                   sorted(grammar.ignore)) + ((grammar.modes,) if grammar.modes else ())
+                                  + ((sorted(grammar.gaps),) if grammar.gaps else ()))
     raise TypeError(f"grammar must be Lark text or stackmask.Grammar, not {type(grammar).__name__}")
 
 
 def make_scanner(tables: GrammarTables) -> Scanner:
     return Scanner(tables.lexer, tables.lexed, tables.grammar.ignore, tables.terminal_ids,
                    starts=tables.mode_starts, switch=tables.switch,
-                   special_terms=special_bindings(tables))
+                   special_terms=special_bindings(tables), gap_starts=tables.gap_starts,
+                   gaps=tables.grammar.gaps)
 
 
 def prepare_grammar(grammar, vocab, special_tokens=None, trigger=None):

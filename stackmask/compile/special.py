@@ -75,7 +75,7 @@ def resolve_grammar(grammar: Grammar, vocab) -> Grammar:
             owner[i] = t.name
         terms.append(TerminalDef(name=t.name, regex="", priority=t.priority, token=("ids", ids)))
     out = Grammar(terminals=tuple(terms), rules=grammar.rules, start=grammar.start,
-                  ignore=grammar.ignore, modes=grammar.modes)
+                  ignore=grammar.ignore, modes=grammar.modes, gaps=grammar.gaps)
     _check_collisions(out, by_text, owner)
     return out
 
@@ -162,4 +162,4 @@ def with_trigger(g: Grammar, trigger, vocab) -> Grammar:
         switch.append((until, inner[0].name))
     modes = [LexerMode(mode, tuple(mode_terms), tuple(switch))] + inner
     return Grammar(terminals=tuple(terms), rules=tuple(rules) + g.rules, start=start,
-                   ignore=g.ignore, modes=tuple(modes))
+                   ignore=g.ignore, modes=tuple(modes), gaps=g.gaps)

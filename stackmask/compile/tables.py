@@ -17,6 +17,7 @@ from ..glr.normal_form import NormalForm, normalize
 from ..lexer.combined import compile_modal_lexer, widest_chain
 from ..lexer.counted import DEFAULT_BAND
 from ..lexer.dfa import DFA
+from ..lexer.gaps import add_gap_starts
 from ..lexer.pinned import add_pinned
 from ..limits import Limits
 
@@ -38,6 +39,7 @@ class GrammarTables:
     lexed: tuple = ()             # the terminals read from bytes (lexer accept indices refer to these)
     mode_starts: tuple = (0,)     # lexer DFA start state of every lexer mode
     switch: dict = None           # (mode, terminal name) -> mode after emitting it there
+    gap_starts: tuple = ()        # per mode, the lexer state after a gap (-1: none; () no gaps)
 
 
 def coerce_grammar(grammar: "Grammar | str") -> Grammar:
@@ -95,7 +97,7 @@ def merge_optional_modes(g: Grammar) -> Grammar:
     if len(modes) == 1 and not modes[0].switch and set(modes[0].terminals) == set(g.terminal_names):
         modes = []
     return type(g)(terminals=g.terminals, rules=g.rules, start=g.start, ignore=g.ignore,
-                   modes=tuple(modes))
+                   modes=tuple(modes), gaps=g.gaps)
 
 
 def _mode_lists(g: Grammar, lexed) -> list:
@@ -195,6 +197,10 @@ def _build_tables(grammar, ambiguous: bool, check, band: int, cap: int) -> Gramm
     except GrammarError as e:
         raise _with_sources(e, lexed) from None
     dfa = add_pinned(dfa, band)                      # deep states for short count classes
+    try:                                             # where a lexeme starts after a gap
+        dfa, gap_starts = add_gap_starts(dfa, starts, lexed, _mode_lists(read, lexed), g.gaps, band)
+    except GrammarError as e:
+        raise _with_sources(e, lexed) from None
     switch: dict = {}
     mode_index = {m.name: k for k, m in enumerate(read.modes)}
     for k, m in enumerate(read.modes):
@@ -207,4 +213,5 @@ def _build_tables(grammar, ambiguous: bool, check, band: int, cap: int) -> Gramm
             ids[t.name] = extra
             extra += 1
     return GrammarTables(grammar=g, normal_form=nf, lr=lr, lexer=dfa, terminal_ids=ids,
-                         ambiguous=ambiguous, lexed=lexed, mode_starts=starts, switch=switch)
+                         ambiguous=ambiguous, lexed=lexed, mode_starts=starts, switch=switch,
+                         gap_starts=gap_starts)

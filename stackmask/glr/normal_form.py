@@ -164,7 +164,7 @@ def _to_grammar(work: Work, g: Grammar) -> Grammar:
         for exp, oi in work.get(a, ()):
             u = user[oi]
             out.append(Rule(origin=a, expansion=exp, source=u.source or u.origin, priority=u.priority))
-    return Grammar(terminals=g.terminals, rules=tuple(out), start=g.start, ignore=g.ignore, modes=g.modes)
+    return Grammar(terminals=g.terminals, rules=tuple(out), start=g.start, ignore=g.ignore, modes=g.modes, gaps=g.gaps)
 
 
 def _clean(work: Work, g: Grammar, allow_empty: bool = False) -> Work:

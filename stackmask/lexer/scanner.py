@@ -34,6 +34,12 @@ one combined automaton per mode, so a pending lexeme's state says its mode.
 A boundary in mode ``m`` is ``d = -1 - m`` (``BOUNDARY`` is mode 0's);
 emitting a terminal switches to the mode its lexer mode names for it.
 
+**Gaps** (``Grammar.gaps``: ignored terminals read at most once between two lexemes):
+after a gap lexeme in mode ``m`` the boundary is mode ``m``'s *gap boundary*,
+``d = -1 - (n_modes + m)``, whose DFA state is ``m``'s start without the gap
+terminals' first bytes (:func:`stackmask.lexer.gaps.add_gap_starts`): a gap never
+follows a gap, so a bounded gap terminal bounds every run of what it matches.
+
 **Counted repetitions** (:mod:`.counted`): where the DFA has stalls, the pending
 lexeme and the shadows are *extended states*: a DFA state, or ``(q, owed)`` with
 ``owed`` the ``(stall, iterations still owed)`` pairs of the stalls ``q`` is in (none
@@ -75,7 +81,8 @@ class Scanner:
 
     def __init__(self, dfa: DFA, terminals: Sequence[TerminalDef], ignore: Iterable[str],
                  terminal_ids: Mapping[str, int], starts: Sequence[int] = (0,),
-                 switch: Mapping | None = None, special_terms: Iterable[int] = ()):
+                 switch: Mapping | None = None, special_terms: Iterable[int] = (),
+                 gap_starts: Sequence[int] = (), gaps: Iterable[str] = ()):
         self.dfa = dfa
         #: parser terminals emitted by special tokens (they affect viability)
         self.special_terms = frozenset(special_terms)
@@ -83,11 +90,30 @@ class Scanner:
         ignore = frozenset(ignore)
         self._trans = dfa.rows()                 # one array per state: fast per-byte lookup
         self._live_out = [bool(x) for x in np.asarray(dfa.live_out)]
-        #: the DFA start state of every lexer mode (mode 0 first)
-        self.mode_starts = tuple(int(x) for x in starts)
+        starts = tuple(int(x) for x in starts)
+        #: the number of lexer modes
+        self.n_modes = n_modes = len(starts)
+        gap_starts = tuple(int(x) for x in gap_starts)
+        if gap_starts and len(gap_starts) != n_modes:
+            raise ValueError("one gap start per lexer mode (-1: the mode reads no gap terminal)")
+        gap_names = frozenset(gaps)
+        #: the DFA start state of every lexer mode (mode 0 first), then, where the grammar
+        #: has gaps, of every mode's gap boundary (a mode without gap terminals: its start)
+        self.mode_starts = starts + tuple(g if g >= 0 else starts[m] for m, g in enumerate(gap_starts))
         switch = dict(switch or {})
-        state_mode = (np.searchsorted(np.asarray(self.mode_starts), np.arange(dfa.n_states), side="right")
+        state_mode = (np.searchsorted(np.asarray(starts), np.arange(dfa.n_states), side="right")
                       - 1).tolist()
+        for m, g in enumerate(gap_starts):
+            if g >= 0:
+                state_mode[g] = m
+
+        def boundary(t: int, named) -> int:
+            """The boundary after emitting ``named`` (winners) into mode ``t``: its gap
+            boundary after a gap lexeme (where ``t`` reads gap terminals)."""
+            if gap_names and named and gap_starts[t] >= 0 and all(n in gap_names for n, _ in named):
+                return -1 - (n_modes + t)
+            return -1 - t
+
         winners: list[Emission] = []
         next_b: list[int] = []      # per DFA state: the boundary after emitting its winners
         #: per DFA state whose winners switch to different modes: ``((emission, boundary),
@@ -102,8 +128,9 @@ class Scanner:
             for n, a in named:
                 by_mode.setdefault(switch.get((m, n), m), set()).add(a)
             if len(by_mode) > 1:
-                self._split[q] = tuple((tuple(sorted(by_mode[t])), -1 - t) for t in sorted(by_mode))
-            next_b.append(-1 - (next(iter(by_mode)) if len(by_mode) == 1 else m))
+                self._split[q] = tuple((tuple(sorted(by_mode[t])), boundary(t, named))
+                                       for t in sorted(by_mode))
+            next_b.append(boundary(next(iter(by_mode)) if len(by_mode) == 1 else m, named))
         self.winners: tuple[Emission, ...] = tuple(winners)
         self._next_boundary = next_b
         self._special_switch = {(m, terminal_ids[n]): t for (m, n), t in switch.items()
@@ -459,6 +486,7 @@ class Scanner:
                 parts = ()
             by_cfg: dict = {}                 # winners ending in the same mode: one emission
             for em, m in parts:
+                m = m % self.n_modes          # a gap boundary's mode (a special token is a lexeme)
                 m2 = self._special_switch.get((m, term), m)
                 by_cfg.setdefault(self.intern(-1 - m2, frozenset()), set()).update(em)
             r = tuple((tuple(sorted(a)), c) for c, a in sorted(by_cfg.items()))

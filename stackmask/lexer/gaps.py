@@ -1,0 +1,90 @@
+"""Gap boundaries: where the next lexeme starts after a gap lexeme.
+
+A gap terminal (``Grammar.gaps``) is an ignored terminal read at most once between two
+lexemes. After one, the lexer starts the next lexeme in the mode's *gap start*: the
+mode's start state without the gap terminals' first bytes, so a second gap cannot begin
+there. A gap terminal shares no first byte with another terminal of its mode (checked
+here): from the gap start every other terminal starts as from the mode's start, and
+after the first byte the two starts lead to the same states. The scanner reads the gap
+starts as boundaries of their own (:mod:`.scanner`, *Gaps*).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import GrammarError
+from .combined import terminal_dfas
+from .counted import DEFAULT_BAND
+from .dfa import DFA
+
+__all__ = ["add_gap_starts", "first_bytes"]
+
+
+def first_bytes(d: DFA) -> np.ndarray:
+    """The bytes leaving a DFA's start state (boolean per byte)."""
+    return np.asarray(d.trans)[0] >= 0
+
+
+def add_gap_starts(dfa: DFA, starts: Sequence[int], lexed: Sequence, mode_lists: Sequence,
+                   gaps, band: int = DEFAULT_BAND) -> tuple[DFA, tuple]:
+    """``(dfa with one more state per mode that reads a gap terminal, gap starts)``: per
+    mode (``mode_lists``: positions in ``lexed`` of its terminals, as the lexer was built
+    from them) the state a lexeme starts in after a gap lexeme, or -1 (the mode reads no
+    gap terminal). ``gaps``: the gap terminals' names. A ``GrammarError`` names a gap
+    terminal that shares a first byte with another terminal of a mode."""
+    gaps = frozenset(gaps)
+    if not gaps:
+        return dfa, ()
+    dfas = terminal_dfas(lexed, band)
+    rows, accepts, out = [], [], []
+    trans = np.asarray(dfa.trans)
+    n = dfa.n_states
+    for m, idx in enumerate(mode_lists):
+        gap_pos = [i for i in idx if lexed[i].name in gaps]
+        if not gap_pos:
+            out.append(-1)
+            continue
+        gap_first = np.zeros(256, dtype=bool)
+        for i in gap_pos:
+            gap_first |= first_bytes(dfas[i])
+        for i in idx:
+            if i in gap_pos:
+                continue
+            both = np.flatnonzero(first_bytes(dfas[i]) & gap_first)
+            if len(both):
+                g = next(lexed[j].name for j in gap_pos if first_bytes(dfas[j])[both[0]])
+                raise GrammarError(f"gap terminal {g!r} and terminal {lexed[i].name!r} both start "
+                                   f"with byte {int(both[0])!r} (a gap terminal shares no first "
+                                   f"byte with the terminals read beside it)", name=g)
+        row = trans[starts[m]].copy()
+        row[gap_first] = -1
+        rows.append(row)
+        accepts.append(frozenset(a for a in dfa.accepts[starts[m]] if a not in gap_pos))
+        out.append(n + len(rows) - 1)
+    if not rows:
+        return dfa, tuple(out)
+    return _with_states(dfa, np.stack(rows), accepts), tuple(out)
+
+
+def _with_states(dfa: DFA, rows: np.ndarray, accepts: list) -> DFA:
+    """``dfa`` with the states ``rows`` (transition rows) appended: in no stall and no
+    chain of counted repetitions."""
+    k = len(rows)
+    n = dfa.n_states + k
+    counters = dfa.counters
+    if counters:
+        band, owed, rewind, tags = counters
+        rewind = np.vstack([rewind, np.full((k, len(owed)), -1, dtype=np.int32)])
+        tags = np.vstack([tags, np.zeros((k, len(owed)), dtype=np.int8)])
+        counters = (band, owed, rewind, tags)
+    chains = dfa.chains
+    if chains:
+        *arrs, groups = chains
+        arrs = [np.concatenate([a, np.full(k, -1, dtype=np.int32)]) for a in arrs]
+        chains = (*arrs, groups)
+    return DFA(trans=np.vstack([dfa.trans, rows.astype(np.int32)]),
+               accepts=tuple(dfa.accepts) + tuple(accepts), n_states=n, counters=counters,
+               chains=chains, reach_as=dfa.reach_as)

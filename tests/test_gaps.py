@@ -1,0 +1,105 @@
+"""Gap terminals (``Grammar.gaps``): ignored terminals the lexer reads at most once between
+two lexemes (``stackmask.lexer.gaps``, the scanner's gap boundaries). The language is
+checked against a regex written from the definition; masks against the reference oracle,
+fresh and loaded from the artifact cache."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stackmask import Constraint, Grammar, GrammarError, TokenRejected, Vocab
+
+WORDS = r"""
+start: item+
+item: WORD | NUM
+WORD: /[a-z]+/
+NUM: /[0-9]+/
+WS: /[ ]{1,3}|\n[ ]{0,2}/
+%ignore WS
+"""
+
+#: the language by definition: items, at most one gap (a line break then at most two
+#: blanks, or one to three blanks) between two of them, before the first and after the last
+GAP = r"(?:[ ]{1,3}|\n[ ]{0,2})?"
+LANGUAGE = re.compile(GAP + r"(?:[a-z]+|[0-9]+)(?:" + GAP + r"(?:[a-z]+|[0-9]+))*" + GAP)
+
+TOKENS = [b"a", b"b", b"1", b" ", b"  ", b"   ", b"    ", b" a", b"  a", b"a ", b"1 ", b"   1",
+          b"a  ", b" 1 ", b"\n", b"\n ", b" \n", b"\n  a", b"a\n"]
+
+
+def _grammar(gaps=("WS",)) -> Grammar:
+    g = Grammar.from_lark(WORDS)
+    return Grammar.build(g.terminals, g.rules, g.start, ignore=g.ignore, gaps=gaps)
+
+
+def _accepts(c: Constraint, text: str) -> bool:
+    try:
+        s = c.commit_bytes(c.start(), text.encode())
+    except TokenRejected:
+        return False
+    return c.is_accepting(s)
+
+
+_C: list = []
+
+
+def _constraint() -> Constraint:
+    if not _C:
+        vocab = Vocab(TOKENS + [b"<eos>"], eos_token_ids=[len(TOKENS)])
+        _C.append(Constraint(_grammar(), vocab, cache_dir=False, progress=False))
+    return _C[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab1 \n", max_size=12))
+def test_the_language_is_one_gap_at_most_between_lexemes(text):
+    assert _accepts(_constraint(), text) == bool(LANGUAGE.fullmatch(text)), repr(text)
+
+
+def test_plain_ignore_repeats_where_a_gap_does_not():
+    c, plain = _constraint(), Constraint(Grammar.from_lark(WORDS), _constraint().vocab,
+                                         cache_dir=False, progress=False)
+    for text in ("a    b", "a \nb", "      a", "a\n\n"):
+        assert _accepts(plain, text) and not _accepts(c, text), repr(text)
+    for text in ("a   b", "a\n  b", "   a", "a\n  ", "a1 b"):
+        assert _accepts(plain, text) and _accepts(c, text), repr(text)
+
+
+def _walk_masks(c: Constraint, depth: int) -> int:
+    front, n = [c.start()], 0
+    for _ in range(depth):
+        nxt = []
+        for s in front:
+            ref = c.reference_mask(s)
+            assert np.array_equal(c.get_mask(s), ref)
+            n += 1
+            nxt.extend(c.commit(s, t) for t in range(len(TOKENS)) if (ref[t >> 5] >> (t & 31)) & 1)
+        front = nxt[:2000]
+    return n
+
+
+def test_masks_equal_the_oracle_fresh_and_loaded(tmp_path):
+    vocab = Vocab(TOKENS + [b"<eos>"], eos_token_ids=[len(TOKENS)])
+    for attempt in range(2):
+        c = Constraint(_grammar(), vocab, cache_dir=tmp_path, progress=False)
+        assert ("load_s" in c.compile_stats()) == (attempt == 1)     # built, then loaded
+        assert c.tables.gap_starts and c.tables.gap_starts[0] >= 0
+        assert _walk_masks(c, 5) > 1000
+
+
+def test_a_gap_must_not_share_a_first_byte():
+    g = Grammar.from_lark(WORDS.replace("WORD: /[a-z]+/", "WORD: /[a-z ]+/"))
+    bad = Grammar.build(g.terminals, g.rules, g.start, ignore=g.ignore, gaps=("WS",))
+    with pytest.raises(GrammarError, match="gap terminal 'WS' and terminal 'WORD'"):
+        Constraint(bad, _constraint().vocab, cache_dir=False, progress=False)
+
+
+def test_a_gap_is_an_ignored_terminal():
+    g = Grammar.from_lark(WORDS)
+    with pytest.raises(GrammarError, match="not an ignored terminal"):
+        Grammar.build(g.terminals, g.rules, g.start, gaps=("WS",))
