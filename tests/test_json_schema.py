@@ -788,7 +788,10 @@ def test_whitespace_policies():
     assert accepts(c, json.dumps(doc, separators=(",", ":")))
     assert not accepts(c, '{"a":' + " " * 30 + "1}")          # a run longer than max_whitespace
     assert not accepts(c, '{\n\n"a": 1}')                       # two line breaks in a row
-    assert not accepts(c, ' {"a": 1}') and not accepts(c, '{"a": 1}\n')
+    # one gap before and after the document too (RFC 8259's ws around the value), not two
+    assert accepts(c, ' {"a": 1}') and accepts(c, '{"a": 1}\n') and accepts(c, '\n\t{}\n  ')
+    assert not accepts(c, ' \n{"a": 1}') and not accepts(c, '{"a": 1}\n\n')
+    assert not accepts(c, '{"a": 1}' + " " * 21)
     cc = constraint(s, whitespace="compact")
     assert accepts(cc, json.dumps(doc, separators=(",", ":"))) and not accepts(cc, json.dumps(doc))
     cf = constraint(s, whitespace="flexible")
@@ -806,13 +809,13 @@ def test_bounded_whitespace_cannot_loop():
         c.commit_bytes(s, b"\n")
 
 
-# every whitespace gap of one document: (before-colon?, text); the bounded policy allows
-# one run per gap (an optional line break, then at most max_whitespace spaces/tabs) and
-# at most one space before a colon
-_GAP_TEMPLATE = ['{', 0, '"a"', 1, ':', 0, '[', 0, '1', 0, ',', 0, '{', 0, '}', 0, ',', 0, '[', 0, ']',
+# every whitespace gap of one document, before and after it included: (before-colon?,
+# text); the bounded policy allows one run per gap (an optional line break, then at most
+# max_whitespace spaces/tabs) and at most one space before a colon
+_GAP_TEMPLATE = [0, '{', 0, '"a"', 1, ':', 0, '[', 0, '1', 0, ',', 0, '{', 0, '}', 0, ',', 0, '[', 0, ']',
                  0, ']', 0, ',', 0, '"xy"', 1, ':', 0, '{', 0, '"c"', 1, ':', 0, 'null', 0, '}', 0, ',',
                  0, '"k"', 1, ':', 0, '{', 0, '"u"', 1, ':', 0, '[', 0, '1', 0, ',', 0, '{', 0, '}', 0,
-                 ']', 0, '}', 0, '}']
+                 ']', 0, '}', 0, '}', 0]
 _GAP_SCHEMA = {"type": "object",
                "properties": {"a": {"type": "array"},
                               "b": {"type": "object", "properties": {"c": {}}},
@@ -950,7 +953,13 @@ def test_masks_with_qwen_contain_the_next_token(qwen_vocab, qwen_encoding):
             assert t in ids and eos not in ids
         s = c.commit(s, t)
     ids = set(c.allowed_tokens(s).tolist())
-    assert ids == set(qwen_vocab.eos_token_ids)
+    # after the document: EOS, or one gap of whitespace or its start (then EOS only)
+    gap = re.compile(rb"\r?\n[ \t]{0,20}|[ \t]{1,20}|\r")
+    rest = ids - set(qwen_vocab.eos_token_ids)
+    assert set(qwen_vocab.eos_token_ids) <= ids and rest
+    assert all(gap.fullmatch(qwen_vocab.token_bytes(i)) for i in rest)
+    s = c.commit_bytes(s, b"\n" + b" " * 20)          # a whole gap: nothing may follow it
+    assert set(c.allowed_tokens(s).tolist()) == set(qwen_vocab.eos_token_ids)
 
 
 # --------------------------------------------------------------------------

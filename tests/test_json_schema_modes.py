@@ -120,7 +120,9 @@ def test_the_compiler_keeps_optional_modes_only_where_smaller():
     t2 = build_tables(g2, ambiguous=True, band=129)
     assert t2.mode_starts == (0,)            # ... and merged
     plain = compile_lexer(convert_schema(s, lexer_modes=False).grammar.terminals, 129)
-    assert t2.lexer.n_states == plain.n_states
+    # (and one state more: where a lexeme starts after a whitespace gap)
+    assert t2.gap_starts == (plain.n_states,)
+    assert t2.lexer.n_states == plain.n_states + 1
 
 
 @pytest.mark.parametrize("wide, small", [(3, 2000), (100, 2000), (100, 0), (1, 10**6)])
@@ -269,7 +271,9 @@ def test_tag_bodies_keep_their_modes(forced_modes):
     assert accepts(c, "hi <call>" + ok + "</call> bye")
     assert accepts(c, "<call>\n" + ok + "\n</call>")
     assert not accepts(c, "<call>" + ok.replace("XYZ000", "xyz000") + "</call>")
-    assert not accepts(c, "<call>" + ok + " </call>")
+    # the body's whitespace is its own: one gap before and after it, not two
+    assert accepts(c, "<call>" + ok + " </call>") and accepts(c, "<call>\t" + ok + "\n  </call>")
+    assert not accepts(c, "<call>" + ok + " \n</call>") and not accepts(c, "<call>\n\n" + ok + "</call>")
 
 
 def test_modal_schema_masks_equal_the_oracle(qwen_vocab, tmp_path):

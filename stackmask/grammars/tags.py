@@ -26,9 +26,10 @@ Semantics (exact; masks are tested against the reference oracle):
   the closing tag and ``whitespace`` compete there), so a catch-all free-text
   terminal never swallows JSON. ``whitespace`` (a regex, default one line
   break ``\\r?\\n``; ``None``: none) is allowed right after the opening and
-  before the closing tag, as in Qwen's ``<tool_call>\\n{...}\\n</tool_call>``.
-  (A wider default such as ``[ \\t\\r\\n]{1,20}`` costs compile time: its
-  counter multiplies with the JSON grammar's bounded whitespace.)
+  before the closing tag, as in Qwen's ``<tool_call>\\n{...}\\n</tool_call>``,
+  except around a body whose grammar has whitespace gaps (``Grammar.gaps``: a JSON
+  Schema body under the default bounded whitespace), which brings its own: one gap
+  (a line break, then at most ``max_whitespace`` spaces/tabs) before and after it.
 * A JSON Schema body uses :func:`stackmask.grammars.json_schema.schema_to_grammar`
   (``schema_options`` are passed on). Bodies may not use lexer modes of their
   own.
@@ -85,7 +86,8 @@ def _prefixed(g: Grammar, tp: str, rp: str, used: set) -> tuple:
     modes = [(rp + m.name, tuple(tmap[n] for n in m.terminals),
               tuple((tmap[n], rp + target) for n, target in m.switch),
               rp + m.merge_into if m.merge_into else "") for m in g.modes]
-    return terms, rules, nmap[g.start], frozenset(tmap[n] for n in g.ignore), modes
+    return (terms, rules, nmap[g.start], frozenset(tmap[n] for n in g.ignore), modes,
+            frozenset(tmap[n] for n in g.gaps))
 
 
 def _tag_spec(tag, what: str):
@@ -115,6 +117,7 @@ def tag_dispatch(tags: Mapping, stop: Iterable = (), *, whitespace: str | None =
     terms: list[TerminalDef] = []
     rules: list[Rule] = []
     ignore: set = set()
+    gaps: set = set()
 
     def term(name: str, **kw) -> str:
         if name in used:
@@ -135,10 +138,12 @@ def tag_dispatch(tags: Mapping, stop: Iterable = (), *, whitespace: str | None =
         except (TypeError, ValueError):
             raise TypeError(f"tags[{open_tag!r}] must be a pair (body, closing tag)") from None
         close_tag = _tag_spec(close_tag, "closing tag")
-        bt, br, bstart, bign, bmodes = _prefixed(_body_grammar(body, schema_options), f"T{i}_", f"t{i}_", used)
+        bt, br, bstart, bign, bmodes, bgaps = _prefixed(_body_grammar(body, schema_options),
+                                                        f"T{i}_", f"t{i}_", used)
         terms.extend(bt)
         rules.extend(br)
         ignore |= bign
+        gaps |= bgaps
         mode = f"tag{i}"
         body_sym = f"tag{i}_body"
         used.add(body_sym)
@@ -170,7 +175,7 @@ def tag_dispatch(tags: Mapping, stop: Iterable = (), *, whitespace: str | None =
         used.add(close_sym)
         for c in close_names:
             rules.append(Rule(close_sym, (c,), source=close_sym))
-        if whitespace is not None:
+        if whitespace is not None and not bgaps:
             ws = term(f"TAG{i}_WS", regex=whitespace)
             extra.append(ws)
             for pre in ((), (ws,)):
@@ -200,7 +205,7 @@ def tag_dispatch(tags: Mapping, stop: Iterable = (), *, whitespace: str | None =
     all_modes = [LexerMode("text", tuple(text_mode), tuple(text_switch))] + modes
     if stops:
         all_modes.append(LexerMode("stopped", ()))
-    return Grammar.build(terms, rules, "start", ignore=ignore, modes=all_modes)
+    return Grammar.build(terms, rules, "start", ignore=ignore, modes=all_modes, gaps=gaps)
 
 
 def tool_call_schema(tools: Iterable) -> dict:

@@ -43,15 +43,15 @@ Policies (what "exact" means here)
   wrote ``1.0``).
 * **enum / const** objects and arrays are accepted with their members in the
   order written.
-* **Whitespace** (``whitespace=``): ``"bounded"`` (default) allows, next to
-  each ``{ } [ ] ,`` and after each ``:``, at most one line break followed by
-  at most ``max_whitespace`` (default 20) spaces/tabs, and at most one space
-  before a ``:``, so a model cannot loop on whitespace but pretty-printed and
-  ``json.dumps`` output parse; no whitespace before or after the document.
-  (The whitespace after ``{ [ , :`` is a ``WS`` terminal of the grammar, so
-  the counted blanks are not repeated inside every key terminal of the
-  lexer.) ``"compact"`` allows none, ``"flexible"`` any amount (RFC 8259,
-  also around the document).
+* **Whitespace** (``whitespace=``): ``"bounded"`` (default) allows, in each gap
+  between two tokens of the JSON text (next to each ``{ } [ ] , :``) and before and
+  after the document, at most one line break followed by at most ``max_whitespace``
+  (default 20) spaces/tabs, and at most one space between a property name and its
+  ``:``, so a model cannot loop on whitespace but pretty-printed and ``json.dumps``
+  output parse. (The gap is an ignored terminal read at most once between two lexemes,
+  ``Grammar.gaps``: the parser never sees it, so a token carrying blanks reaches the
+  mask automaton as the same token without them would.) ``"compact"`` allows none,
+  ``"flexible"`` any amount (RFC 8259, also around the document).
 * **Formats**: date (real calendar dates, leap years included), time and
   date-time (RFC 3339; leap seconds rejected, as the ``jsonschema`` package
   does), duration, email (dot-atom local part @ host name; label lengths not

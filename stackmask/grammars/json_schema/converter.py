@@ -57,7 +57,6 @@ class Converter(EmitMixin, RefsMixin, CombinatorsMixin, ComplementsMixin, MergeM
         self.obj_source: dict = {}
         self.key_terms: dict[str, str] = {}      # declared property name -> key terminal
         self.key_names: set[str] = set()          # every key terminal (lexer modes)
-        self.ws_names: set[str] = set()           # whitespace terminals after { [ , and keys
         self.pending_extras: list = []
         self.beat = Heartbeat()                   # progress lines of a long conversion
         self.subschemas = 0                       # languages computed (progress lines)
@@ -66,13 +65,16 @@ class Converter(EmitMixin, RefsMixin, CombinatorsMixin, ComplementsMixin, MergeM
         self.index(root, "", True)
         ws = opts["whitespace"]
         n = opts["max_whitespace"]
-        self.ws = {"compact": "", "bounded": r"(?:\r?\n)?[ \t]{0,%d}" % n,
-                   "flexible": r"[ \t\n\r]*"}[ws]
-        # bounded: whitespace *after* { [ , : is a WS terminal of the grammar (one run per
-        # gap), not part of those terminals (see punct); before : at most one space
-        self.ws_after = ws == "bounded"
+        # whitespace inside the punctuation terminals: none under the bounded policy, where
+        # every gap between two lexemes is one run of the grammar's gap terminal (``gap``)
+        self.ws = {"compact": "", "bounded": "", "flexible": r"[ \t\n\r]*"}[ws]
+        #: the bounded policy's gap terminal (Grammar.gaps): at most one line break, then at
+        #: most ``max_whitespace`` spaces/tabs, read at most once between two lexemes
+        self.gap = None
+        if ws == "bounded":
+            self.gap = r"\r?\n[ \t]{0,%d}|[ \t]{1,%d}" % (n, n) if n > 0 else r"\r?\n"
         self.ws_pre_colon = {"compact": "", "bounded": " ?", "flexible": self.ws}[ws]
-        self.ws_wrapped: dict[str, str] = {}
+        self.empty_pairs: dict[str, str] = {}     # "{}"/"[]" -> its two brackets' symbol
 
     # -- bookkeeping ---------------------------------------------------------
     def progress(self, ptr: str) -> None:

@@ -3,6 +3,8 @@ driver that builds every queued symbol and drops unproductive ones."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from ...errors import GrammarError
 from ...grammar import Grammar, Rule, TerminalDef
 from .. import ecma_regex as R
@@ -112,11 +114,17 @@ class EmitMixin:
         terms = [t for t in self.term_defs if t.name in used_terms]
         modes = ()
         if self.opts["lexer_modes"]:
-            terms2, rules2, keys2 = split_keys(terms, rules, start, self.key_names, self.ws_names)
-            modes = value_modes(terms2, rules2, start, keys2, self.ws_names)
+            terms2, rules2, keys2 = split_keys(terms, rules, start, self.key_names, set())
+            modes = value_modes(terms2, rules2, start, keys2, set())
             if modes:
                 terms, rules = terms2, rules2
-        return Grammar.build(terms, rules, start, modes=modes)
+        if self.gap is None:
+            return Grammar.build(terms, rules, start, modes=modes)
+        # the bounded policy's whitespace: a gap terminal, ignored, read in every mode
+        gap = self.name("WS")
+        terms = list(terms) + [TerminalDef(name=gap, regex=self.gap, source="whitespace")]
+        modes = tuple(dataclasses.replace(m, terminals=m.terminals + (gap,)) for m in modes)
+        return Grammar.build(terms, rules, start, ignore=(gap,), modes=modes, gaps=(gap,))
 
     def _productive(self) -> set:
         """Nonterminals deriving some terminal string (the others, e.g. a
@@ -211,52 +219,37 @@ class EmitMixin:
         return self.term("(?:" + R.to_python(ast) + ")", "NUM")
 
     def key_term(self, ast) -> str:
-        """Key symbol of a key language: the key, the colon and the whitespace after it."""
+        """Key symbol of a key language: the key and the colon (with the whitespace the
+        policy allows between them and, flexible policy, after the colon)."""
         t = self.term('"(?:' + R.to_json_string(ast) + ')"' + self.colon(), "KEY")
         self.key_names.add(t)
-        return self.space_after(t)
+        return t
 
     def colon(self) -> str:
-        return self.ws_pre_colon + ":" + ("" if self.ws_after else self.ws)
+        return self.ws_pre_colon + ":" + self.ws
 
     def punct(self, which: str) -> str:
-        """Symbol of a punctuation with its whitespace. Whitespace before ``} ] ,`` is part of
-        their terminals. Whitespace after ``{ [ , :``: part of the terminal too, except in the
-        bounded policy, where it is the grammar's ``WS`` terminal (:meth:`space_after`): folded
-        into the terminals, every key terminal would repeat the counted blanks (the lexer
-        automaton, and with it the mask automaton's start states, multiplied per key)."""
+        """Symbol of a punctuation with its whitespace. Flexible policy: the whitespace
+        before ``} ] ,`` and after ``{ [ , :`` is part of their terminals. Bounded policy:
+        none is; every gap between two lexemes is one run of the grammar's gap terminal
+        (``Grammar.gaps``, ignored: the parser never reads it, so a token with blanks and
+        one without reach the mask automaton alike), and an empty object or array is its
+        two brackets (a gap may come between them)."""
         ws = self.ws
-        after = "" if self.ws_after else ws
-        if which in ("{}", "[]") and self.ws_after:    # { then } with its leading whitespace
-            nt = self.ws_wrapped.get(which)
+        if which in ("{}", "[]") and self.gap is not None:
+            nt = self.empty_pairs.get(which)
             if nt is None:
                 opening, closing = which
-                nt = self.ws_wrapped[which] = self.name("empty_obj" if opening == "{" else "empty_arr")
-                self.rule(nt, [self.punct_term(opening, "\\" + opening), self.punct(closing)], "whitespace")
+                nt = self.empty_pairs[which] = self.name("empty_obj" if opening == "{" else "empty_arr")
+                self.rule(nt, [self.punct(opening), self.punct(closing)], "whitespace")
             return nt
-        rx = {"{": r"\{" + after, "}": ws + r"\}", "[": r"\[" + after, "]": ws + r"\]",
-              ",": ws + "," + after, "{}": r"\{" + ws + r"\}", "[]": r"\[" + ws + r"\]"}[which]
-        t = self.punct_term(which, rx)
-        return self.space_after(t) if which in ("{", "[", ",") else t
+        rx = {"{": r"\{" + ws, "}": ws + r"\}", "[": r"\[" + ws, "]": ws + r"\]",
+              ",": ws + "," + ws, "{}": r"\{" + ws + r"\}", "[]": r"\[" + ws + r"\]"}[which]
+        return self.punct_term(which, rx)
 
     def punct_term(self, which: str, rx: str) -> str:
         return self.term(rx, {"{": "LBRACE", "}": "RBRACE", "[": "LBRACK", "]": "RBRACK", ",": "COMMA",
                               "{}": "EMPTY_OBJ", "[]": "EMPTY_ARR"}[which])
-
-    def space_after(self, t: str) -> str:
-        """``t`` followed by at most one whitespace run (bounded policy: ``t | t WS``, the
-        run a ``WS`` terminal); ``t`` itself under the other policies."""
-        if not self.ws_after:
-            return t
-        nt = self.ws_wrapped.get(t)
-        if nt is None:
-            n = self.opts["max_whitespace"]
-            ws = self.term(r"\r?\n[ \t]{0,%d}|[ \t]{1,%d}" % (n, n) if n > 0 else r"\r?\n", "WS")
-            self.ws_names.add(ws)
-            nt = self.ws_wrapped[t] = self.name("space_after")
-            self.rule(nt, [t], "whitespace")
-            self.rule(nt, [t, ws], "whitespace")
-        return nt
 
     def literal_symbol(self, v) -> str:
         key = canon(v)

@@ -291,7 +291,7 @@ class ObjectsMixin:
             self.terms[regex + "\x00prio1"] = t
             self.term_defs.append(TerminalDef(name=t, regex=regex, priority=1))
             self.key_names.add(t)
-            t = self.key_terms[name] = self.space_after(t)
+            self.key_terms[name] = t
         return t
 
     def extra_members(self, E, pat_asts, addl, name_lang, base, ptr):
