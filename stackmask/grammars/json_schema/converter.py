@@ -65,15 +65,15 @@ class Converter(EmitMixin, RefsMixin, CombinatorsMixin, ComplementsMixin, MergeM
         self.index(root, "", True)
         ws = opts["whitespace"]
         n = opts["max_whitespace"]
-        # whitespace inside the punctuation terminals: none under the bounded policy, where
-        # every gap between two lexemes is one run of the grammar's gap terminal (``gap``)
-        self.ws = {"compact": "", "bounded": "", "flexible": r"[ \t\n\r]*"}[ws]
-        #: the bounded policy's gap terminal (Grammar.gaps): at most one line break, then at
-        #: most ``max_whitespace`` spaces/tabs, read at most once between two lexemes
-        self.gap = None
-        if ws == "bounded":
-            self.gap = r"\r?\n[ \t]{0,%d}|[ \t]{1,%d}" % (n, n) if n > 0 else r"\r?\n"
-        self.ws_pre_colon = {"compact": "", "bounded": " ?", "flexible": self.ws}[ws]
+        #: the whitespace between two lexemes, an ignored terminal read in every lexer mode
+        #: (the parser never sees it): ``(regex, gap)``, None for the compact policy. Bounded:
+        #: at most one line break, then at most ``max_whitespace`` spaces/tabs, read at most
+        #: once between two lexemes (a gap, ``Grammar.gaps``); flexible: any run (RFC 8259)
+        self.blank = {"compact": None,
+                      "bounded": (r"\r?\n[ \t]{0,%d}|[ \t]{1,%d}" % (n, n) if n > 0 else r"\r?\n", True),
+                      "flexible": (r"[ \t\n\r]+", False)}[ws]
+        # between a property name and its colon (one key terminal): what the policy allows
+        self.ws_pre_colon = {"compact": "", "bounded": " ?", "flexible": r"[ \t\n\r]*"}[ws]
         self.empty_pairs: dict[str, str] = {}     # "{}"/"[]" -> its two brackets' symbol
 
     # -- bookkeeping ---------------------------------------------------------

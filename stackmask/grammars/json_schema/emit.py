@@ -79,14 +79,7 @@ class EmitMixin:
     def run(self) -> Grammar:
         top = self.symbol(self.root, self.root_base, "#")
         start = "start"
-        if self.opts["whitespace"] == "flexible":
-            wt = self.term(r"[ \t\n\r]+", "WS")
-            self.rule(start, [top])
-            self.rule(start, [wt, top])
-            self.rule(start, [top, wt])
-            self.rule(start, [wt, top, wt])
-        else:
-            self.rule(start, [top])
+        self.rule(start, [top])
         state = None
         extra_rules: list = []
         while True:
@@ -118,13 +111,14 @@ class EmitMixin:
             modes = value_modes(terms2, rules2, start, keys2, set())
             if modes:
                 terms, rules = terms2, rules2
-        if self.gap is None:
+        if self.blank is None:
             return Grammar.build(terms, rules, start, modes=modes)
-        # the bounded policy's whitespace: a gap terminal, ignored, read in every mode
-        gap = self.name("WS")
-        terms = list(terms) + [TerminalDef(name=gap, regex=self.gap, source="whitespace")]
-        modes = tuple(dataclasses.replace(m, terminals=m.terminals + (gap,)) for m in modes)
-        return Grammar.build(terms, rules, start, ignore=(gap,), modes=modes, gaps=(gap,))
+        # the whitespace: an ignored terminal read in every mode (bounded: a gap)
+        ws = self.name("WS")
+        regex, gap = self.blank
+        terms = list(terms) + [TerminalDef(name=ws, regex=regex, source="whitespace")]
+        modes = tuple(dataclasses.replace(m, terminals=m.terminals + (ws,)) for m in modes)
+        return Grammar.build(terms, rules, start, ignore=(ws,), modes=modes, gaps=(ws,) if gap else ())
 
     def _productive(self) -> set:
         """Nonterminals deriving some terminal string (the others, e.g. a
@@ -226,25 +220,23 @@ class EmitMixin:
         return t
 
     def colon(self) -> str:
-        return self.ws_pre_colon + ":" + self.ws
+        return self.ws_pre_colon + ":"
 
     def punct(self, which: str) -> str:
-        """Symbol of a punctuation with its whitespace. Flexible policy: the whitespace
-        before ``} ] ,`` and after ``{ [ , :`` is part of their terminals. Bounded policy:
-        none is; every gap between two lexemes is one run of the grammar's gap terminal
-        (``Grammar.gaps``, ignored: the parser never reads it, so a token with blanks and
-        one without reach the mask automaton alike), and an empty object or array is its
-        two brackets (a gap may come between them)."""
-        ws = self.ws
-        if which in ("{}", "[]") and self.gap is not None:
+        """Symbol of a punctuation. Whitespace is never part of one: every run between two
+        lexemes is the grammar's ignored whitespace terminal (bounded policy: a gap,
+        ``Grammar.gaps``, read once per gap), which the parser never reads, so a token with
+        blanks and one without reach the mask automaton alike; an empty object or array
+        is then its two brackets (whitespace may come between them)."""
+        if which in ("{}", "[]") and self.blank is not None:
             nt = self.empty_pairs.get(which)
             if nt is None:
                 opening, closing = which
                 nt = self.empty_pairs[which] = self.name("empty_obj" if opening == "{" else "empty_arr")
                 self.rule(nt, [self.punct(opening), self.punct(closing)], "whitespace")
             return nt
-        rx = {"{": r"\{" + ws, "}": ws + r"\}", "[": r"\[" + ws, "]": ws + r"\]",
-              ",": ws + "," + ws, "{}": r"\{" + ws + r"\}", "[]": r"\[" + ws + r"\]"}[which]
+        rx = {"{": r"\{", "}": r"\}", "[": r"\[", "]": r"\]", ",": ",", "{}": r"\{\}",
+              "[]": r"\[\]"}[which]
         return self.punct_term(which, rx)
 
     def punct_term(self, which: str, rx: str) -> str:
