@@ -123,8 +123,12 @@ def test_configurations_commit_reaches_first_are_read_as_their_shadow_class(qwen
     configuration it never met (SQL's unseen programs did): interned, it is an alias of
     the one with each shadow its class's least state, which was compiled, so its mask
     compiles nothing and equals the oracle's (a mask is defined for any head: the
-    variants here are put on the stacks of real texts)."""
-    c = Constraint(Grammar.from_json_schema({}), qwen_vocab, cache_dir=False, progress=False)
+    variants here are put on the stacks of real texts). The whitespace is made an ignored
+    terminal that may follow itself (no gap, ``Grammar.gaps``), so that a blank run emitted
+    below its bound leaves a shadow."""
+    g = Grammar.from_json_schema({})
+    g = Grammar.build(g.terminals, g.rules, g.start, ignore=g.ignore, modes=g.modes)
+    c = Constraint(g, qwen_vocab, cache_dir=False, progress=False)
     sc, dwa = c.scanner, c.compiled.dwa
     rep = sc.shadow_classes()
     n_states, starts = len(dwa.items), set(dwa.init)

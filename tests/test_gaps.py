@@ -103,3 +103,23 @@ def test_a_gap_is_an_ignored_terminal():
     g = Grammar.from_lark(WORDS)
     with pytest.raises(GrammarError, match="not an ignored terminal"):
         Grammar.build(g.terminals, g.rules, g.start, gaps=("WS",))
+
+
+def test_json_gap_boundaries_drop_their_shadow_and_start_on_their_mode(qwen_vocab):
+    """Under the JSON Schema front end's bounded whitespace, the configuration after a
+    gap (met after a whole gap: one at its bound is emitted at once) has no shadow (the gap's longer match reads only blanks, dead after a gap) and
+    starts on its mode's boundary (the tokens it drops: those starting with a blank or a
+    line break). Masks there equal the oracle's."""
+    c = Constraint(Grammar.from_json_schema({}), qwen_vocab, cache_dir=False, progress=False)
+    sc, dwa = c.scanner, c.compiled.dwa
+    after_gap = [cfg for cfg, (d, _) in enumerate(sc.export_configs())
+                 if type(d) is int and d < -sc.n_modes]
+    assert after_gap and all(not sc.config(cfg)[1] for cfg in after_gap)
+    for cfg in after_gap:
+        d, _ = sc.config(cfg)
+        assert sc.config(dwa.init_base[cfg][0]) == (-1 - ((-1 - d) - sc.n_modes), frozenset())
+    # (a gap is emitted at its bound, or with the byte after it: full gaps end a text here)
+    for text in ("{" + " " * 20, '{\n  "a":\n' + "\t" * 20, "[1," + " \t" * 10, "{}\r\n" + " " * 20):
+        s = c.commit_bytes(c.start(), text.encode())
+        assert any(sc.config(cfg)[0] < -sc.n_modes for _, cfg in s.heads), text
+        assert np.array_equal(c.get_mask(s), c.reference_mask(s)), text

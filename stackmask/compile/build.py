@@ -188,6 +188,12 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
                     # one started on is compiled whole
                     r = add_config_on_shadow_base(dwa, terms, cfg, eos_w, classes,
                                                   dwa.init_base, shadow_diff)
+                    g = terms.gap_base(cfg) if r is None else None
+                    if g is not None:
+                        # after a gap: its mode's boundary less the gap-led tokens (a
+                        # diff of whole subtrees, however many tokens they hold)
+                        r = add_config_on_base(dwa, terms, cfg, eos_w, base=g, max_share=1.0,
+                                               avoid=dwa.init_base)
                 # (a counted chain's deep state: no diff walk against a guessed base, which
                 # costs more there than its own walk)
                 if r is None and b is None and not classes.is_root(cfg) and cfg not in bases \

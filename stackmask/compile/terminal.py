@@ -206,6 +206,17 @@ class TerminalCompiler:
             g = h
         return None
 
+    def gap_base(self, cfg: int) -> int | None:
+        """For a gap boundary without shadows (where a lexeme starts after a gap,
+        ``Grammar.gaps``), its mode's boundary: they differ only on the tokens that start
+        with a gap terminal's first byte, dead after a gap (a diff of a few subtrees taken
+        whole). None for any other configuration."""
+        sc = self.scanner
+        d, shadows = sc.config(cfg)
+        if shadows or type(d) is not int or d >= -sc.n_modes:
+            return None
+        return sc.intern(-1 - ((-1 - d) - sc.n_modes), frozenset())
+
     def _base_state(self, d: int) -> int | None:
         """A state ``d``'s bytes lead to that agrees with ``d`` on most bytes (where either
         leads somewhere), when ``d`` reads enough bytes (memoized), else None."""
@@ -247,8 +258,9 @@ class TerminalCompiler:
         sc = self.scanner
         d, shadows = sc.config(cfg)
         db, shadows_b = sc.config(base_cfg)
-        if shadows != shadows_b or d < 0 or db < 0:
-            raise ValueError("a diff needs two pending configurations with the same shadows")
+        if shadows != shadows_b or (d < 0) != (db < 0):
+            raise ValueError("a diff needs two pending configurations, or two boundaries, with "
+                             "the same shadows")
         # without shadows a token's outcome is its emissions and what its end configuration
         # requires: tokens whose branches differ only in end configurations that require
         # alike (a run of blanks ending at another count) are not in ``diff``, but their
@@ -351,7 +363,7 @@ class TerminalCompiler:
             for ems, ec in branches:
                 if extra:
                     de, sb = config(ec)
-                    ec = intern(de, sb | extra)
+                    ec = intern(de, sc.after_gap(de, sb | extra))
                 r = self.requirement(ec)
                 if r is None:
                     continue

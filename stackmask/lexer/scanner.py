@@ -110,7 +110,7 @@ class Scanner:
         def boundary(t: int, named) -> int:
             """The boundary after emitting ``named`` (winners) into mode ``t``: its gap
             boundary after a gap lexeme (where ``t`` reads gap terminals)."""
-            if gap_names and named and gap_starts[t] >= 0 and all(n in gap_names for n, _ in named):
+            if gap_starts and named and gap_starts[t] >= 0 and all(n in gap_names for n, _ in named):
                 return -1 - (n_modes + t)
             return -1 - t
 
@@ -166,6 +166,7 @@ class Scanner:
         #: their mask representative (:meth:`bind_aliases`)
         self._alias_sink: dict | None = None
         self._shadow_rep = None              # shadow_classes(), made on first use
+        self._live_memo: dict = {}           # DFA state -> the bytes it reads on (_live_bytes)
         if self.counted:
             self._xstep = Stalls(self._trans, dfa.counters).step
 
@@ -424,12 +425,33 @@ class Scanner:
         if split is not None:            # winners switching to different modes: one each
             if self._live_out[q]:
                 sh = ns | {nd}
-                return tuple((e, self.intern(b, sh)) for e, b in split) + ((None, self.intern(nd, ns)),)
-            return tuple((e, self.intern(b, ns)) for e, b in split)
+                return tuple((e, self.intern(b, self.after_gap(b, sh))) for e, b in split) \
+                    + ((None, self.intern(nd, ns)),)
+            return tuple((e, self.intern(b, self.after_gap(b, ns))) for e, b in split)
         nb = self._next_boundary[q]
         if self._live_out[q]:
-            return ((w, self.intern(nb, ns | {nd})), (None, self.intern(nd, ns)))
-        return ((w, self.intern(nb, ns)),)
+            return ((w, self.intern(nb, self.after_gap(nb, ns | {nd}))), (None, self.intern(nd, ns)))
+        return ((w, self.intern(nb, self.after_gap(nb, ns))),)
+
+    def after_gap(self, b: int, shadows):
+        """``shadows`` at boundary ``b`` without those that read no byte a lexeme can
+        start with there: at a gap boundary, the gap lexeme just emitted, which could only
+        grow by blanks no lexeme may start with after a gap (such a shadow dies on every
+        byte that does not kill the token anyway: the configurations are the same)."""
+        if b >= -self.n_modes or not shadows:
+            return shadows
+        live = self._live_bytes
+        start = live(self.mode_starts[-1 - b])
+        kept = frozenset(s for s in shadows if type(s) is not int or live(s) & start)
+        return kept if len(kept) != len(shadows) else shadows
+
+    def _live_bytes(self, q: int) -> int:
+        """The bytes DFA state ``q`` reads on (a bit per byte; memoized)."""
+        r = self._live_memo.get(q)
+        if r is None:
+            row = np.asarray(self.dfa.trans[q]) >= 0
+            r = self._live_memo[q] = int.from_bytes(np.packbits(row, bitorder="little").tobytes(), "little")
+        return r
 
     def _step_counted(self, cid: int, byte: int) -> tuple:
         """:meth:`_step` over extended states."""
