@@ -271,7 +271,9 @@ def head_pairs(scanner, configs, allowed=None) -> set:
     an ignored terminal (the same node) and keeps a lexeme pending. Returns
     ``(config of the emitting branch, config of the pending one, below)`` triples (bytes
     that every lexer state treats alike give the same: one of each class is read), both
-    in ``allowed`` when it is given."""
+    in ``allowed`` when it is given. Not where the emission is a gap (``Grammar.gaps``):
+    the next byte leaves one of the two heads (a blank the pending gap, any other the
+    head after it), so a start for both would only add a pair per count of the gap."""
     out = set()
     reps = scanner.byte_representatives
     for cfg in configs:
@@ -283,7 +285,7 @@ def head_pairs(scanner, configs, allowed=None) -> set:
                 continue
             pending = [c for em, c in outs if em is None]
             for em, c in outs:
-                if em is None:
+                if em is None or scanner.after_gap_boundary(c):
                     continue
                 below = em != (IGNORE,)
                 if below and len(em) != 1:

@@ -363,6 +363,11 @@ class Scanner:
         d = self._configs[cid][0]
         return type(d) is int and d < 0
 
+    def after_gap_boundary(self, cid: int) -> bool:
+        """Whether ``cid`` is at a gap boundary (a gap lexeme was just emitted)."""
+        d = self._configs[cid][0]
+        return type(d) is int and d < -self.n_modes
+
     def _growable(self) -> list:
         """Per DFA state: a complete lexeme that can grow (its emission leaves a shadow)."""
         return [bool(w) and lo for w, lo in zip(self.winners, self._live_out)]
