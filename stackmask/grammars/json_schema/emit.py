@@ -1,4 +1,4 @@
-"""Grammar emission: terminals, rules, punctuation with whitespace, literal values, the
+"""Grammar emission: terminals, rules, punctuation, the whitespace terminal, literal values, the
 driver that builds every queued symbol and drops unproductive ones."""
 
 from __future__ import annotations
@@ -213,8 +213,9 @@ class EmitMixin:
         return self.term("(?:" + R.to_python(ast) + ")", "NUM")
 
     def key_term(self, ast) -> str:
-        """Key symbol of a key language: the key and the colon (with the whitespace the
-        policy allows between them and, flexible policy, after the colon)."""
+        """Key symbol of a key language: the key and the colon, with the whitespace the
+        policy allows between them (the whitespace after the colon is the grammar's
+        ignored whitespace terminal, as everywhere else)."""
         t = self.term('"(?:' + R.to_json_string(ast) + ')"' + self.colon(), "KEY")
         self.key_names.add(t)
         return t
