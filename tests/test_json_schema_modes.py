@@ -354,7 +354,7 @@ def test_one_key_name_in_several_contexts_gets_a_mode_each(monkeypatch):
     # without a key terminal per context one mode reads both patterns: a product
     with pytest.MonkeyPatch.context() as mp:
         from stackmask.grammars.json_schema import emit
-        mp.setattr(emit, "split_keys", lambda t, r, s_, k, w: (t, r, k))
+        mp.setattr(emit, "split_keys", lambda t, r, s_, k: (t, r, k))
         shared = convert_schema(s).grammar
     sizes = []
     for gr in (g, shared):

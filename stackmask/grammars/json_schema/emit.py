@@ -107,8 +107,8 @@ class EmitMixin:
         terms = [t for t in self.term_defs if t.name in used_terms]
         modes = ()
         if self.opts["lexer_modes"]:
-            terms2, rules2, keys2 = split_keys(terms, rules, start, self.key_names, set())
-            modes = value_modes(terms2, rules2, start, keys2, set())
+            terms2, rules2, keys2 = split_keys(terms, rules, start, self.key_names)
+            modes = value_modes(terms2, rules2, start, keys2)
             if modes:
                 terms, rules = terms2, rules2
         if self.blank is None:

@@ -7,9 +7,8 @@ values can follow a key: 30 of 200 CloudFormation schemas passed the lexer's 100
 states that way, and every such pairing is lexer configurations to compile.
 
 A key terminal (the key, its colon and the whitespace before it) therefore switches to a
-*value mode* holding the terminals that can follow that key (and the whitespace terminal
-read right after it); the first lexeme other than that whitespace switches back to the
-*default mode* (mode 0), which holds every terminal that can be read anywhere else. A key
+*value mode* holding the terminals that can follow that key; the first lexeme switches back
+to the *default mode* (mode 0), which holds every terminal that can be read anywhere else. A key
 switches only where its value mode has a terminal the default mode lacks (terminals read
 only as the values of some keys); keys whose values need nothing of their own stay in the
 default mode. Keys whose value terminals are the same share their mode.
@@ -108,15 +107,13 @@ def _after(rule: Rule, i: int, nullable: set, first: dict, follow: dict) -> set:
     return out | follow.get(rule.origin, set())
 
 
-def _base_terminals(names: set, rules: list, start: str, keys, ws_after_key: set,
-                    nullable, first, follow) -> set:
+def _base_terminals(names: set, rules: list, start: str, keys, nullable, first, follow) -> set:
     """What the default mode must hold whichever keys switch: the terminals that can
-    come first, or right after any terminal that is neither a key nor the whitespace
-    read right after one."""
+    come first, or right after any terminal that is not a key."""
     base = set(first.get(start, set()))
     for r in rules:
         for i, s in enumerate(r.expansion):
-            if s in names and s not in keys and (id(r), i) not in ws_after_key:
+            if s in names and s not in keys:
                 base |= _after(r, i, nullable, first, follow)
     return base
 
@@ -136,22 +133,20 @@ def _states(names, term_defs: dict) -> int:
         return LARGE_CONTEXT
 
 
-def _wrappers(by_origin: dict, keys, ws_names) -> dict:
-    """Key -> the nonterminal ``W -> K | K WS`` it is read through (its whitespace
-    wrapper), None where it has several."""
+def _wrappers(by_origin: dict, keys) -> dict:
+    """Key -> the nonterminal ``W -> K`` it is read through (its wrapper), None where it
+    has several."""
     wrapper: dict = {}
     for w, rs in by_origin.items():
         heads = {r.expansion[0] for r in rs if r.expansion}
-        if (len(heads) == 1 and heads <= keys and all(
-                len(r.expansion) == 1 or (len(r.expansion) == 2 and r.expansion[1] in ws_names)
-                for r in rs)):
+        if len(heads) == 1 and heads <= keys and all(len(r.expansion) == 1 for r in rs):
             k = next(iter(heads))
             wrapper[k] = None if k in wrapper else w
     return wrapper
 
 
 def _default_view_base(names: set, rules: list, start: str, by_origin: dict, keys,
-                       ws_after_key: set, cut: set) -> set:
+                       cut: set) -> set:
     """:func:`_base_terminals` of the grammar as the default mode reads it: the values at
     ``cut`` (``(id(rule), position)``) are read in value modes to their end, so their
     insides are left out (an opaque symbol stands for each), and so is every rule only
@@ -166,7 +161,7 @@ def _default_view_base(names: set, rules: list, start: str, by_origin: dict, key
                 exp = tuple(hole if (id(r), j) in cut else x for j, x in enumerate(exp))
                 nr = Rule(r.origin, exp, source=r.source, priority=r.priority)
             else:
-                nr = r                 # ids kept: ws_after_key names positions of these
+                nr = r
             view.append(nr)
             for x in exp:
                 if x in by_origin and x not in reach:
@@ -174,18 +169,17 @@ def _default_view_base(names: set, rules: list, start: str, by_origin: dict, key
                     todo.append(x)
     nullable, first, follow = _first_follow(names | {hole}, view, start)
     # read as a terminal: what follows a value read in a value mode is read in this one
-    return _base_terminals(names | {hole}, view, start, keys, ws_after_key, nullable, first,
-                           follow) - {hole}
+    return _base_terminals(names | {hole}, view, start, keys, nullable, first, follow) - {hole}
 
 
-def _value_positions(rules: list, by_origin: dict, keys, ws_names) -> tuple:
+def _value_positions(rules: list, by_origin: dict, keys) -> tuple:
     """``(positions, readers)``: key -> the ``(rule, position)`` of every value read right
     after it, or None where that is not known (a value read further up than the rule the
     key is read in); ``(id(rule), position)`` of a value -> every key read right before it.
-    A key is read through its whitespace wrapper, or bare, or through *key sets*,
+    A key is read through its wrapper, or bare, or through *key sets*,
     nonterminals whose rules are each one key symbol (the extra members' shared segment
     tree: the value after one is read after any of its keys)."""
-    wrapper = _wrappers(by_origin, set(keys), ws_names)
+    wrapper = _wrappers(by_origin, set(keys))
     out: dict = {k: [] for k in keys}
     keyset: dict = {}                  # symbol -> the keys it is read as (alone)
     for k in keys:
@@ -262,14 +256,14 @@ def _span(v: str, by_origin: dict, keys) -> tuple | None:
     return terms, ending, going
 
 
-def _read_to_end(span, ws_names) -> bool:
+def _read_to_end(span) -> bool:
     """Whether a value of :func:`_span` ``span`` is read in its key's mode to its end:
     several lexemes, and the terminals that end it are never followed inside it (the
     mode switches back on them)."""
-    return span is not None and bool(span[2]) and not (span[1] & span[2]) and not (span[1] & ws_names)
+    return span is not None and bool(span[2]) and not (span[1] & span[2])
 
 
-def split_keys(terms: list, rules: list, start: str, key_names: set, ws_names: set) -> tuple:
+def split_keys(terms: list, rules: list, start: str, key_names: set) -> tuple:
     """``(terms, rules, key_names)`` with a key terminal of its own for each context of a
     key name whose values need terminals of their own, where the name has other contexts.
 
@@ -292,18 +286,12 @@ def split_keys(terms: list, rules: list, start: str, key_names: set, ws_names: s
     by_origin: dict = {}
     for r in rules:
         by_origin.setdefault(r.origin, []).append(r)
-    wrapper = _wrappers(by_origin, keys, ws_names)
+    wrapper = _wrappers(by_origin, keys)
     occurrences: dict = {}             # key -> [(rule index, position)] of its symbol
     for ri, r in enumerate(rules):
         for i, s in enumerate(r.expansion):
             occurrences.setdefault(s, []).append((ri, i))
-    ws_after_key = set()
-    for k in keys:
-        for ri, i in occurrences.get(k, ()):
-            r = rules[ri]
-            if i + 1 < len(r.expansion) and r.expansion[i + 1] in ws_names:
-                ws_after_key.add((id(r), i + 1))
-    base = _base_terminals(names, rules, start, keys, ws_after_key, nullable, first, follow)
+    base = _base_terminals(names, rules, start, keys, nullable, first, follow)
     taken = set(names) | set(by_origin)
     plans = []
     spans: dict = {}
@@ -321,20 +309,20 @@ def split_keys(terms: list, rules: list, start: str, key_names: set, ws_names: s
             r = rules[ri]
             if r.origin == w:
                 continue
-            after = frozenset(_after(r, i, nullable, first, follow) - ws_names)
+            after = frozenset(_after(r, i, nullable, first, follow))
             span = None
             if i + 1 < len(r.expansion):
                 v = r.expansion[i + 1]
                 if v not in spans:
                     spans[v] = _span(v, by_origin, key_names)
                 span = spans[v]
-            whole = span is not None and _read_to_end(span, ws_names)
+            whole = span is not None and _read_to_end(span)
             need = after | span[0] if whole else after
             contexts.setdefault((need, whole), []).append((ri, i))
         if len(contexts) < 2:
             continue
         common = frozenset.intersection(*(n for n, _ in contexts))
-        large = [c for c in contexts if _states(c[0] - common - ws_names, term_defs) >= LARGE_CONTEXT]
+        large = [c for c in contexts if _states(c[0] - common, term_defs) >= LARGE_CONTEXT]
         if not large:
             continue                   # one mode for all contexts pairs little
         groups: dict = {}              # what the group's mode reads -> occurrences
@@ -367,39 +355,23 @@ def split_keys(terms: list, rules: list, start: str, key_names: set, ws_names: s
     return new_terms, rules, key_names
 
 
-def value_modes(terms: list, rules: list, start: str, key_names: set,
-                ws_names: set) -> tuple:
+def value_modes(terms: list, rules: list, start: str, key_names: set) -> tuple:
     """The lexer modes of a schema grammar (module doc), or ``()`` where no key's values
-    need terminals of their own. ``key_names``: the key terminals; ``ws_names``: the
-    whitespace terminals read right after a key (they keep the value mode). Keys that
-    can match the same text may switch to different modes (the scanner then forks)."""
+    need terminals of their own. ``key_names``: the key terminals. Keys that can match
+    the same text may switch to different modes (the scanner then forks). (The
+    whitespace is an ignored terminal the front end adds to every mode.)"""
     term_defs = {t.name: t for t in terms}
     names = set(term_defs)
     keys = sorted(k for k in key_names if k in names)
     if not keys:
         return ()
     nullable, first, follow = _first_follow(names, rules, start)
-    # per key: the terminals that can follow it (through the whitespace right after it)
+    # per key: the terminals that can follow it
     after_key: dict = {k: set() for k in keys}
-    ws_after_key: set = set()          # (rule, position) of whitespace read right after a key
-    ambiguous: set = set()             # keys whose whitespace's context is not told apart
     for r in rules:
-        exp = r.expansion
-        for i, s in enumerate(exp):
-            if s not in after_key:
-                continue
-            if i + 1 < len(exp) and exp[i + 1] in ws_names:
-                nxt = _after(r, i + 1, nullable, first, follow)
-                after_key[s].add(exp[i + 1])
-                after_key[s] |= nxt
-                ws_after_key.add((id(r), i + 1))
-                if exp[i + 1] in nxt:
-                    ambiguous.add(s)
-            else:
-                nxt = _after(r, i, nullable, first, follow)
-                if nxt & ws_names:
-                    ambiguous.add(s)   # whitespace after it from elsewhere: stays in mode 0
-                after_key[s] |= nxt
+        for i, s in enumerate(r.expansion):
+            if s in after_key:
+                after_key[s] |= _after(r, i, nullable, first, follow)
     # per key: its mode's terminals and those that end the value (switch back); a value
     # whose texts are several lexemes with no key inside (an array of scalars) is read in
     # the mode to its end, where a value that may also be one lexeme of another kind, or
@@ -407,14 +379,14 @@ def value_modes(terms: list, rules: list, start: str, key_names: set,
     by_origin: dict = {}
     for r in rules:
         by_origin.setdefault(r.origin, []).append(r)
-    positions, readers = _value_positions(rules, by_origin, keys, ws_names)
+    positions, readers = _value_positions(rules, by_origin, keys)
     spans: dict = {}
     members: dict = {}
     ending: dict = {}
     spanned: dict = {}                 # key -> value positions read in its mode to the end
     for k in keys:
-        members[k], ending[k] = after_key[k], after_key[k] - ws_names
-        if k in ambiguous or not positions[k]:
+        members[k], ending[k] = after_key[k], set(after_key[k])
+        if not positions[k]:
             continue
         parts = []
         for r, j in positions[k]:
@@ -427,7 +399,7 @@ def value_modes(terms: list, rules: list, start: str, key_names: set,
         inside = set().union(*(p[0] for p in parts))
         ends = set().union(*(p[1] for p in parts))
         going = set().union(*(p[2] for p in parts))
-        if not _read_to_end((inside, ends, going), ws_names):
+        if not _read_to_end((inside, ends, going)):
             continue                   # one lexeme, or no end to tell (the first-lexeme rule)
         members[k] = after_key[k] | inside
         ending[k] = ends
@@ -444,13 +416,13 @@ def value_modes(terms: list, rules: list, start: str, key_names: set,
         b = base_memo.get(cut)
         if b is None:
             if not cut:
-                b = _base_terminals(names, rules, start, after_key, ws_after_key, nullable, first, follow)
+                b = _base_terminals(names, rules, start, after_key, nullable, first, follow)
             else:
-                b = _default_view_base(names, rules, start, by_origin, after_key, ws_after_key, cut)
+                b = _default_view_base(names, rules, start, by_origin, after_key, cut)
             base_memo[cut] = b
         return b
 
-    switching = {(k,) for k in keys if k not in ambiguous}
+    switching = {(k,) for k in keys}
     while True:
         moving = {k for c in switching for k in c}
         default = set(base_for(moving))
@@ -458,14 +430,14 @@ def value_modes(terms: list, rules: list, start: str, key_names: set,
             if k not in moving:               # read in the default mode, and so its values
                 default |= after_key[k]
         dropped = {c for c in switching
-                   if not set().union(*(members[k] for k in c)) - default - ws_names}
+                   if not set().union(*(members[k] for k in c)) - default}
         if not dropped:
             break
         switching -= dropped
     if not switching:
         return ()
     value_sets = [set().union(*(members[k] for k in c)) for c in switching]
-    own = set().union(*value_sets) - default - ws_names
+    own = set().union(*value_sets) - default
     try:
         own_states = sum(d.n_states for d in terminal_dfas([term_defs[n] for n in sorted(own)], MIN_BAND))
     except GrammarError:
