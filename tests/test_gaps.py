@@ -117,7 +117,8 @@ def test_json_gap_boundaries_drop_their_shadow_and_start_on_their_mode(qwen_voca
     assert after_gap and all(not sc.config(cfg)[1] for cfg in after_gap)
     for cfg in after_gap:
         d, _ = sc.config(cfg)
-        assert sc.config(dwa.init_base[cfg][0]) == (-1 - ((-1 - d) - sc.n_modes), frozenset())
+        assert sc.config(dwa.init_base[cfg][0]) == (sc.mode_boundary(d), frozenset())
+        assert sc.mode_boundary(d) == -1 - ((-1 - d) - sc.n_modes)
     # (a gap is emitted at its bound, or with the byte after it: full gaps end a text here)
     for text in ("{" + " " * 20, '{\n  "a":\n' + "\t" * 20, "[1," + " \t" * 10, "{}\r\n" + " " * 20):
         s = c.commit_bytes(c.start(), text.encode())

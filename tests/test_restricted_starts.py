@@ -270,7 +270,7 @@ def _repeatable_blanks(schema) -> Grammar:
     (no gap, ``Grammar.gaps``): a blank run emitted below its bound leaves its longer match
     as a shadow (the next blank would extend it), the configurations tested here. Under the
     gap the default grammar has, that shadow reads no byte a lexeme may start with after a
-    gap and is dropped (``Scanner.after_gap``)."""
+    gap and is dropped (``Scanner.intern``)."""
     g = Grammar.from_json_schema(schema)
     return Grammar.build(g.terminals, g.rules, g.start, ignore=g.ignore, modes=g.modes)
 

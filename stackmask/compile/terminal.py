@@ -215,7 +215,7 @@ class TerminalCompiler:
         d, shadows = sc.config(cfg)
         if shadows or type(d) is not int or d >= -sc.n_modes:
             return None
-        return sc.intern(-1 - ((-1 - d) - sc.n_modes), frozenset())
+        return sc.intern(sc.mode_boundary(d), frozenset())
 
     def _base_state(self, d: int) -> int | None:
         """A state ``d``'s bytes lead to that agrees with ``d`` on most bytes (where either
@@ -363,7 +363,7 @@ class TerminalCompiler:
             for ems, ec in branches:
                 if extra:
                     de, sb = config(ec)
-                    ec = intern(de, sc.after_gap(de, sb | extra))
+                    ec = intern(de, sb | extra)
                 r = self.requirement(ec)
                 if r is None:
                     continue

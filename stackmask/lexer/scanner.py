@@ -224,10 +224,16 @@ class Scanner:
     def intern(self, d, shadows: frozenset) -> int:
         """The id of configuration ``(d, shadows)`` (DFA state or boundary, shadow set;
         extended states where repetitions are counted), given on first use
-        (thread-safe)."""
+        (thread-safe). At a gap boundary the shadows that read no byte a lexeme may start
+        with there are dropped first (:meth:`_after_gap`): both spellings get one id."""
         key = (d, shadows)
         cid = self._config_ids.get(key)
         if cid is None:
+            if shadows and type(d) is int and d < -self.n_modes:
+                kept = self._after_gap(d, shadows)
+                if kept is not shadows:
+                    cid = self._config_ids[key] = self.intern(d, kept)
+                    return cid
             with self._lock:
                 cid = self._config_ids.get(key)
                 if cid is None:
@@ -368,6 +374,11 @@ class Scanner:
         d = self._configs[cid][0]
         return type(d) is int and d < -self.n_modes
 
+    def mode_boundary(self, d: int) -> int:
+        """The boundary of boundary ``d``'s mode: ``d`` itself, or for a gap boundary the
+        plain boundary of its mode."""
+        return -1 - ((-1 - d) % self.n_modes)
+
     def _growable(self) -> list:
         """Per DFA state: a complete lexeme that can grow (its emission leaves a shadow)."""
         return [bool(w) and lo for w, lo in zip(self.winners, self._live_out)]
@@ -430,21 +441,19 @@ class Scanner:
         if split is not None:            # winners switching to different modes: one each
             if self._live_out[q]:
                 sh = ns | {nd}
-                return tuple((e, self.intern(b, self.after_gap(b, sh))) for e, b in split) \
-                    + ((None, self.intern(nd, ns)),)
-            return tuple((e, self.intern(b, self.after_gap(b, ns))) for e, b in split)
+                return tuple((e, self.intern(b, sh)) for e, b in split) + ((None, self.intern(nd, ns)),)
+            return tuple((e, self.intern(b, ns)) for e, b in split)
         nb = self._next_boundary[q]
         if self._live_out[q]:
-            return ((w, self.intern(nb, self.after_gap(nb, ns | {nd}))), (None, self.intern(nd, ns)))
-        return ((w, self.intern(nb, self.after_gap(nb, ns))),)
+            return ((w, self.intern(nb, ns | {nd})), (None, self.intern(nd, ns)))
+        return ((w, self.intern(nb, ns)),)
 
-    def after_gap(self, b: int, shadows):
-        """``shadows`` at boundary ``b`` without those that read no byte a lexeme can
-        start with there: at a gap boundary, the gap lexeme just emitted, which could only
-        grow by blanks no lexeme may start with after a gap (such a shadow dies on every
-        byte that does not kill the token anyway: the configurations are the same)."""
-        if b >= -self.n_modes or not shadows:
-            return shadows
+    def _after_gap(self, b: int, shadows: frozenset) -> frozenset:
+        """``shadows`` at gap boundary ``b`` without those that read no byte a lexeme can
+        start with there: the gap lexeme just emitted, which could only grow by blanks no
+        lexeme may start with after a gap (such a shadow dies on every byte that does not
+        kill the token anyway: the configurations are the same). ``shadows`` itself when
+        none is dropped."""
         live = self._live_bytes
         start = live(self.mode_starts[-1 - b])
         kept = frozenset(s for s in shadows if type(s) is not int or live(s) & start)
@@ -513,7 +522,7 @@ class Scanner:
                 parts = ()
             by_cfg: dict = {}                 # winners ending in the same mode: one emission
             for em, m in parts:
-                m = m % self.n_modes          # a gap boundary's mode (a special token is a lexeme)
+                m %= self.n_modes             # a gap boundary's mode (a special token is a lexeme)
                 m2 = self._special_switch.get((m, term), m)
                 by_cfg.setdefault(self.intern(-1 - m2, frozenset()), set()).update(em)
             r = tuple((tuple(sorted(a)), c) for c, a in sorted(by_cfg.items()))
