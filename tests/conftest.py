@@ -17,6 +17,19 @@ BENCH_GRAMMARS = ("json-outlines", "calc", "c", "sql", "java", "go")
 AMBIGUOUS_BENCH = frozenset({"sql", "java", "go"})   # LALR(1) conflicts: need ambiguous=True
 
 
+def accepts(c, text) -> bool:
+    """Whether ``text`` (bytes, or a str as UTF-8) is a sentence of ``c``'s grammar:
+    committed as raw bytes from the start, then accepting (a rejected byte: False)."""
+    from stackmask import TokenRejected
+    data = text.encode() if isinstance(text, str) else text
+    try:
+        s = c.commit_bytes(c.start(), data)
+    except TokenRejected:
+        return False
+    return c.is_accepting(s)
+
+
+
 _OWN_CACHE = None
 
 

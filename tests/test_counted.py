@@ -15,18 +15,12 @@ import numpy as np
 import pytest
 
 from stackmask import Constraint, Grammar, Vocab
-from stackmask.errors import TokenRejected
 from stackmask.lexer.counted import split_counted
 from stackmask.lexer.terminal_dfa import compile_terminal
 
+from conftest import accepts
 
-def _lexes(c: Constraint, text: str) -> bool:
-    """Whether ``text`` is a sentence of ``c``'s grammar (committed as raw bytes)."""
-    try:
-        s = c.commit_bytes(c.start(), text.encode())
-    except TokenRejected:
-        return False
-    return c.is_accepting(s)
+
 
 
 def _vocab(extra=()) -> Vocab:
@@ -93,7 +87,7 @@ def test_lexer_language_is_exact_at_the_bounds(regex, bounds, alphabet, wrap):
         text = wrap.format("".join(rng.choice(alphabet) for _ in range(n)))
         ok = bool(pat.fullmatch(text))
         seen.add(ok)
-        assert _lexes(c, text) == ok, (regex, n)
+        assert accepts(c, text) == ok, (regex, n)
     assert seen == {True, False}
 
 
@@ -137,8 +131,8 @@ def test_masks_equal_the_oracle_small_vocab(tmp_path):
         assert c.loaded_from_cache == bool(attempt)
         assert c.scanner.counted
         assert _walk(c, texts, rng, 25) > 20
-        assert not _lexes(c, '["' + "a" * 601 + '"]') and not _lexes(c, '["' + "a" * 129 + '"]')
-        assert _lexes(c, '["' + "a" * 600 + '","' + "é" * 130 + '"]')
+        assert not accepts(c, '["' + "a" * 601 + '"]') and not accepts(c, '["' + "a" * 129 + '"]')
+        assert accepts(c, '["' + "a" * 600 + '","' + "é" * 130 + '"]')
 
 
 @pytest.mark.parametrize("schema,texts", [
@@ -178,16 +172,16 @@ def test_counted_strings_read_together_share_one_count():
     for a, b, e, ok in [(1024, 4096, 0, True), (1025, 0, 0, False), (0, 4097, 0, False),
                         (0, 0, 65535, True), (0, 0, 65536, False)]:
         text = f'{{"a": "{"x" * a}", "b": "{"y" * b}"' + (f', "e": "{"z" * e}"' if e else "") + "}"
-        assert _lexes(c, text) == ok, (a, b, e)
+        assert accepts(c, text) == ok, (a, b, e)
     for n, ok in [(1999, False), (2000, True)]:
-        assert _lexes(c, '{"a": "", "b": "", "c": "' + "é" * n + '"}') == ok
+        assert accepts(c, '{"a": "", "b": "", "c": "' + "é" * n + '"}') == ok
 
 
 def test_schema_length_bounds_are_enforced(qwen_vocab):
     g = Grammar.from_json_schema({"type": "string", "minLength": 3000, "maxLength": 5000})
     c = Constraint(g, qwen_vocab, cache_dir=False, progress=False)
     for n, ok in [(2999, False), (3000, True), (4321, True), (5000, True), (5001, False)]:
-        assert _lexes(c, '"' + "é" * n + '"') == ok, n
+        assert accepts(c, '"' + "é" * n + '"') == ok, n
 
 
 # -- property: tiny bands, so that short strings cross every stall ---------------------

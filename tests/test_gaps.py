@@ -12,7 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stackmask import Constraint, Grammar, GrammarError, TokenRejected, Vocab
+from stackmask import Constraint, Grammar, GrammarError, Vocab
+
+from conftest import accepts
 
 WORDS = r"""
 start: item+
@@ -37,14 +39,6 @@ def _grammar(gaps=("WS",)) -> Grammar:
     return Grammar.build(g.terminals, g.rules, g.start, ignore=g.ignore, gaps=gaps)
 
 
-def _accepts(c: Constraint, text: str) -> bool:
-    try:
-        s = c.commit_bytes(c.start(), text.encode())
-    except TokenRejected:
-        return False
-    return c.is_accepting(s)
-
-
 _C: list = []
 
 
@@ -58,16 +52,16 @@ def _constraint() -> Constraint:
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="ab1 \n", max_size=12))
 def test_the_language_is_one_gap_at_most_between_lexemes(text):
-    assert _accepts(_constraint(), text) == bool(LANGUAGE.fullmatch(text)), repr(text)
+    assert accepts(_constraint(), text) == bool(LANGUAGE.fullmatch(text)), repr(text)
 
 
 def test_plain_ignore_repeats_where_a_gap_does_not():
     c, plain = _constraint(), Constraint(Grammar.from_lark(WORDS), _constraint().vocab,
                                          cache_dir=False, progress=False)
     for text in ("a    b", "a \nb", "      a", "a\n\n"):
-        assert _accepts(plain, text) and not _accepts(c, text), repr(text)
+        assert accepts(plain, text) and not accepts(c, text), repr(text)
     for text in ("a   b", "a\n  b", "   a", "a\n  ", "a1 b"):
-        assert _accepts(plain, text) and _accepts(c, text), repr(text)
+        assert accepts(plain, text) and accepts(c, text), repr(text)
 
 
 def _walk_masks(c: Constraint, depth: int) -> int:

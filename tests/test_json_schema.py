@@ -18,6 +18,8 @@ from stackmask import Constraint, Grammar, GrammarError, TokenRejected, Vocab
 from stackmask.grammars import ecma_regex as R
 from stackmask.grammars.json_schema import SchemaWarning, convert_schema, schema_constraint
 
+from conftest import accepts  # noqa: F401  (also imported from here by the other schema tests)
+
 try:                      # the validator is only needed for cross-checks (dev extra)
     import jsonschema
 except ImportError:       # pragma: no cover
@@ -29,14 +31,6 @@ BYTES = Vocab([bytes([i]) for i in range(256)] + [b"<eos>"], eos_token_ids=[256]
 def constraint(schema, **opts) -> Constraint:
     sg = convert_schema(schema, **opts)
     return Constraint(sg.grammar, BYTES, ambiguous=sg.ambiguous)
-
-
-def accepts(c: Constraint, text: str) -> bool:
-    try:
-        s = c.commit_bytes(c.start(), text.encode())
-    except TokenRejected:
-        return False
-    return c.is_accepting(s)
 
 
 def jsonschema_valid(schema, text) -> bool:

@@ -11,6 +11,8 @@ import pytest
 from stackmask import Constraint, Grammar, GrammarError, TokenRejected, Vocab
 from stackmask.grammars.regex import regex_to_grammar
 
+from conftest import accepts
+
 
 def small_vocab():
     toks = [bytes([i]) for i in range(256)] + [b"<eos>"]
@@ -20,12 +22,6 @@ def small_vocab():
 VOCAB = small_vocab()
 
 
-def accepts(c: Constraint, data: bytes) -> bool:
-    try:
-        s = c.commit_bytes(c.start(), data)
-    except TokenRejected:
-        return False
-    return c.is_accepting(s)
 
 
 def viable(c: Constraint, data: bytes) -> bool:

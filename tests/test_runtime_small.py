@@ -15,6 +15,8 @@ import stackmask
 from stackmask import Constraint, GrammarError, TokenRejected, Vocab
 from stackmask.runtime import ids_to_mask, mask_to_ids
 
+from conftest import accepts
+
 
 def byte_vocab(extra=(), eos=True):
     toks = [bytes([i]) for i in range(256)] + [e.encode() if isinstance(e, str) else e for e in extra]
@@ -25,13 +27,6 @@ def byte_vocab(extra=(), eos=True):
     return Vocab(toks)
 
 
-def accepts(c: Constraint, text: str | bytes) -> bool:
-    data = text.encode() if isinstance(text, str) else text
-    try:
-        s = c.commit_bytes(c.start(), data)
-    except TokenRejected:
-        return False
-    return c.is_accepting(s)
 
 
 def viable_prefix(c: Constraint, text: str) -> bool:
