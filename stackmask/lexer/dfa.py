@@ -29,7 +29,7 @@ MAX_DFA_STATES = 100_000
 #: repetition ``{m,n}``). Larger terminals are rejected with GrammarError.
 MAX_NFA_STATES = 100_000
 
-__all__ = ["DFA", "MAX_DFA_STATES", "MAX_NFA_STATES", "expand_classes", "intersection",
+__all__ = ["DFA", "MAX_DFA_STATES", "MAX_NFA_STATES", "append_states", "expand_classes", "intersection",
            "difference", "product", "restrict_accepts"]
 
 
@@ -180,6 +180,32 @@ class DFA:
 
     def is_accepting(self, state: int) -> bool:
         return bool(state >= 0 and self.accepts[state])
+
+
+def append_states(dfa: DFA, rows, accepts: Sequence, chains: Sequence | None = None,
+                  reach_as: Sequence = ()) -> DFA:
+    """``dfa`` with the states ``rows`` (transition rows, numbered after its own) appended:
+    ``accepts`` theirs, in no stall of a counted repetition; ``chains`` their ``(group,
+    position, x_state, context, drop)`` arrays where ``dfa`` has chains (None: in no chain,
+    every entry -1); ``reach_as`` more pairs of :attr:`DFA.reach_as`."""
+    m = len(rows)
+    if not m:
+        return dfa
+    counters = dfa.counters
+    if counters:
+        band, owed, rewind, tags = counters
+        counters = (band, owed, np.concatenate([rewind, np.full((m, rewind.shape[1]), -1, np.int32)]),
+                    np.concatenate([tags, np.zeros((m, tags.shape[1]), np.int8)]))
+    more = dfa.chains
+    if more:
+        *arrs, groups = more
+        add = chains if chains is not None else [np.full(m, -1, np.int32)] * len(arrs)
+        more = tuple(np.concatenate([a, np.asarray(b, dtype=np.int32)]) for a, b in zip(arrs, add)) \
+            + (groups,)
+    return DFA(trans=np.concatenate([dfa.trans, np.asarray(rows, dtype=np.int32).reshape(m, 256)]),
+               accepts=tuple(dfa.accepts) + tuple(accepts), n_states=dfa.n_states + m,
+               counters=counters, chains=more,
+               reach_as=tuple(dfa.reach_as) + tuple((int(a), int(r)) for a, r in reach_as))
 
 
 def expand_classes(trans_cls: np.ndarray, b2c: np.ndarray) -> np.ndarray:

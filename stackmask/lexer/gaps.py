@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import GrammarError
 from .combined import terminal_dfas
 from .counted import DEFAULT_BAND
-from .dfa import DFA
+from .dfa import DFA, append_states
 
 __all__ = ["add_gap_starts", "first_bytes"]
 
@@ -64,27 +64,5 @@ def add_gap_starts(dfa: DFA, starts: Sequence[int], lexed: Sequence, mode_lists:
         rows.append(row)
         accepts.append(frozenset(a for a in dfa.accepts[starts[m]] if a not in gap_pos))
         out.append(n + len(rows) - 1)
-    if not rows:
-        return dfa, tuple(out)
-    return _with_states(dfa, np.stack(rows), accepts), tuple(out)
+    return append_states(dfa, rows, accepts), tuple(out)
 
-
-def _with_states(dfa: DFA, rows: np.ndarray, accepts: list) -> DFA:
-    """``dfa`` with the states ``rows`` (transition rows) appended: in no stall and no
-    chain of counted repetitions."""
-    k = len(rows)
-    n = dfa.n_states + k
-    counters = dfa.counters
-    if counters:
-        band, owed, rewind, tags = counters
-        rewind = np.vstack([rewind, np.full((k, len(owed)), -1, dtype=np.int32)])
-        tags = np.vstack([tags, np.zeros((k, len(owed)), dtype=np.int8)])
-        counters = (band, owed, rewind, tags)
-    chains = dfa.chains
-    if chains:
-        *arrs, groups = chains
-        arrs = [np.concatenate([a, np.full(k, -1, dtype=np.int32)]) for a in arrs]
-        chains = (*arrs, groups)
-    return DFA(trans=np.vstack([dfa.trans, rows.astype(np.int32)]),
-               accepts=tuple(dfa.accepts) + tuple(accepts), n_states=n, counters=counters,
-               chains=chains, reach_as=dfa.reach_as)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .counted import INF, class_of, count_classes
-from .dfa import DFA
+from .dfa import DFA, append_states
 
 __all__ = ["add_pinned", "chain_ranges", "deep_positions", "PINNED"]
 
@@ -120,18 +120,9 @@ def add_pinned(dfa: DFA, band: int) -> DFA:
     if not rows:
         return dfa
     m = len(rows)
-    new_trans = np.concatenate([trans, np.array(rows, dtype=np.int32)])
-    counters = dfa.counters
-    if counters:
-        b, owed, rewind, tags = counters
-        counters = (b, owed, np.concatenate([rewind, np.full((m, rewind.shape[1]), -1, np.int32)]),
-                    np.concatenate([tags, np.zeros((m, tags.shape[1]), np.int8)]))
-    mg = np.array([x[0] for x in meta], dtype=np.int32)
-    mp = np.array([PINNED - x[1] for x in meta], dtype=np.int32)
-    mx = np.array([x[2] for x in meta], dtype=np.int32)
-    mc = np.array([x[3] for x in meta], dtype=np.int32)
-    chains = (np.concatenate([grp, mg]), np.concatenate([pos, mp]), np.concatenate([xk, mx]),
-              np.concatenate([ctx, mc]), np.concatenate([drop, np.full(m, -1, np.int32)]), groups)
-    return DFA(trans=new_trans, accepts=tuple(dfa.accepts) + tuple(accepts), n_states=n + m,
-               counters=counters, chains=chains,
-               reach_as=tuple(dfa.reach_as) + tuple((int(a), int(r)) for a, r in reach_as))
+    meta_rows = (np.array([x[0] for x in meta], dtype=np.int32),
+                 np.array([PINNED - x[1] for x in meta], dtype=np.int32),
+                 np.array([x[2] for x in meta], dtype=np.int32),
+                 np.array([x[3] for x in meta], dtype=np.int32),
+                 np.full(m, -1, np.int32))
+    return append_states(dfa, rows, accepts, meta_rows, reach_as)
