@@ -194,10 +194,8 @@ def _build_tables(grammar, ambiguous: bool, check, band: int, cap: int) -> Gramm
     lexed = g.lexed_terminals
     try:
         read, dfa, starts = _lexer(g, lexed, band, cap)  # the modes read: optional ones merged or not
-    except GrammarError as e:
-        raise _with_sources(e, lexed) from None
-    dfa = add_pinned(dfa, band)                      # deep states for short count classes
-    try:                                             # where a lexeme starts after a gap
+        dfa = add_pinned(dfa, band)                      # deep states for short count classes
+        # where a lexeme starts after a gap
         dfa, gap_starts = add_gap_starts(dfa, starts, lexed, _mode_lists(read, lexed), g.gaps, band)
     except GrammarError as e:
         raise _with_sources(e, lexed) from None
