@@ -118,3 +118,90 @@ def test_json_gap_boundaries_drop_their_shadow_and_start_on_their_mode(qwen_voca
         s = c.commit_bytes(c.start(), text.encode())
         assert any(sc.config(cfg)[0] < -sc.n_modes for _, cfg in s.heads), text
         assert np.array_equal(c.get_mask(s), c.reference_mask(s)), text
+
+
+# --- first bytes read off the regex IR (the gap check builds no terminal DFA) ---------------
+
+def _dfa_first(regex: str) -> np.ndarray:
+    from stackmask.lexer.combined import terminal_dfas
+    from stackmask.lexer.gaps import first_bytes
+    return first_bytes(terminal_dfas([regex])[0])
+
+
+def _ir_first(regex: str):
+    from stackmask.lexer.gaps import ir_first_bytes
+    from stackmask.lexer.regex import ByteNFA, regex_ir
+    return ir_first_bytes(regex_ir(regex, ByteNFA("", 1, regex)))
+
+
+_SCHEMAS = [
+    {"type": "object", "properties": {"s": {"type": "string", "maxLength": 160, "minLength": 5},
+                                      "n": {"type": "number"}, "i": {"type": "integer"},
+                                      "e": {"enum": ["x", 1, None, "é"]}, "b": {"type": "boolean"}}},
+    {"type": "array", "items": {"type": "string", "pattern": "^[A-Z][a-z]{2,8}$"}},
+    {"type": "string", "format": "date-time"},
+    {"type": "string", "maxLength": 20, "pattern": "^a+"},   # a lookahead: the DFA says
+    {"type": "integer", "minimum": -40, "maximum": 1200},
+]
+
+
+def _terminal_regexes():
+    out = []
+    for s in _SCHEMAS:
+        g = Grammar.from_json_schema(s)
+        out += [t.regex for t in g.lexed_terminals if isinstance(getattr(t, "regex", None), str)]
+    for text in (WORDS,):
+        out += [t.regex for t in Grammar.from_lark(text).lexed_terminals]
+    return out
+
+
+def test_ir_first_bytes_equal_the_dfas_on_schema_terminals():
+    regexes = _terminal_regexes()
+    assert len(regexes) > 20
+    read = 0
+    for r in regexes:
+        got = _ir_first(r)
+        if got is None:
+            continue                     # lookaheads: the DFA's first bytes are used
+        read += 1
+        assert np.array_equal(got, _dfa_first(r)), r
+    assert read > 15
+
+
+_ATOMS = ["a", "b", "é", "(?=a)", "(?!b)", "\u4e2d", "\U0001F600", "[a-c]", "[^a]", "[\u0080-\u07ff]",
+          "[\u0800-\uffff]", "\\d", "\\s", ".", "[^\\s\\S]", "(?:)", "\\n"]
+
+
+@st.composite
+def _regex(draw, depth=0):
+    kind = draw(st.sampled_from(["atom", "atom", "seq", "alt", "rep"] if depth < 3 else ["atom"]))
+    if kind == "atom":
+        return draw(st.sampled_from(_ATOMS))
+    if kind == "seq":
+        return "".join(draw(st.lists(_regex(depth + 1), min_size=1, max_size=3)))
+    if kind == "alt":
+        return "(?:" + "|".join(draw(st.lists(_regex(depth + 1), min_size=1, max_size=3))) + ")"
+    lo = draw(st.integers(0, 3))
+    hi = draw(st.sampled_from([lo, lo + 1, lo + 4, None]))
+    return "(?:" + draw(_regex(depth + 1)) + "){" + f"{lo},{'' if hi is None else hi}" + "}"
+
+
+@settings(max_examples=150, deadline=None)
+@given(_regex())
+def test_ir_first_bytes_equal_the_dfas(regex):
+    try:
+        want = _dfa_first(regex)
+    except GrammarError:                 # matches the empty string or nothing at all
+        return
+    got = _ir_first(regex)
+    if got is None:                      # a lookahead: the DFA says
+        assert "(?" in regex.replace("(?:", "")
+        return
+    assert np.array_equal(got, want)
+
+
+def test_a_length_bounded_terminal_is_still_checked():
+    g = Grammar.from_lark(WORDS.replace("WORD: /[a-z]+/", "WORD: /[a-z ]{1,200}/"))
+    bad = Grammar.build(g.terminals, g.rules, g.start, ignore=g.ignore, gaps=("WS",))
+    with pytest.raises(GrammarError, match="gap terminal 'WS' and terminal 'WORD'"):
+        Constraint(bad, _constraint().vocab, cache_dir=False, progress=False)

@@ -19,13 +19,94 @@ from ..errors import GrammarError
 from .combined import terminal_dfas
 from .counted import DEFAULT_BAND
 from .dfa import DFA, append_states
+from .ir import nullable
+from .regex import ByteNFA, regex_ir, utf8_sequences
 
-__all__ = ["add_gap_starts", "first_bytes"]
+__all__ = ["add_gap_starts", "first_bytes", "ir_first_bytes", "terminal_first_bytes"]
 
 
 def first_bytes(d: DFA) -> np.ndarray:
     """The bytes leaving a DFA's start state (boolean per byte)."""
     return np.asarray(d.trans)[0] >= 0
+
+
+def _empty(x) -> bool:
+    """Whether the IR ``x`` (without ``L``/``X`` nodes) matches no string at all."""
+    k = x[0]
+    if k == "c":
+        return not x[1]
+    if k == "s":
+        return any(_empty(y) for y in x[1])
+    if k == "a":
+        return all(_empty(y) for y in x[1])
+    return x[2] > 0 and _empty(x[1])                   # "r"
+
+
+def _first(x, out: np.ndarray) -> None:
+    """Set in ``out`` the first UTF-8 bytes of the words of the non-empty IR ``x``."""
+    k = x[0]
+    if k == "c":
+        for sq in utf8_sequences(x[1]):
+            lo, hi = sq[0]
+            out[lo:hi + 1] = True
+    elif k == "s":
+        for y in x[1]:
+            _first(y, out)
+            if not nullable(y):
+                break
+    elif k == "a":
+        for y in x[1]:
+            if not _empty(y):
+                _first(y, out)
+    elif x[3] != 0 and not _empty(x[1]):               # "r"
+        _first(x[1], out)
+
+
+def ir_first_bytes(x) -> np.ndarray | None:
+    """The first bytes of the words of the regex IR ``x`` (boolean per byte), as
+    :func:`first_bytes` reads them off its minimized DFA, without building it (a
+    length-bounded string's DFA has a copy of its character per count); None where
+    ``x`` has other nodes than characters, sequences, alternations and repetitions
+    (lookaheads: only their automata say)."""
+    if not _plain(x):
+        return None
+    out = np.zeros(256, dtype=bool)
+    if not _empty(x):
+        _first(x, out)
+    return out
+
+
+def _plain(x) -> bool:
+    """Whether the IR ``x`` holds only ``c``, ``s``, ``a`` and ``r`` nodes."""
+    stack = [x]
+    while stack:
+        y = stack.pop()
+        k = y[0]
+        if k in ("s", "a"):
+            stack.extend(y[1])
+        elif k == "r":
+            stack.append(y[1])
+        elif k != "c":
+            return False
+    return True
+
+
+def terminal_first_bytes(t, band: int = DEFAULT_BAND) -> np.ndarray:
+    """The first bytes of terminal ``t`` (a TerminalDef or a regex): from its regex's IR
+    where that says (:func:`ir_first_bytes`), else from its DFA."""
+    if getattr(t, "text", None) is None and getattr(t, "token", None) is None:
+        regex = t if isinstance(t, str) else t.regex
+        if isinstance(regex, str):
+            nfa = ByteNFA("", 1, regex)
+            try:
+                x = regex_ir(regex, nfa)
+            except GrammarError:
+                x = None                     # the DFA's build says why, naming the terminal
+            if x is not None:
+                got = ir_first_bytes(x)
+                if got is not None:
+                    return got
+    return first_bytes(terminal_dfas([t], band)[0])
 
 
 def add_gap_starts(dfa: DFA, starts: Sequence[int], lexed: Sequence, mode_lists: Sequence,
@@ -38,7 +119,14 @@ def add_gap_starts(dfa: DFA, starts: Sequence[int], lexed: Sequence, mode_lists:
     gaps = frozenset(gaps)
     if not gaps:
         return dfa, ()
-    dfas = terminal_dfas(lexed, band)
+    firsts: dict = {}
+
+    def first(i: int) -> np.ndarray:
+        f = firsts.get(i)
+        if f is None:
+            f = firsts[i] = terminal_first_bytes(lexed[i], band)
+        return f
+
     rows, accepts, out = [], [], []
     trans = np.asarray(dfa.trans)
     n = dfa.n_states
@@ -49,13 +137,13 @@ def add_gap_starts(dfa: DFA, starts: Sequence[int], lexed: Sequence, mode_lists:
             continue
         gap_first = np.zeros(256, dtype=bool)
         for i in gap_pos:
-            gap_first |= first_bytes(dfas[i])
+            gap_first |= first(i)
         for i in idx:
             if i in gap_pos:
                 continue
-            both = np.flatnonzero(first_bytes(dfas[i]) & gap_first)
+            both = np.flatnonzero(first(i) & gap_first)
             if len(both):
-                g = next(lexed[j].name for j in gap_pos if first_bytes(dfas[j])[both[0]])
+                g = next(lexed[j].name for j in gap_pos if first(j)[both[0]])
                 raise GrammarError(f"gap terminal {g!r} and terminal {lexed[i].name!r} both start "
                                    f"with byte {int(both[0])!r} (a gap terminal shares no first "
                                    f"byte with the terminals read beside it)", name=g)
