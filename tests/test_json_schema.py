@@ -1016,3 +1016,61 @@ def test_a_long_conversion_says_what_it_is_doing(monkeypatch, caplog):
     assert any(m.startswith("stackmask: converting the JSON Schema (") and "at #/properties/" in m
                for m in msgs), msgs
     assert any(m.startswith("stackmask: JSON Schema converted in") for m in msgs), msgs
+
+
+# a oneOf of closed objects with required keys (MaskBench row 444's shape): the
+# disjointness check reads the required keys' languages, which names grammar symbols
+_ONE_OF_OBJECTS = {"oneOf": [
+    {"type": "object", "additionalProperties": False,
+     "properties": {"status": {"enum": ["error"]}, "summary": {"type": "object"},
+                    "details": {"type": "object", "additionalProperties": True},
+                    "release": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}}},
+     "required": ["status", "summary", "details", "tags"]},
+    {"type": "object", "additionalProperties": False,
+     "properties": {"status": {"enum": ["success"]},
+                    "summary": {"type": "object", "additionalProperties": False,
+                                "properties": {"licenses": {"type": "array",
+                                                            "items": {"type": "string"}}},
+                                "required": ["licenses"]},
+                    "details": {"type": "object", "properties": {"count": {"type": "integer"}},
+                                "required": ["count"]},
+                    "release": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "integer"}}},
+     "required": ["status", "summary", "details", "tags"]}]}
+
+
+def test_conversion_is_the_same_in_every_process():
+    """One schema, one grammar (and artifact cache key), whatever the process's
+    PYTHONHASHSEED: a converter that iterates a set where it names symbols gives
+    another grammar text in another process and misses the artifact cache."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import stackmask
+    code = ("import hashlib, json, sys\n"
+            "from stackmask import Grammar\n"
+            "from stackmask.compile import grammar_text\n"
+            "for s in json.load(sys.stdin):\n"
+            "    g = Grammar.from_json_schema(s)\n"
+            "    print(hashlib.sha256(grammar_text(g).encode()).hexdigest())\n")
+    schemas = [_ONE_OF_OBJECTS,
+               {"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}},
+                           "required": ["a", "b"]},
+                          {"type": "object", "properties": {"b": {"type": "integer"}},
+                           "required": ["b", "a"]}]},
+               {"type": "object", "properties": {k: {"type": "string", "maxLength": 8}
+                                                 for k in ("x", "yy", "zzz", "w")},
+                "required": ["zzz", "x"], "additionalProperties": False}]
+    root = str(Path(stackmask.__file__).parent.parent)
+    outs = set()
+    for hs in ("1", "2", "3", "4"):
+        env = dict(os.environ, PYTHONHASHSEED=hs,
+                   PYTHONPATH=os.pathsep.join([root] + [p for p in sys.path if p]))
+        r = subprocess.run([sys.executable, "-c", code], input=json.dumps(schemas), env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        outs.add(r.stdout)
+    assert len(outs) == 1

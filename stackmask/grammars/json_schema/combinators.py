@@ -258,7 +258,11 @@ class CombinatorsMixin:
         if "anyOf" in a or "anyOf" in b or "oneOf" in a or "oneOf" in b:
             return False
         pa, pb = a.get("properties") or {}, b.get("properties") or {}
-        ra, rb = set(a.get("required") or ()), set(b.get("required") or ())
+        # in the schemas' order, not a set's: the languages read below name grammar symbols
+        # as they are met, and a set's order varies between processes (PYTHONHASHSEED),
+        # which would give one schema several grammars (and cache keys)
+        ra = list(dict.fromkeys(k for k in a.get("required") or () if isinstance(k, str)))
+        rb = list(dict.fromkeys(k for k in b.get("required") or () if isinstance(k, str)))
         # a required key the other side forbids
         for req, other, oprops in ((ra, b, pb), (rb, a, pa)):
             for k in req:
@@ -269,7 +273,8 @@ class CombinatorsMixin:
                     return True
         # a property required on both sides with disjoint scalar languages, or with
         # constants on one side that the other side's schema rejects
-        for k in ra & rb:
+        both = set(rb)
+        for k in [k for k in ra if k in both]:
             if k in pa and k in pb:
                 la = self.lang(pa[k], self.base(pa[k], base), "#")
                 lb = self.lang(pb[k], self.base(pb[k], base), "#")
