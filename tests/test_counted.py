@@ -290,3 +290,80 @@ def test_a_length_met_with_a_bounded_pattern_keeps_its_lower_bound_exact(tmp_pat
     assert _every_step(c, text, ['"'] + [" " * 50] * 5 + [" "] * 30 + ["a" * 30, '"']) > 30
     text = '"' + " " * 300 + "a" * 30 + '"'
     assert _every_step(c, text, ['"'] + [" " * 50] * 6 + ["a" * 30, '"']) > 5
+
+
+# --- a chain's copies from x's minimized automaton ---------------------------------------
+
+def _canonical(d) -> tuple:
+    """The automaton ``d`` (with its counters and chain arrays) numbered breadth first
+    from its start, rewinds read as moves: equal for the same automaton however built."""
+    trans = np.asarray(d.trans)
+    extra = np.asarray(d.counters[2]) if d.counters else np.zeros((len(trans), 0), int)
+    idx, order = {0: 0}, [0]
+    for x in order:
+        for y in trans[x].tolist() + extra[x].tolist():
+            if y >= 0 and y not in idx:
+                idx[y] = len(idx)
+                order.append(y)
+    m = np.array([idx.get(k, -1) for k in range(len(trans))])
+
+    def mp(a):
+        a = np.asarray(a)[order]
+        return np.where(a >= 0, m[np.maximum(a, 0)], a).tolist()
+    out = [len(trans), mp(trans), [sorted(d.accepts[k]) for k in order]]
+    if d.counters:
+        out += [d.counters[0], d.counters[1], mp(d.counters[2]),
+                np.asarray(d.counters[3])[order].tolist()]
+    if d.chains:
+        out += [np.asarray(a)[order].tolist() for a in d.chains[:5]] + [repr(d.chains[5])]
+    return tuple(repr(x) for x in out)
+
+
+_JSON_CHAR = (r'(?:[\x20\x21\x23-\x5b\x5d-\ud7ff\ue000-\U0010ffff]|\\(?:[btnfr"/\\]|'
+              r'u[0-9a-fA-F]{4}))')
+
+
+@pytest.mark.parametrize("regex,band", [
+    ('"' + _JSON_CHAR + '{0,300}"', 64),
+    ('"' + _JSON_CHAR + '{0,300}"', 129),
+    ('"' + _JSON_CHAR + '{5,160}" ?:', 64),
+    ('"' + _JSON_CHAR + '{5000,}"', 129),
+    ("[a-z]{1,400}x", 64),
+    ("(?:ab|c){200,900}", 64),
+    ("(?:é|[\u4e00-\u9fff]){1,500}", 100),
+])
+def test_chain_copies_are_the_thompson_chain(monkeypatch, regex, band):
+    """A chain's copies of ``x`` come from ``x``'s minimized automaton: the counted
+    terminal is the very automaton (counters, chain arrays) the Thompson copies of ``x``
+    make."""
+    from stackmask.lexer import counted, terminal_dfa
+    from stackmask.lexer.ir import thompson
+    from stackmask.lexer.regex import utf8_leaf
+
+    terminal_dfa.clear_cache()
+    got = compile_terminal(regex, band=band)
+    assert got.counters or got.chains
+
+    def thompson_copy(nfa, body, cur):
+        return thompson(body, nfa, cur, utf8_leaf(nfa))
+
+    groups = []
+    real = counted.counted_group
+
+    def spy(members, *a, **k):
+        groups.append(members[0][1])
+        return real(members, *a, **k)
+    monkeypatch.setattr(counted, "_copy_template", lambda steps: None)
+    monkeypatch.setattr(terminal_dfa, "counted_group", spy)
+    body = (split_counted(_ir(regex), band) or split_counted(_ir(regex), band, True))[1]
+    monkeypatch.setattr(counted, "_copy", lambda nfa, template, cur: thompson_copy(nfa, body, cur))
+    terminal_dfa.clear_cache()
+    want = compile_terminal(regex, band=band)
+    terminal_dfa.clear_cache()
+    assert groups and groups[0] == body
+    assert _canonical(got) == _canonical(want)
+
+
+def _ir(regex):
+    from stackmask.lexer.regex import ByteNFA, regex_ir
+    return regex_ir(regex, ByteNFA("", 1, regex))
