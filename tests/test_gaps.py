@@ -205,3 +205,21 @@ def test_a_length_bounded_terminal_is_still_checked():
     bad = Grammar.build(g.terminals, g.rules, g.start, ignore=g.ignore, gaps=("WS",))
     with pytest.raises(GrammarError, match="gap terminal 'WS' and terminal 'WORD'"):
         Constraint(bad, _constraint().vocab, cache_dir=False, progress=False)
+
+
+@pytest.mark.parametrize("word,clash", [(r"/(?=[ a-z]{1,5};)[ a-z]+;/", True),
+                                        (r"/(?=[a-z]{1,5};)[ a-z]+;/", False),
+                                        (r"/(?!\x20)[ a-z]+;/", False),
+                                        (r"/(?!x)[ a-z]+;/", True)])
+def test_a_lookahead_terminal_is_checked_on_the_lexer(word, clash):
+    """A terminal with a lookahead (a pattern beside a length) is an intersection: the
+    check reads what can follow a gap byte off the mode's automaton, where the lookahead
+    may rule a first byte out (``(?=[a-z]{1,5};)[ a-z]+;`` never starts with a blank)."""
+    g = Grammar.from_lark(WORDS.replace("WORD: /[a-z]+/", f"WORD: {word}"))
+    g = Grammar.build(g.terminals, g.rules, g.start, ignore=g.ignore, gaps=("WS",))
+    if clash:
+        with pytest.raises(GrammarError, match="gap terminal 'WS' and terminal 'WORD' both "
+                                               "start with byte 32"):
+            Constraint(g, _constraint().vocab, cache_dir=False, progress=False)
+    else:
+        Constraint(g, _constraint().vocab, cache_dir=False, progress=False)

@@ -76,6 +76,25 @@ def ir_first_bytes(x) -> np.ndarray | None:
     return out
 
 
+def _live_from(trans: np.ndarray, accepts, q: int) -> frozenset:
+    """The terminals (accept positions) of the states reachable from state ``q`` of a
+    lexer automaton (``q`` -1: none)."""
+    if q < 0:
+        return frozenset()
+    seen = np.zeros(trans.shape[0], dtype=bool)
+    seen[q] = True
+    front = np.array([q])
+    out: set = set(accepts[q])
+    while len(front):
+        nxt = trans[front].ravel()
+        nxt = np.unique(nxt[nxt >= 0])
+        front = nxt[~seen[nxt]]
+        seen[front] = True
+        for s in front.tolist():
+            out.update(accepts[s])
+    return frozenset(out)
+
+
 def _plain(x) -> bool:
     """Whether the IR ``x`` holds only ``c``, ``s``, ``a`` and ``r`` nodes."""
     stack = [x]
@@ -138,11 +157,17 @@ def add_gap_starts(dfa: DFA, starts: Sequence[int], lexed: Sequence, mode_lists:
         gap_first = np.zeros(256, dtype=bool)
         for i in gap_pos:
             gap_first |= first(i)
+        # the terminals a lexeme starting with each gap byte can still become, read off the
+        # mode's automaton (exact: the product's state after a byte can complete a terminal
+        # iff some word of it starts with that byte), not off each terminal's own DFA (a
+        # pattern beside a length is an intersection, seconds to build for this alone)
+        live = {b: _live_from(trans, dfa.accepts, int(trans[starts[m], b]))
+                for b in np.flatnonzero(gap_first).tolist()}
         for i in idx:
             if i in gap_pos:
                 continue
-            both = np.flatnonzero(first(i) & gap_first)
-            if len(both):
+            both = [b for b, terms in live.items() if i in terms]
+            if both:
                 g = next(lexed[j].name for j in gap_pos if first(j)[both[0]])
                 raise GrammarError(f"gap terminal {g!r} and terminal {lexed[i].name!r} both start "
                                    f"with byte {int(both[0])!r} (a gap terminal shares no first "
