@@ -441,3 +441,21 @@ def test_a_lexer_too_large_names_pointers_and_keywords():
     with pytest.raises(LexerTooLarge) as ei:
         Constraint(g, BYTES, cache_dir=False, limits=Limits(max_lexer_states=2000))
     assert "(#/properties/a (pattern, maxLength))" in str(ei.value), str(ei.value)
+
+
+@pytest.mark.parametrize("lo,hi", [(0, 0), (0, 128), (0, 256), (128, 256), (129, 257), (1, 129),
+                                   (200, 10_000), (5000, None), (0, 65_535), (65_535, 65_535),
+                                   (1000, 1129), (3, 2_147_483_647)])
+def test_a_length_alone_always_fits_the_lexer(lo, hi):
+    """The converter builds no automaton to check a string with a length and nothing else
+    (``StringsMixin.string_lang``): its chain always fits, with room for the escape
+    spellings at four times the states (where :meth:`lexable` would spell them raw)."""
+    from stackmask.lexer.counted import DEFAULT_BAND, MIN_BAND
+    from stackmask.lexer.dfa import MAX_DFA_STATES
+    # the converter's spelling of a string language (EmitMixin.string_regex), escapes included
+    regex = '"(?:' + R.to_json_string(R.rep(R.ANY, lo, hi), True) + ')"'
+    for band in (MIN_BAND, DEFAULT_BAND):
+        d = compile_terminal(regex, band=band)
+        assert 4 * d.n_states <= MAX_DFA_STATES, (lo, hi, band, d.n_states)
+    schema = {"type": "string", "minLength": lo, **({} if hi is None else {"maxLength": hi})}
+    assert regex in {t.regex for t in Grammar.from_json_schema(schema).lexed_terminals}

@@ -74,8 +74,11 @@ class StringsMixin:
         if hi is not None and (not isinstance(hi, int) or isinstance(hi, bool)):
             hi = math.floor(hi) if num(hi) is not None else None
         if not parts:
-            ast = rep(ANY, lo, hi)
-            return ast if quiet or (lo == 0 and hi is None) else self.lexable(ast, ANYSTAR, lo, hi, ptr)
+            # a length alone always fits the lexer (its chain has at most ~130 positions
+            # at the least band, ~25 states each: tests/test_json_schema_lengths.py), so
+            # no automaton is built to check it (a third of a `maxLength: 300` schema's
+            # conversion)
+            return rep(ANY, lo, hi)
         # several: their intersection, or where that is too large as a regex, the first with
         # the others as lookaheads (the lexer meets the automata)
         ast = R.meet(*parts) if len(parts) > 1 else parts[0]
