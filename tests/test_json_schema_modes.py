@@ -194,6 +194,36 @@ def test_a_small_merged_lexer_with_a_chain_beside_keys_keeps_the_smaller_modes()
     assert read is g and d.n_states == split.n_states
 
 
+def test_with_a_chain_the_modes_are_built_first_and_bound_the_merged_lexer(monkeypatch):
+    """Where the merged modes would read a chain beside other terminals both lexers may be
+    built: the modes first, then the merged one with at most their states (given up past
+    them), so a large merged lexer is not built whole only to lose."""
+    from stackmask.compile import tables as T
+    from stackmask.lexer.combined import widest_chain
+    s = {"type": "object", "additionalProperties": False, "required": ["k"],
+         "properties": {"k": {"type": "string", "maxLength": 300},
+                        "n": {"type": "integer", "minimum": 0, "maximum": 99},
+                        "e": {"enum": ["alpha", "beta"]}}}
+    g = convert_schema(s).grammar
+    lexed = g.lexed_terminals
+    merged = T.merge_optional_modes(g)
+    assert merged is not g and widest_chain(lexed, T._mode_lists(merged, lexed), 129)
+    calls = []
+    real = T.compile_modal_lexer
+
+    def spy(terms, modes, band, max_states=None):
+        calls.append((len(modes), max_states))
+        return real(terms, modes, band, max_states) if max_states is not None else \
+            real(terms, modes, band)
+    monkeypatch.setattr(T, "compile_modal_lexer", spy)
+    read, d, _ = T._lexer(g, lexed, 129)
+    split = real(lexed, T._mode_lists(g, lexed), 129)[0]
+    assert calls[0][0] == len(T._mode_lists(g, lexed))            # the modes first
+    assert len(calls) == 2 and calls[1] == (len(T._mode_lists(merged, lexed)),
+                                            max(split.n_states, T.MERGED_SMALL))
+    assert d.n_states <= split.n_states
+
+
 def test_modal_grammar_accepts_the_same_texts():
     s = _schema()
     valid = [{"id": "ab-1", "when": "2024-02-29T10:00:00Z"},
