@@ -16,7 +16,7 @@ import random
 import numpy as np
 import pytest
 
-from stackmask import Constraint, Vocab
+from stackmask import Constraint, Grammar, Vocab
 from stackmask.compile import make_scanner
 from stackmask.compile.build import add_config
 from stackmask.compile.parser_dwa import ParserDWA
@@ -683,3 +683,44 @@ def test_construction_keeps_only_small_walks_and_narrow_runs_sparse(qwen_vocab):
             assert run.pos.nbytes + run.fin.nbytes == 8 * int(np.count_nonzero(dense >= 0))
             assert tc._dfa_run(s).tolist() == dense.tolist()
     assert big and small and narrow
+
+
+def test_a_bounded_terminal_cache_builds_the_same_automaton(monkeypatch, qwen_vocab,
+                                                            qwen_encoding):
+    """The construction's terminal caches are bounded (``build.TERMINAL_CACHE_BYTES``):
+    dropped when full, remade on demand. Dropped all the time (a bound of 256 KB), the
+    automaton and every mask are the ones of an unbounded build, and the oracle's."""
+    import json
+
+    from stackmask.compile import build, terminal
+    schema = {"type": "object", "required": ["name", "tags"],
+              "properties": {"name": {"type": "string", "maxLength": 40},
+                             "tags": {"type": "array", "items": {"type": "string"}},
+                             "size": {"type": "integer", "minimum": 0},
+                             "kind": {"enum": ["a", "bb", "ccc"]}}}
+    drops = []
+    real = terminal.TerminalCompiler._account
+
+    def account(self, n):
+        if self.cache_bytes is not None and self._cache_used + n > self.cache_bytes:
+            drops.append(n)
+        return real(self, n)
+    monkeypatch.setattr(terminal.TerminalCompiler, "_account", account)
+    g = Grammar.from_json_schema(schema)
+    monkeypatch.setattr(build, "TERMINAL_CACHE_BYTES", None)
+    whole = Constraint(g, qwen_vocab, cache_dir=False, progress=False)
+    assert not drops
+    monkeypatch.setattr(build, "TERMINAL_CACHE_BYTES", 256 << 10)
+    small = Constraint(g, qwen_vocab, cache_dir=False, progress=False)
+    assert len(drops) > 10
+    for k in ("configs", "states"):
+        assert small.compile_stats()[k] == whole.compile_stats()[k], k
+    text = json.dumps({"name": "x" * 39, "tags": ["a", "b c"], "size": 12, "kind": "bb"})
+    s1, s2 = whole.start(), small.start()
+    toks = qwen_encoding.encode(text)
+    assert len(toks) > 10
+    for tok in toks:
+        m = small.get_mask(s2)
+        assert np.array_equal(m, whole.get_mask(s1))
+        assert np.array_equal(m, small.reference_mask(s2))
+        s1, s2 = whole.commit(s1, tok), small.commit(s2, tok)

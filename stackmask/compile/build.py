@@ -98,7 +98,7 @@ def _build_parser_dwa(scanner, lr: LRTables, accepts_empty: bool, index, vocab,
     if guard is not None:
         dwa.max_states = guard.limits.max_automaton_states
         dwa.max_sequences = guard.limits.max_token_sequences
-    terms = TerminalCompiler(scanner, index)
+    terms = TerminalCompiler(scanner, index, cache_bytes=TERMINAL_CACHE_BYTES)
     eos_w = dwa.eos_weight = weights.intern(BitMap(sorted(vocab.eos_token_ids)))
     dwa.bind_specials(specials)
     on_base = bases_allowed(dwa, index)
@@ -395,6 +395,13 @@ def start_outcomes(dwa: ParserDWA, scanner, cfg: int, groups: dict, ends: set, e
         ends.add(ncfg)
     return outcomes
 
+
+#: the terminal compiler's caches (DFA runs over the vocabulary, walks) in a construction:
+#: past this they are dropped and remade on demand. The bundled grammars use at most 19 MB
+#: and a median JSON Schema a few; unbounded, a schema with 26,000 configurations
+#: (`Github_hard---o1052`, fifteen length-bounded strings) kept 211 MB of them, which was
+#: most of its peak (665 -> 528 MB at this bound, in no more time)
+TERMINAL_CACHE_BYTES = 64 << 20
 
 #: a configuration is started on its base when at most this share of the vocabulary's
 #: tokens behave differently in it (beyond that, its own start is cheaper to walk)
