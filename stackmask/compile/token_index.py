@@ -70,6 +70,15 @@ class VocabIndex:
             b = self._first_bounds = [bisect_left(self.toks, bytes([x])) for x in range(256)] + [len(self.toks)]
         return b
 
+    def first_byte_cuts(self, positions: np.ndarray) -> list[int]:
+        """For ascending byte-order ``positions``: ``cut[b]:cut[b + 1]`` the slice of them
+        that starts with byte ``b`` (one search against the bounds as an array, kept: a
+        search against the list converts it first, ~15 µs a call)."""
+        arr = getattr(self, "_first_bounds_arr", None)
+        if arr is None:
+            arr = self._first_bounds_arr = np.asarray(self.first_byte_bounds(), dtype=np.int64)
+        return np.searchsorted(positions, arr).tolist()
+
     def common_prefixes(self) -> list[int]:
         """``lcp[p]``: the length of the common prefix of the tokens at byte-order positions
         ``p - 1`` and ``p`` (``lcp[0] == 0``): a walk of the tokens in byte order keeps

@@ -36,8 +36,7 @@ def trie_walk(scanner: Scanner, cfg: int, index: VocabIndex, memo: dict, positio
     ``walk_positions`` gives :func:`_walk_positions`' results), or None."""
     step = scanner.step
     toks = index.toks
-    bounds = index.first_byte_bounds()
-    cut = np.searchsorted(positions, bounds).tolist()
+    cut = index.first_byte_cuts(positions)
     groups: dict = {}
     if twin is not None:
         blob, offsets = index.flat_bytes()
