@@ -31,7 +31,7 @@ def first_bytes(d: DFA) -> np.ndarray:
 
 
 def _empty(x) -> bool:
-    """Whether the IR ``x`` (without ``L``/``X`` nodes) matches no string at all."""
+    """Whether the IR ``x`` (of ``c``, ``s``, ``a`` and ``r`` nodes only) matches no string."""
     k = x[0]
     if k == "c":
         return not x[1]
