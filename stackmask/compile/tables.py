@@ -149,16 +149,11 @@ def _lexer(g: Grammar, lexed, band: int, cap: int = MAX_LEXER_STATES) -> tuple:
     m_modes, s_modes = _mode_lists(merged, lexed), _mode_lists(g, lexed)
     width = widest_chain(lexed, m_modes, band)
     if width >= WIDE_CHAIN:
-        try:
-            out = compile_modal_lexer(lexed, s_modes, band, cap)
-        except GrammarError as kept_error:
-            try:
-                return (merged,) + compile_modal_lexer(lexed, m_modes, band, cap)
-            except GrammarError as e:
-                raise _joined(e, kept_error) from None
-        log.info("lexer modes kept: %d states (merged, a counted chain would read %d strings "
-                 "together)", out[0].n_states, width)
-        return (g,) + out
+        got = _modes_first(g, merged, lexed, m_modes, s_modes, band, cap)
+        if got[0] is g:
+            log.info("lexer modes kept: %d states (merged, a counted chain would read %d "
+                     "strings together)", got[1].n_states, width)
+        return got
     if width:
         return _smaller_with_chain(g, merged, lexed, m_modes, s_modes, band, cap)
     try:
@@ -181,6 +176,18 @@ def _lexer(g: Grammar, lexed, band: int, cap: int = MAX_LEXER_STATES) -> tuple:
     return (merged,) + one
 
 
+def _modes_first(g, merged, lexed, m_modes, s_modes, band: int, cap: int) -> tuple:
+    """``(g, lexer, starts)`` of the modes, or where they do not fit, ``(merged, lexer,
+    starts)`` of the merged modes (a GrammarError naming both where neither fits)."""
+    try:
+        return (g,) + compile_modal_lexer(lexed, s_modes, band, cap)
+    except GrammarError as split_error:
+        try:
+            return (merged,) + compile_modal_lexer(lexed, m_modes, band, cap)
+        except GrammarError as e:
+            raise _joined(e, split_error) from None
+
+
 def _smaller_with_chain(g, merged, lexed, m_modes, s_modes, band: int, cap: int) -> tuple:
     """:func:`_lexer`'s choice where the merged modes would read a counted chain beside
     other terminals (``widest_chain`` below ``WIDE_CHAIN``): the same choice (the merged
@@ -190,13 +197,10 @@ def _smaller_with_chain(g, merged, lexed, m_modes, s_modes, band: int, cap: int)
     schemas build both; their losing lexers were 1.6 s of the 11 s of lexers): the
     modes' lexer is the smaller one more often, and a product given up at a bound costs
     about as much as the states it made."""
-    try:
-        split = compile_modal_lexer(lexed, s_modes, band, cap)
-    except GrammarError as split_error:
-        try:
-            return (merged,) + compile_modal_lexer(lexed, m_modes, band, cap)
-        except GrammarError as e:
-            raise _joined(e, split_error) from None
+    got = _modes_first(g, merged, lexed, m_modes, s_modes, band, cap)
+    if got[0] is not g:
+        return got                   # the modes do not fit: merged
+    split = got[1:]
     try:
         one = compile_modal_lexer(lexed, m_modes, band,
                                   max_states=max(split[0].n_states, MERGED_SMALL))
