@@ -724,3 +724,22 @@ def test_a_bounded_terminal_cache_builds_the_same_automaton(monkeypatch, qwen_vo
         assert np.array_equal(m, whole.get_mask(s1))
         assert np.array_equal(m, small.reference_mask(s2))
         s1, s2 = whole.commit(s1, tok), small.commit(s2, tok)
+
+
+@pytest.mark.parametrize("k", [0, 1, 30, 31, 32, 33, 500])
+def test_narrow_run_killed_tokens_in_both_forms(k):
+    """A narrow run keeps the tokens it killed as positions where fewer than one token in
+    32 was (no pass over the vocabulary), else as packed bits; both read the same."""
+    from stackmask.compile.terminal import NarrowRun
+    n = 1000
+    rng = np.random.default_rng(k)
+    kill = np.sort(rng.choice(n, k, replace=False)).astype(np.int64)
+    run = NarrowRun(np.zeros(0, np.int32), np.zeros(0, np.int32), NarrowRun.killed_of(kill, n))
+    assert (run.killed.dtype == np.uint8) == (32 * k > n)
+    assert run.killed_positions(n).tolist() == kill.tolist()
+    assert run.killed_positions(n).dtype == np.int64
+    probe = np.arange(n, dtype=np.int64)
+    want = np.zeros(n, dtype=bool)
+    want[kill] = True
+    assert run.killed_at(probe).tolist() == want.tolist()
+    assert run.killed_at(probe[::7]).tolist() == want[::7].tolist()

@@ -64,14 +64,35 @@ class NarrowRun(NamedTuple):
 
     pos: np.ndarray         # int32, ascending: the tokens the run ends in a state on
     fin: np.ndarray         # int32: that state
-    killed: np.ndarray      # packed bits over the vocabulary: the tokens it KILLED
+    #: the tokens it KILLED: their positions (int32, ascending) where fewer than one per
+    #: 32 tokens (most runs: then no pass over the vocabulary reads them), else packed
+    #: bits over the vocabulary (``uint8``)
+    killed: np.ndarray
 
-    def killed_mask(self, n: int) -> np.ndarray:
-        return np.unpackbits(self.killed, count=n).view(bool)
+    @staticmethod
+    def killed_of(positions: np.ndarray, n: int) -> np.ndarray:
+        """``killed`` for the ascending ``positions`` of a vocabulary of ``n`` tokens."""
+        if 32 * len(positions) <= n:
+            return positions.astype(np.int32)
+        mask = np.zeros(n, dtype=bool)
+        mask[positions] = True
+        return np.packbits(mask)
+
+    def killed_positions(self, n: int) -> np.ndarray:
+        """The positions of the tokens it KILLED, ascending (int64)."""
+        if self.killed.dtype != np.uint8:
+            return self.killed.astype(np.int64)
+        return np.flatnonzero(np.unpackbits(self.killed, count=n))
 
     def killed_at(self, pos: np.ndarray) -> np.ndarray:
         """Whether the run KILLED each token at ``pos`` (bits read in place)."""
-        return (self.killed[pos >> 3] >> (7 - (pos & 7)).astype(np.uint8)) & 1 == 1
+        k = self.killed
+        if k.dtype != np.uint8:
+            if not len(k):
+                return np.zeros(len(pos), dtype=bool)
+            i = np.minimum(np.searchsorted(k, pos), len(k) - 1)
+            return k[i] == pos
+        return (k[pos >> 3] >> (7 - (pos & 7)).astype(np.uint8)) & 1 == 1
 
 
 class TerminalCompiler:
@@ -291,20 +312,17 @@ class TerminalCompiler:
         n_tok = len(self.index.toks)
         live = np.zeros(n_tok, dtype=bool)
         killed = np.zeros(n_tok, dtype=bool)
-        packed = None                   # the narrow runs' KILLED bits, united
         for s in sorted(shadows):
             run = self._kept_run(s)
             if type(run) is NarrowRun:
                 live[run.pos] = True
-                packed = run.killed if packed is None else packed | run.killed
+                k = run.killed_positions(n_tok)
+                live[k] = True
+                killed[k] = True
             else:
                 run = self._dfa_run(s)
                 live |= run != GONE
                 killed |= run == KILLED
-        if packed is not None:
-            k = np.unpackbits(packed, count=n_tok).view(bool)
-            live |= k
-            killed |= k
         # configurations whose shadows read on the same tokens share one array of them
         # (the build then makes its token set once): the counts of a bounded blank run
         # all read on the blank-led tokens
@@ -595,7 +613,7 @@ class TerminalCompiler:
         if type(r) is NarrowRun:
             n_tok = len(self.index.toks)
             out = np.full(n_tok, GONE, dtype=np.int32)
-            out[r.killed_mask(n_tok)] = KILLED
+            out[r.killed_positions(n_tok)] = KILLED
             out[r.pos] = r.fin
             return out
         return r
@@ -660,7 +678,7 @@ class TerminalCompiler:
         if run is None:
             run = self._dfa_run(s)
         if type(run) is NarrowRun:
-            kpos = np.flatnonzero(run.killed_mask(len(self.index.toks)))
+            kpos = run.killed_positions(len(self.index.toks))
             if not len(kpos):
                 return run.pos.astype(np.int64), run.fin
             pos = np.concatenate([run.pos, kpos])
@@ -673,12 +691,10 @@ class TerminalCompiler:
     def _narrow_entry(self, s: int) -> "NarrowRun":
         """The run from narrow state ``s`` (:meth:`_narrow_sparse`), kept sparse."""
         pos, fin = self._narrow_sparse(s, self._first_bytes(s))
-        k = fin == KILLED
-        mask = np.zeros(len(self.index.toks), dtype=bool)
-        mask[pos[k]] = True
         keep = fin >= 0
         run = self._runs[s] = NarrowRun(pos[keep].astype(np.int32), fin[keep].astype(np.int32),
-                                        np.packbits(mask))
+                                        NarrowRun.killed_of(pos[fin == KILLED],
+                                                            len(self.index.toks)))
         self._account(run.pos.nbytes + run.fin.nbytes + run.killed.nbytes + self.ENTRY_BYTES)
         return run
 
