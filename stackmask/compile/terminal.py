@@ -85,7 +85,8 @@ class NarrowRun(NamedTuple):
         return np.flatnonzero(np.unpackbits(self.killed, count=n))
 
     def killed_at(self, pos: np.ndarray) -> np.ndarray:
-        """Whether the run KILLED each token at ``pos`` (bits read in place)."""
+        """Whether the run KILLED each token at ``pos`` (positions searched, or bits read in
+        place)."""
         k = self.killed
         if k.dtype != np.uint8:
             if not len(k):

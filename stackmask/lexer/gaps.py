@@ -19,61 +19,13 @@ from ..errors import GrammarError
 from .combined import terminal_dfas
 from .counted import DEFAULT_BAND
 from .dfa import DFA, append_states
-from .ir import nullable
-from .regex import ByteNFA, regex_ir, utf8_sequences
 
-__all__ = ["add_gap_starts", "first_bytes", "ir_first_bytes", "terminal_first_bytes"]
+__all__ = ["add_gap_starts", "first_bytes"]
 
 
 def first_bytes(d: DFA) -> np.ndarray:
     """The bytes leaving a DFA's start state (boolean per byte)."""
     return np.asarray(d.trans)[0] >= 0
-
-
-def _empty(x) -> bool:
-    """Whether the IR ``x`` (of ``c``, ``s``, ``a`` and ``r`` nodes only) matches no string."""
-    k = x[0]
-    if k == "c":
-        return not x[1]
-    if k == "s":
-        return any(_empty(y) for y in x[1])
-    if k == "a":
-        return all(_empty(y) for y in x[1])
-    return x[2] > 0 and _empty(x[1])                   # "r"
-
-
-def _first(x, out: np.ndarray) -> None:
-    """Set in ``out`` the first UTF-8 bytes of the words of the non-empty IR ``x``."""
-    k = x[0]
-    if k == "c":
-        for sq in utf8_sequences(x[1]):
-            lo, hi = sq[0]
-            out[lo:hi + 1] = True
-    elif k == "s":
-        for y in x[1]:
-            _first(y, out)
-            if not nullable(y):
-                break
-    elif k == "a":
-        for y in x[1]:
-            if not _empty(y):
-                _first(y, out)
-    elif x[3] != 0 and not _empty(x[1]):               # "r"
-        _first(x[1], out)
-
-
-def ir_first_bytes(x) -> np.ndarray | None:
-    """The first bytes of the words of the regex IR ``x`` (boolean per byte), as
-    :func:`first_bytes` reads them off its minimized DFA, without building it (a
-    length-bounded string's DFA has a copy of its character per count); None where
-    ``x`` has other nodes than characters, sequences, alternations and repetitions
-    (lookaheads: only their automata say)."""
-    if not _plain(x):
-        return None
-    out = np.zeros(256, dtype=bool)
-    if not _empty(x):
-        _first(x, out)
-    return out
 
 
 def _live_from(trans: np.ndarray, accepts, q: int) -> frozenset:
@@ -95,39 +47,6 @@ def _live_from(trans: np.ndarray, accepts, q: int) -> frozenset:
     return frozenset(out)
 
 
-def _plain(x) -> bool:
-    """Whether the IR ``x`` holds only ``c``, ``s``, ``a`` and ``r`` nodes."""
-    stack = [x]
-    while stack:
-        y = stack.pop()
-        k = y[0]
-        if k in ("s", "a"):
-            stack.extend(y[1])
-        elif k == "r":
-            stack.append(y[1])
-        elif k != "c":
-            return False
-    return True
-
-
-def terminal_first_bytes(t, band: int = DEFAULT_BAND) -> np.ndarray:
-    """The first bytes of terminal ``t`` (a TerminalDef or a regex): from its regex's IR
-    where that says (:func:`ir_first_bytes`), else from its DFA."""
-    if getattr(t, "text", None) is None and getattr(t, "token", None) is None:
-        regex = t if isinstance(t, str) else t.regex
-        if isinstance(regex, str):
-            nfa = ByteNFA("", 1, regex)
-            try:
-                x = regex_ir(regex, nfa)
-            except GrammarError:
-                x = None                     # the DFA's build says why, naming the terminal
-            if x is not None:
-                got = ir_first_bytes(x)
-                if got is not None:
-                    return got
-    return first_bytes(terminal_dfas([t], band)[0])
-
-
 def add_gap_starts(dfa: DFA, starts: Sequence[int], lexed: Sequence, mode_lists: Sequence,
                    gaps, band: int = DEFAULT_BAND) -> tuple[DFA, tuple]:
     """``(dfa with one more state per mode that reads a gap terminal, gap starts)``: per
@@ -141,9 +60,10 @@ def add_gap_starts(dfa: DFA, starts: Sequence[int], lexed: Sequence, mode_lists:
     firsts: dict = {}
 
     def first(i: int) -> np.ndarray:
+        """A gap terminal's first bytes, read off its own DFA (cached per regex)."""
         f = firsts.get(i)
         if f is None:
-            f = firsts[i] = terminal_first_bytes(lexed[i], band)
+            f = firsts[i] = first_bytes(terminal_dfas([lexed[i]], band)[0])
         return f
 
     rows, accepts, out = [], [], []
@@ -160,7 +80,8 @@ def add_gap_starts(dfa: DFA, starts: Sequence[int], lexed: Sequence, mode_lists:
         # the terminals a lexeme starting with each gap byte can still become, read off the
         # mode's automaton (exact: the product's state after a byte can complete a terminal
         # iff some word of it starts with that byte), not off each terminal's own DFA (a
-        # pattern beside a length is an intersection, seconds to build for this alone)
+        # length-bounded string is a copy of its character per count, a pattern beside a
+        # length an intersection: seconds to build for this alone)
         live = {b: _live_from(trans, dfa.accepts, int(trans[starts[m], b]))
                 for b in np.flatnonzero(gap_first).tolist()}
         for i in idx:
