@@ -239,16 +239,12 @@ def counted_group(members, band: int, new_nfa: Callable[[], Nfa], leaf_of, max_s
     cur = thompson(pre, nfa, nfa.start, leaf)
     heads = [cur]
     copy_of: dict[int, int] = {}
-    stride = None
     template = _copy_template(steps)
+    stride = 0
     for j in range(len(positions) - 1):
         n0 = nfa.n_states
         cur = _copy(nfa, template, cur)
-        width = nfa.n_states - n0
-        if stride is None:
-            stride = width
-        elif width != stride or not n0 <= cur < nfa.n_states:
-            return None
+        stride = nfa.n_states - n0       # the same for every copy (x's automaton, numbered alike)
         for q in range(n0, nfa.n_states):
             copy_of[q] = j
         copy_of[cur] = j + 1
