@@ -56,6 +56,39 @@ def roaring_dense(const unsigned char[::1] data, uint32_t[::1] out):
                 &out[0] if out.shape[0] else NULL, out.shape[0])
 
 
+def and_into(int32_t[::1] out, const int32_t[::1] a, const int32_t[::1] b,
+             const int32_t[::1] c=None, bint accumulate=False):
+    """``out = a & b & ~c`` (``a & b`` when ``c`` is None), or ``out |= ...`` with
+    ``accumulate``: one pass, no temporary array (a fresh one costs page faults of new
+    memory, ~10 µs and up to hundreds in the tail). All four the same length. The
+    reference: numpy's ``bitwise_and``/``bitwise_or`` (``Masker``'s pure path)."""
+    cdef Py_ssize_t i, n = out.shape[0]
+    if a.shape[0] != n or b.shape[0] != n or (c is not None and c.shape[0] != n):
+        raise ValueError("and_into: arrays of different lengths")
+    if n == 0:
+        return
+    cdef int32_t *o = &out[0]
+    cdef const int32_t *pa = &a[0]
+    cdef const int32_t *pb = &b[0]
+    cdef const int32_t *pc
+    with nogil:
+        if c is None:
+            if accumulate:
+                for i in range(n):
+                    o[i] |= pa[i] & pb[i]
+            else:
+                for i in range(n):
+                    o[i] = pa[i] & pb[i]
+        else:
+            pc = &c[0]
+            if accumulate:
+                for i in range(n):
+                    o[i] |= pa[i] & pb[i] & ~pc[i]
+            else:
+                for i in range(n):
+                    o[i] = pa[i] & pb[i] & ~pc[i]
+
+
 def roaring_dense_all(list datas, uint32_t[::1] out):
     """:func:`roaring_dense` of each serialization (``bytes``) in ``datas`` into ``out``:
     their union ORed into it."""

@@ -1,6 +1,6 @@
 """The dense count sets of counted chains (``stackmask.runtime.count_sets``): the sets made
-ahead, table by table in one pass, equal the ones made on first use, and ``keep`` is the
-tokens whose count is in ``lo..hi``."""
+ahead, table by table in one pass, equal the ones made on first use, and ``bounds`` gives
+the tokens whose count is in ``lo..hi``."""
 
 from __future__ import annotations
 
@@ -40,9 +40,12 @@ def test_sets_made_ahead_equal_those_made_on_first_use(seed):
             bits = np.unpackbits(got.view(np.uint8), bitorder="little")[:1000].astype(bool)
             assert np.array_equal(bits, tables[t] <= v)     # (past the vocabulary: count 0)
     for t in read:
-        lo, hi = 2, 5
-        keep = np.unpackbits(ahead.keep(t, lo, hi).view(np.uint8), bitorder="little")[:1000]
-        assert np.array_equal(keep.astype(bool), (tables[t] >= lo) & (tables[t] <= hi))
+        for lo, hi in ((2, 5), (0, 3), (4, 4)):
+            keep, drop = ahead.bounds(t, lo, hi)
+            assert (drop is None) == (lo == 0)
+            dense = keep if drop is None else keep & ~drop
+            bits = np.unpackbits(dense.view(np.uint8), bitorder="little")[:1000]
+            assert np.array_equal(bits.astype(bool), (tables[t] >= lo) & (tables[t] <= hi))
 
 
 def test_only_the_most_read_tables_when_time_is_up():

@@ -213,14 +213,15 @@ def test_pool_is_sized_by_the_automaton(qwen_vocab):
 
 @pytest.mark.parametrize("pool_masks", [0, 3])
 def test_pool_rows_are_never_shared_between_masks(pool_masks, monkeypatch):
-    """A small pool runs out: masks then get fresh memory. No two memoized masks share
-    memory and each is its key's union, through random walks of a small vocabulary."""
+    """A small pool runs out: masks then get rows of mapped chunks (two rows each here).
+    No two memoized masks share memory and each is its key's union, through random walks
+    of a small vocabulary."""
     pieces = [b"[", b"]", b",", b" ", b"1", b"23", b"-", b".", b"e", b'"', b"a", b"{", b"}", b":"]
     vocab = Vocab(pieces + [b"<eos>"], eos_token_ids=[len(pieces)], special_token_ids=[len(pieces)])
     monkeypatch.setattr(Masker, "POOL_BYTES", pool_masks * 4)      # one word per mask
     monkeypatch.setattr(ahead, "PREFILL_BYTES", 0)
+    monkeypatch.setattr(Masker, "CHUNK_BYTES", 2 * 4)
     c = Constraint(JSON, vocab, cache_dir=False, progress=False)
-    assert len(c._masker._pool[0]) == pool_masks
     rng = random.Random(5)
     for _ in range(30):
         s = c.start()
@@ -234,6 +235,11 @@ def test_pool_rows_are_never_shared_between_masks(pool_masks, monkeypatch):
     memo = _memo(c)
     assert len(memo) > pool_masks + 3
     arrays = [mv.obj for mv in memo.values()]
+    # rows of the pool (pool_masks rows) and of chunks (two rows each)
+    assert all(len(a.base) in (pool_masks, 2) for a in arrays)
+    in_chunks = [a for a in arrays if len(a.base) == 2]
+    assert len(in_chunks) >= len(arrays) - pool_masks
+    assert len({id(a.base) for a in in_chunks}) >= len(in_chunks) // 2
     for i, a in enumerate(arrays):
         for b in arrays[i + 1:]:
             assert not np.shares_memory(a, b)

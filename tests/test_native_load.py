@@ -6,7 +6,8 @@ random sets of every container kind and mask width, and on malformed serializati
 (an error, never a crash or a write out of bounds); ``roaring_of_positions`` (token sets
 built from byte-order positions) against pyroaring built id by id; ``EdgeArrays`` (a loaded automaton's
 edges, one state at a time) against ``dwa_data.EdgeArrays``, and the checks of
-``dwa_data.check_edge_arrays``.
+``dwa_data.check_edge_arrays``; ``and_into`` (a term of a mask: a base's mask without a
+token set) against the masker's pure path (numpy through scratch rows).
 """
 
 from __future__ import annotations
@@ -200,3 +201,36 @@ def test_edge_array_checks():
             dwa_data.check_edge_arrays(2, np.array(offsets, dtype=i64), *ok[1:])
     with pytest.raises(ValueError):
         dwa_data.check_edge_arrays(2, ok[0], ok[1], ok[2][:2], ok[3])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from((1, 7, 4748)), st.booleans(), st.booleans())
+def test_and_into_equals_the_pure_path(seed, words, with_c, accumulate):
+    from stackmask.runtime.masker import Masker
+    rng = np.random.default_rng(seed)
+    a, b, c, start = (rng.integers(-2 ** 31, 2 ** 31, words, dtype=np.int64).astype(np.int32)
+                      for _ in range(4))
+    for x in (a, b, c):
+        x.flags.writeable = False            # the masker's operands are read-only
+    want = a & b & ~c if with_c else a & b
+    if accumulate:
+        want = start | want
+    got = start.copy()
+    native.module().and_into(got, a, b, c if with_c else None, accumulate)
+    assert np.array_equal(got, want)
+    pure = Masker.__new__(Masker)            # only what _and_into reads
+    pure.native_loops, pure.n_words = None, words
+    import threading
+    pure._scratch = threading.local()
+    for _ in range(2):                       # the second time through the scratch rows
+        got = start.copy()
+        pure._and_into(got, a, b, c if with_c else None, accumulate)
+        assert np.array_equal(got, want)
+
+
+def test_and_into_rejects_arrays_of_other_lengths():
+    a = np.zeros(4, dtype=np.int32)
+    with pytest.raises(ValueError, match="lengths"):
+        native.module().and_into(a, a, np.zeros(3, dtype=np.int32))
+    with pytest.raises(ValueError, match="lengths"):
+        native.module().and_into(a, a, a, np.zeros(5, dtype=np.int32))

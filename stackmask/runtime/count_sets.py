@@ -37,13 +37,12 @@ class CountSets:
         self._le: dict = {}         # (table, v) -> dense tokens counting <= v
         self._padded: dict = {}     # table -> its counts padded to the mask's bits
 
-    def keep(self, table: int, lo: int, hi: int) -> np.ndarray:
-        """The dense set of tokens whose iteration count in ``tables[table]`` is in
-        ``lo..hi``."""
-        keep = self.at_most(table, hi)
-        if lo > 0:
-            keep = np.bitwise_and(keep, np.invert(self.at_most(table, lo - 1)))
-        return keep
+    def bounds(self, table: int, lo: int, hi: int) -> tuple:
+        """``(keep, drop)``: the tokens whose iteration count in ``tables[table]`` is in
+        ``lo..hi`` are those of ``keep`` not in ``drop`` (dense; ``drop`` None when
+        ``lo`` is 0). The masker intersects with them in one pass, no set of the range
+        is made."""
+        return self.at_most(table, hi), (self.at_most(table, lo - 1) if lo > 0 else None)
 
     def at_most(self, table: int, v: int) -> np.ndarray:
         """The dense (read-only) set of tokens whose count in ``tables[table]`` is at

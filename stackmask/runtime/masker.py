@@ -31,6 +31,7 @@ this class's public methods (:meth:`Masker.keep`, :meth:`Masker.union`,
 from __future__ import annotations
 
 import itertools
+import mmap
 import threading
 from collections import Counter
 
@@ -159,6 +160,8 @@ class Masker:
         # diff token set of a configuration started on a base (or the tokens a restricted
         # start leaves out) -> its complement, dense
         self._not_dense: dict = {}
+        # this thread's scratch rows (the pure path's temporaries: see _and_into)
+        self._scratch = threading.local()
         # dense "iteration count in lo..hi" sets of counted chains' near states
         self.count_sets = CountSets(dwa.count_tables, self.n_words)
         self.bound_out = (None, None)   # the last caller's buffer (checked) and a view of it
@@ -220,12 +223,34 @@ class Masker:
         return sp
 
     def _new_mask(self) -> np.ndarray:
-        """Memory for one more dense mask: a row of the pool while it lasts."""
+        """Memory for one more dense mask: a row of the pool while it lasts, then of a
+        chunk mapped for the rows after it (:meth:`_new_chunk`)."""
         pool, slots = self._pool
         i = next(slots)
         if i < len(pool):
             return pool[i]
-        return np.empty(self.n_words, dtype=np.int32)
+        return self._new_chunk()
+
+    #: rows past the pool come from chunks of this many bytes, each its own anonymous
+    #: mapping (not written ahead: each row's pages fault in when the mask is written)
+    CHUNK_BYTES = 1 << 20
+
+    def _new_chunk(self) -> np.ndarray:
+        """A row of a new chunk (which becomes the pool the next rows come from). Not
+        ``np.empty`` per mask: a mask-sized ``malloc`` makes glibc first merge every small
+        block freed since the last one (token set operations free many), which took
+        0.1-0.5 ms inside masks of generated JSON Schemas; a mapping never does. A chunk
+        is unmapped when no mask of it is left."""
+        with self._lock:
+            pool, slots = self._pool
+            i = next(slots)
+            if i < len(pool):          # another thread made one meanwhile
+                return pool[i]
+            row = self.n_words * 4
+            n = max(1, self.CHUNK_BYTES // row)
+            chunk = np.frombuffer(mmap.mmap(-1, n * row), dtype=np.int32).reshape(n, self.n_words)
+            self._pool = (chunk, itertools.count(1))
+            return chunk[0]
 
     def branches(self, q: int, node) -> frozenset:
         """The weights met walking every link of the branching GSS node ``node`` from DWA
@@ -545,21 +570,51 @@ class Masker:
         self.memo[key] = m
         self._memo_cur_bytes += m.nbytes
 
-    def _without(self, term: tuple, out=None) -> np.ndarray:
-        """The mask of a term ``(diff token set, base weights)`` of a configuration
-        started on a base: the base's mask (memoized under its weights like any mask)
-        without the tokens of the set (written to ``out`` when given)."""
+    def _term_into(self, term: tuple, out: np.ndarray, accumulate: bool = False) -> None:
+        """Write the mask of a term ``(diff token set, base weights)`` of a configuration
+        started on a base into ``out`` (ORed into it with ``accumulate``): the base's mask
+        (memoized under its weights like any mask) without the tokens of the set. For a
+        counted chain's term (``((table, lo, hi), weights)``) the tokens kept are those
+        counting ``lo..hi``."""
         wid, base = term
         m = self.memo.get(base)
         if m is None:
             m = self.lookup_old(base)
+        drop = None
         if type(wid) is tuple:
-            keep = self.count_sets.keep(*wid)
+            keep, drop = self.count_sets.bounds(*wid)
         else:
             keep = self._not_dense.get(wid)
             if keep is None:
                 keep = self._complement(wid)
-        return np.bitwise_and(m.obj, keep, out=out)
+        self._and_into(out, m.obj, keep, drop, accumulate)
+
+    def _and_into(self, out, a, b, c=None, accumulate: bool = False) -> None:
+        """``out = a & b & ~c`` (``c`` None: ``a & b``), ORed into ``out`` with
+        ``accumulate``, without a fresh array: compiled in one pass, else through a
+        scratch row of this thread's (a fresh array of a mask's size costs page faults,
+        ~10 µs and up to hundreds in the tail, where a temporary lands on new memory)."""
+        nat = self.native_loops
+        if nat is not None:
+            nat.and_into(out, a, b, c, accumulate)
+            return
+        scratch = self._scratch
+        tmp = getattr(scratch, "row", None)
+        if tmp is None:
+            tmp = scratch.row = np.zeros(self.n_words, dtype=np.int32)
+        dst = tmp if accumulate else out
+        np.bitwise_and(a, b, out=dst)
+        if c is not None:
+            if accumulate:
+                tmp2 = getattr(scratch, "row2", None)
+                if tmp2 is None:
+                    tmp2 = scratch.row2 = np.zeros(self.n_words, dtype=np.int32)
+            else:
+                tmp2 = tmp
+            np.bitwise_and(dst, c, out=tmp2)
+            np.bitwise_xor(dst, tmp2, out=dst)       # dst & ~c
+        if accumulate:
+            np.bitwise_or(out, tmp, out=out)
 
     #: restricted starts' token sets made dense ahead (19 KB each with a 151k vocabulary)
     EAGER_RESTRICT = 512
@@ -600,14 +655,17 @@ class Masker:
         if weights is None:
             weights = key
         terms = [w for w in weights if type(w) is tuple]
-        if len(terms) == 1 and len(weights) == 1 and not dense:
-            # one term alone (a restricted start's walk): written into the mask at once
+        m = None
+        if terms:
+            # (token set, weights): a base's mask without the set, written into the new
+            # mask (a restricted start's walk: one term alone, the whole mask); the
+            # bases' masks are found first (they may be computed: their own rows)
             m = self._new_mask()
-            self._without(terms[0], out=m)
-            return self.keep(key, m, computed)
-        if terms:                    # (token set, weights): a base's mask without the set
+            for i, t in enumerate(terms):
+                self._term_into(t, m, i > 0)
+            if len(terms) == len(weights) and not dense:
+                return self.keep(key, m, computed)
             weights = [w for w in weights if type(w) is not tuple]
-            dense.extend(self._without(t) for t in terms)
         self._uses.update(weights)
         sparse = self._sparse
         small = []                   # serializations of small sets: written by position
@@ -628,15 +686,19 @@ class Masker:
             dense.append(wt.dense(sets[0], n_bits))        # one set: cached for next time
         elif sets:
             dense.append(mask_from_bitmap(BitMap.union(*[wt.get(w) for w in sets]), n_bits))
-        m = self._new_mask()
-        if not dense:
-            m.fill(0)
-        elif len(dense) == 1:
-            np.copyto(m, dense[0])
-        else:
-            np.bitwise_or(dense[0], dense[1], out=m)
-            for d in dense[2:]:
+        if m is not None:            # the terms are in it
+            for d in dense:
                 np.bitwise_or(m, d, out=m)
+        else:
+            m = self._new_mask()
+            if not dense:
+                m.fill(0)
+            elif len(dense) == 1:
+                np.copyto(m, dense[0])
+            else:
+                np.bitwise_or(dense[0], dense[1], out=m)
+                for d in dense[2:]:
+                    np.bitwise_or(m, d, out=m)
         if small:
             self.native_loops.roaring_dense_all(small, m.view(np.uint32))
         return self.keep(key, m, computed)
