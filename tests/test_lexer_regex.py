@@ -812,6 +812,22 @@ def test_column_classes_of_a_table_taller_than_a_hash_block():
                                               for b in range(256)]
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_equal_columns_of_a_tall_table_share_a_class(seed):
+    """Every pair of equal columns, in a table as tall as a lexer's (thousands of states,
+    entries up to the state count): one class. (A floating-point hash summed in another
+    order per column split equal columns apart.)"""
+    from stackmask.wfa.reduction import column_classes
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(500, 3500))
+    width = 256 if seed < 3 else int(rng.integers(100, 300))     # bytes, or other symbols
+    base = rng.integers(-1, 1 + seed % 3 * n // 2, size=(n, 40)).astype(np.int32)
+    g = np.ascontiguousarray(base[:, rng.integers(0, 40, size=width)])
+    want: dict = {}
+    assert column_classes(g).tolist() == [want.setdefault(g[:, b].tobytes(), len(want))
+                                          for b in range(width)]
+
+
 def _product_bfs_reference(gc: np.ndarray, start: tuple, max_states: int = 0) -> tuple[list, np.ndarray]:
     """The product BFS one tuple of live component states at a time: the reference for
     the level-at-a-time ``fsa.product_bfs``."""

@@ -425,27 +425,33 @@ def minimize(trans: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 #: rows of a table hashed at a time by :func:`column_classes`
-_HASH_ROWS = 2048
+_HASH_ROWS = 512
 
 
 def column_classes(table: np.ndarray) -> np.ndarray:
     """symbol -> class id for a ``(n, n_symbols)`` table: symbols whose columns are equal
     share a class; classes are numbered in the order of their first symbol.
 
-    Each column is hashed twice (a random combination of its entries, one matrix
-    product), columns are grouped by their hashes, and each group is checked to be equal
-    columns; a group that is not (a collision) is split exactly. Sorting the columns as
-    byte strings instead costs seconds for a lexer of tens of thousands of states."""
+    Each column is hashed (a random combination of its entries, in 64-bit integers that
+    wrap), columns are grouped by their hashes, and each group is checked to be equal
+    columns; a group that is not (a collision) is split exactly, so the classes do not
+    depend on the hash. Sorting the columns as byte strings instead costs seconds for a
+    lexer of tens of thousands of states. Not a matrix product: the BLAS's threads made
+    that one 60-100 ms for a 3,400-state table when another process held the other core
+    (7 ms single-threaded)."""
     t = np.asarray(table)
-    weights = np.random.default_rng(0x5eed).random((2, len(t)))
+    weights = np.random.default_rng(0x5eed).integers(1, 2 ** 62, len(t), dtype=np.int64)
     n_sym = t.shape[1]
-    # by blocks of rows: a float copy of the whole table is a fresh allocation of tens of
-    # megabytes per call, whose first touch costs more than the product (page faults)
-    keys = np.zeros((2, n_sym))
+    # by blocks of rows, through one buffer: a 64-bit copy of the whole table (or a fresh
+    # one per block) is new memory whose first touch costs more than the arithmetic
+    buf = np.empty((min(_HASH_ROWS, len(t)), n_sym), dtype=np.int64)
+    keys = np.zeros(n_sym, dtype=np.int64)
     for a in range(0, len(t), _HASH_ROWS):
-        keys += weights[:, a:a + _HASH_ROWS] @ t[a:a + _HASH_ROWS].astype(np.float64)
-    keys = keys.T                                               # n_symbols x 2
-    _, group = np.unique(keys, axis=0, return_inverse=True)
+        blk = t[a:a + _HASH_ROWS]
+        prod = buf[:len(blk)]
+        np.multiply(blk, weights[a:a + _HASH_ROWS, None], out=prod)   # wraps
+        keys += prod.sum(axis=0)
+    _, group = np.unique(keys, return_inverse=True)
     group = group.reshape(-1)
     cls = np.full(n_sym, -1, dtype=np.int64)
     cols = None                 # the table by columns, made once a group needs checking
