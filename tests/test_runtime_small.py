@@ -6,6 +6,7 @@ definition (commit every token separately, check viability)."""
 from __future__ import annotations
 
 import random
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import stackmask
 from stackmask import Constraint, GrammarError, TokenRejected, Vocab
 from stackmask.runtime import ids_to_mask, mask_to_ids
+from stackmask.runtime.oracle import ReferenceOracle
 
 from conftest import accepts
 
@@ -243,8 +245,11 @@ def small_vocab(rng: random.Random, alphabet: bytes, n: int) -> Vocab:
     return Vocab(toks, eos_token_ids=[len(toks) - 1], special_token_ids=[len(toks) - 1], vocab_size=len(toks) + 7)
 
 
+@pytest.mark.parametrize("min_columns", [1, ReferenceOracle.MIN_COLUMNS])
 @pytest.mark.parametrize("name", sorted(GRAMMARS))
-def test_oracle_equals_literal_definition_on_random_walks(name):
+def test_oracle_equals_literal_definition_on_random_walks(name, min_columns, monkeypatch):
+    # min_columns 1: the oracle's byte columns even on this small vocabulary
+    monkeypatch.setattr(ReferenceOracle, "MIN_COLUMNS", min_columns)
     rng = random.Random(hash(name) & 0xFFFF)
     alphabet = b'.a+*()0123 "b,xnul\t'
     v = small_vocab(rng, alphabet, 120)
@@ -273,12 +278,14 @@ def test_oracle_property_random_vocab_and_walks(data):
     toks = [bytes([b]) for b in alphabet] + toks + [b"<e>"]
     v = Vocab(toks, eos_token_ids=[len(toks) - 1], special_token_ids=[len(toks) - 1])
     c = Constraint(GRAMMARS[name], v, ambiguous=name in AMBIG)
+    min_columns = data.draw(st.sampled_from([1, 3, ReferenceOracle.MIN_COLUMNS]))
     s = c.start()
     for _ in range(data.draw(st.integers(1, 12))):
         fast = c.allowed_tokens(s).tolist()
         literal = literal_allowed(c, s)
         assert fast == literal
-        assert mask_to_ids(c.reference_mask(s), v.size).tolist() == literal
+        with patch.object(ReferenceOracle, "MIN_COLUMNS", min_columns):
+            assert mask_to_ids(ReferenceOracle(c).mask(s), v.size).tolist() == literal
         text_ids = [i for i in fast if i not in v.eos_token_ids]
         if not text_ids:
             break
