@@ -953,3 +953,87 @@ def test_lookahead_search_walks_deep_regexes():
         for _ in range(3000):
             x = ("s", (a, ("a", (("r", x, 0, 1), c))))
         assert has_lookahead(x) is want
+
+
+# ---------------------------------------------------------------------------
+# completion_bounds in one pass against its definition (length_range at every level)
+
+def _completion_by_definition(x):
+    from stackmask.lexer.ir import length_range
+    k = x[0]
+    if k == "c":
+        return 1, 1
+    if k == "s":
+        need = fin = 0
+        lo_s, hi_s = 0, 0
+        for y in reversed(x[1]):
+            n, f = _completion_by_definition(y)
+            need = max(need, n + lo_s)
+            if hi_s is not None:
+                fin = max(fin, f + hi_s)
+            a, b = length_range(y)
+            if b == -1:
+                return need, fin
+            lo_s += a
+            hi_s = None if hi_s is None or b is None else hi_s + b
+        return need, fin
+    if k == "a":
+        got = [_completion_by_definition(y) for y in x[1]]
+        return max((n for n, _ in got), default=0), max((f for _, f in got), default=0)
+    _, y, lo, hi = x
+    n, f = _completion_by_definition(y)
+    a, b = length_range(y)
+    if b == -1:
+        return 0, 0
+    need = n + max(lo - 1, 0) * a
+    if hi is None:
+        return need, 0
+    return need, (f if b is None else hi * b)
+
+
+def _ir_trees():
+    leaf = st.sampled_from([("c", ((97, 97),)), ("c", ((48, 57),)), ("a", ())])
+    return st.recursive(leaf, lambda kids: st.one_of(
+        st.lists(kids, min_size=0, max_size=4).map(lambda ys: ("s", tuple(ys))),
+        st.lists(kids, min_size=0, max_size=3).map(lambda ys: ("a", tuple(ys))),
+        st.tuples(kids, st.integers(0, 3), st.one_of(st.none(), st.integers(0, 4))).filter(
+            lambda t: t[2] is None or t[2] >= t[1]).map(lambda t: ("r", t[0], t[1], t[2]))),
+        max_leaves=25)
+
+
+@settings(max_examples=300, deadline=None)
+@given(x=_ir_trees())
+def test_completion_bounds_in_one_pass_equal_the_definition(x):
+    from stackmask.lexer.ir import _completion, completion_bounds, length_range
+    assert completion_bounds(x) == _completion_by_definition(x)
+    assert _completion(x)[2:] == length_range(x)
+
+
+def test_completion_bounds_of_a_deep_regex_are_linear():
+    # a written-out regex nests optional groups hundreds deep: asking every level for its
+    # subtree's length range was quadratic (seconds on CloudFormation's patterns)
+    from stackmask.lexer.ir import completion_bounds
+    def deep(n):
+        x = ("c", ((97, 97),))
+        for _ in range(n):
+            x = ("s", (("c", ((98, 98),)), ("r", x, 0, 1)))
+        return x
+    assert completion_bounds(deep(300)) == _completion_by_definition(deep(300))
+    x = deep(2000)
+    calls = 0
+    import stackmask.lexer.ir as ir_mod
+    real = ir_mod._completion
+
+    def counted(y):
+        nonlocal calls
+        calls += 1
+        return real(y)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 20000))
+    try:
+        ir_mod._completion = counted
+        assert completion_bounds(x) == (1, 2001)
+    finally:
+        ir_mod._completion = real
+        sys.setrecursionlimit(old)
+    assert calls <= 3 * 2000 + 1

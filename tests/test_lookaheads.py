@@ -266,6 +266,33 @@ def test_one_of_strings_too_large_to_subtract_are_terminals_of_their_own():
                    json.dumps("a" * 64), json.dumps("arn" + "x" * 126)])
 
 
+def test_the_lookahead_check_tries_the_unbounded_languages_small(monkeypatch):
+    # whether RDS's lookahead reads within the lexeme is checked on the languages with
+    # every repetition unbounded while they are small; past SEES_UNBOUNDED_FIRST states,
+    # on the languages as written (4,000 states). Before, the unbounded subset
+    # construction ran to the lexer's 100,000-state limit first (3 s each time).
+    from stackmask.lexer import terminal_dfa
+    from stackmask.lexer.dfa import MAX_DFA_STATES
+    from stackmask.wfa.fsa import TooManyStates
+    hit = []
+    real = terminal_dfa.determinize
+
+    def watched(nfa, width, limit):
+        try:
+            return real(nfa, width, limit)
+        except TooManyStates:
+            hit.append(limit)
+            raise
+    monkeypatch.setattr(terminal_dfa, "determinize", watched)
+    for cache in ("_TERMINALS", "_LOOKAHEAD_PARTS", "_GROUPS"):     # built here, not before
+        monkeypatch.setattr(terminal_dfa, cache,
+                            type(getattr(terminal_dfa, cache))(1 << 20, lambda v: 1))
+    Grammar.from_json_schema({"type": "object", "properties": {"id": RDS_ONE_OF},
+                              "required": ["id"]})
+    assert hit and MAX_DFA_STATES not in hit
+    assert set(hit) == {terminal_dfa.SEES_UNBOUNDED_FIRST}
+
+
 def test_one_of_strings_masks_equal_the_oracle(qwen_vocab, tmp_path):
     s = {"type": "object", "properties": {"id": RDS_ONE_OF, "n": {"type": "integer"}},
          "required": ["id", "n"], "additionalProperties": False}

@@ -270,36 +270,51 @@ def completion_bounds(x) -> tuple[int, int]:
     the most from any position whose completions are all bounded (0 when there is none).
     Upper bounds (an alternation takes the larger side's). A counted chain intersected with
     ``x`` keeps counts this near its bounds as positions of their own (:mod:`.counted`)."""
+    need, fin, _, _ = _completion(x)
+    return need, fin
+
+
+def _completion(x) -> tuple:
+    """``(need, fin, lo, hi)``: :func:`completion_bounds` and :func:`length_range` of
+    ``x`` in one pass (each node's length range is needed by the node above it: asking
+    :func:`length_range` at every level walked each subtree once per level above it,
+    seconds on a long written-out regex)."""
     k = x[0]
     if k == "c":
-        return 1, 1
+        return 1, 1, 1, 1
     if k == "s":
         need = fin = 0
         lo_s, hi_s = 0, 0                       # the length range of the items after
         for y in reversed(x[1]):
-            n, f = completion_bounds(y)
+            n, f, a, b = _completion(y)
             need = max(need, n + lo_s)
             if hi_s is not None:
                 fin = max(fin, f + hi_s)
-            a, b = length_range(y)
-            if b == -1:
-                return need, fin
+            if b == -1:                         # an item matches nothing: nor does x
+                return need, fin, float("inf"), -1
             lo_s += a
             hi_s = None if hi_s is None or b is None else hi_s + b
-        return need, fin
+        return need, fin, lo_s, hi_s
     if k == "a":
-        got = [completion_bounds(y) for y in x[1]]
-        return max((n for n, _ in got), default=0), max((f for _, f in got), default=0)
+        got = [_completion(y) for y in x[1]]
+        need = max((g[0] for g in got), default=0)
+        fin = max((g[1] for g in got), default=0)
+        rs = [(g[2], g[3]) for g in got if g[3] != -1]
+        if not rs:
+            return need, fin, float("inf"), -1
+        lo = min(r[0] for r in rs)
+        hi = None if any(r[1] is None for r in rs) else max(r[1] for r in rs)
+        return need, fin, lo, hi
     if k == "r":
         _, y, lo, hi = x
-        n, f = completion_bounds(y)
-        a, b = length_range(y)
+        n, f, a, b = _completion(y)
         if b == -1:
-            return 0, 0
+            return 0, 0, *((0, 0) if lo == 0 else (float("inf"), -1))
         need = n + max(lo - 1, 0) * a
+        rhi = None if (hi is None and b != 0) or b is None else b * (hi if hi is not None else 0)
         if hi is None:
-            return need, 0                      # every position can go on for ever
-        return need, (f if b is None else hi * b)
+            return need, 0, a * lo, rhi         # every position can go on for ever
+        return need, (f if b is None else hi * b), a * lo, rhi
     raise ValueError(f"regex IR node {k!r} has no completion bounds")
 
 

@@ -130,21 +130,34 @@ def _lookahead_dfa(x, reluctant: bool, name: str, label: str, band: int) -> DFA:
     return d
 
 
+#: the most states :func:`_sees_within` lets the unbounded languages' automata reach before
+#: it tries the languages as written: an unbounded language is usually the smaller, but a
+#: long written-out regex can blow up unbounded (100,000 states and 3 s, where written as
+#: it is it has 4,000 states and takes 0.1 s)
+SEES_UNBOUNDED_FIRST = 4096
+
+
 def _sees_within(look, rest, name: str, label: str) -> bool:
     """Whether a lookahead ``look`` never reads past the end of a lexeme whose rest is
     ``rest`` (IRs): no word of ``rest`` is a proper prefix of a word of ``look``. Then
     the lookahead matches within the lexeme or not at all, as a lexer that could see the
     text after the lexeme would find. Checked on the two languages with every repetition
-    unbounded (larger languages: a stronger condition, and no counting); where one of
-    those automata is too large (unbounded, the nested optional groups of a long written-out
-    regex can be), on the languages as written, nothing counted."""
+    unbounded (larger languages: a stronger condition, and no counting) while their
+    automata are small (``SEES_UNBOUNDED_FIRST`` states); otherwise on the languages as
+    written, nothing counted; where those automata are too large, unbounded again, up to
+    the lexer's limit."""
     def dfa(x):
+        def ir(y, band, limit=MAX_DFA_STATES):
+            return _ir_dfa(y, ByteNFA(name, MAX_NFA_STATES, label), name, label, band,
+                           empty_ok=True, max_states=limit)
         try:
-            return _ir_dfa(_unbounded(x), ByteNFA(name, MAX_NFA_STATES, label), name, label,
-                           DEFAULT_BAND, empty_ok=True)
+            return ir(_unbounded(x), DEFAULT_BAND, SEES_UNBOUNDED_FIRST)
         except GrammarError:
-            return _ir_dfa(x, ByteNFA(name, MAX_NFA_STATES, label), name, label, 1 << 40,
-                           empty_ok=True)
+            pass
+        try:
+            return ir(x, 1 << 40)
+        except GrammarError:
+            return ir(_unbounded(x), DEFAULT_BAND)
     d_rest, d_look = dfa(rest), dfa(look)
     # the proper prefixes of the lookahead's words: the states with a way on (trimmed)
     proper = DFA(trans=d_look.trans, n_states=d_look.n_states,
@@ -163,10 +176,11 @@ def _unbounded(x):
 
 
 def _ir_dfa(x, nfa: ByteNFA, name: str, label: str, band: int, empty_ok: bool = False,
-            reach: tuple[int, int] = (0, 0)) -> DFA:
+            reach: tuple[int, int] = (0, 0), max_states: int = MAX_DFA_STATES) -> DFA:
     """The minimized DFA of the IR ``x`` (``nfa``: the empty automaton its parse made);
     ``empty_ok``: one side of a lookahead's intersection (it may match the empty
-    string); ``reach``: for a counted chain, the other sides' (:func:`.counted.reach_for`)."""
+    string); ``reach``: for a counted chain, the other sides' (:func:`.counted.reach_for`);
+    ``max_states``: the subset construction's limit (GrammarError past it)."""
     sp = None if nfa.reluctant else split_counted(x, band)
     d = None if sp is None else _counted_dfa([sp], band, label, (reach,))
     if d is not None:
@@ -175,10 +189,10 @@ def _ir_dfa(x, nfa: ByteNFA, name: str, label: str, band: int, empty_ok: bool = 
         return d
     build_nfa(x, nfa)
     try:
-        trans, b2c, accepting = determinize(nfa, 256, MAX_DFA_STATES)
+        trans, b2c, accepting = determinize(nfa, 256, max_states)
     except TooManyStates:
         raise GrammarError(f"terminal {label!r} is too large: its DFA needs more than "
-                           f"{MAX_DFA_STATES} states (MAX_DFA_STATES)", name=name) from None
+                           f"{max_states} states (MAX_DFA_STATES)", name=name) from None
     if accepting[0] and not empty_ok:
         raise GrammarError(f"terminal {label!r} matches the empty string", name=name)
     if nfa.reluctant:
