@@ -62,10 +62,13 @@ def _text_tail(text: bytes, limit: int = 300) -> str:
     return f"...{text[-limit:]!r} ({len(text)} bytes)"
 
 
-def assert_mask_exact(c: Constraint, state, text: bytes, where: str, use_out: bool = False) -> np.ndarray:
+def assert_mask_exact(c: Constraint, state, text: bytes, where: str, use_out: bool = False,
+                      ref: np.ndarray | None = None) -> np.ndarray:
     """get_mask(state) == reference_mask(state), with a readable diff.
     Returns the (reference) mask. With ``use_out`` the compiled mask is written
-    into a garbage-filled buffer, which must be overwritten completely."""
+    into a garbage-filled buffer, which must be overwritten completely. ``ref``: the
+    oracle's mask of this state when already known (the same grammar's oracle on the same
+    text, e.g. from another constraint of it: the oracle depends on nothing else)."""
     words = (c.vocab.size + 31) // 32
     if use_out:
         buf = np.full(words, -1, dtype=np.int32)
@@ -78,7 +81,8 @@ def assert_mask_exact(c: Constraint, state, text: bytes, where: str, use_out: bo
         f"{where}: get_mask returned {type(fast).__name__} "
         f"{getattr(fast, 'dtype', None)} {getattr(fast, 'shape', None)}, expected int32[{words}]")
     fast = fast.copy()
-    ref = c.reference_mask(state)
+    if ref is None:
+        ref = c.reference_mask(state)
     if not np.array_equal(fast, ref):
         f_ids = mask_to_ids(fast, words * 32)
         r_ids = mask_to_ids(ref, words * 32)
@@ -344,12 +348,18 @@ def committing_prefix(c: Constraint, ids: list) -> tuple:
     return ok, s, heads
 
 
-def check_steps(c: Constraint, ids: list, label: str) -> None:
-    """The mask at every step of ``ids`` (which commit) equals the oracle's."""
+def check_steps(c: Constraint, ids: list, label: str, refs: dict | None = None) -> None:
+    """The mask at every step of ``ids`` (which commit) equals the oracle's. ``refs``: the
+    oracle's masks by token prefix, read and filled (shared by constraints of one
+    grammar, whose oracles are the same)."""
     s = c.start()
     buf = b""
     for k, tok in enumerate(ids + [None]):
-        assert_mask_exact(c, s, buf, f"{label} step {k}")
+        key = tuple(ids[:k])
+        ref = assert_mask_exact(c, s, buf, f"{label} step {k}",
+                                ref=None if refs is None else refs.get(key))
+        if refs is not None:
+            refs[key] = ref
         if tok is not None:
             s = c.commit(s, tok)
             buf += c.vocab.token_bytes(tok)
