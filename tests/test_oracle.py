@@ -64,4 +64,4 @@ def test_columns_equal_the_walk_with_several_heads(qwen_vocab, qwen_encoding):
 def test_columns_equal_the_walk_on_c(qwen_vocab, qwen_encoding):
     c = bench_constraint("c", qwen_vocab)
     _every_step(c, "int f(int x){ /* a b */ while (x >= 10) { x = g(x, 2)*3; } }",
-                qwen_encoding, limit=6)
+                qwen_encoding, limit=4)
