@@ -62,16 +62,13 @@ class ReferenceOracle:
         head to a new GSS node (no lexeme completes, or only ignored ones) leaves the
         heads' nodes as they are: the heads after it depend only on the heads'
         configurations, so such bytes are taken one column at a time for all the task's
-        tokens (each distinct heads and byte of a column committed once). A token leaves
-        the task at the first byte that makes new nodes; the tokens that share their
-        bytes up to and with that one take it with one ``advance`` and go on as a new
-        task from the heads it gives (the same heads and byte give the same heads: one
-        ``advance`` for all). A task of few tokens is walked token by token
-        (:meth:`_walk`)."""
+        tokens (each distinct heads and byte of a column committed once, by ``advance``).
+        A token leaves the task at the first byte that makes new nodes; the tokens that
+        share their bytes up to and with that one go on as a new task from the heads that
+        byte gave (the same heads and byte give the same heads: one ``advance`` for all).
+        A task of few tokens is walked token by token (:meth:`_walk`)."""
         c = self.c
         advance, viable = c.advance, c.viable
-        step = c.scanner.step
-        memo = c.scanner.step_memo
         toks = self.toks
         blob, offsets = self.index.flat_bytes()
         lcp_all = self._lcp()
@@ -122,17 +119,7 @@ class ReferenceOracle:
                     else:
                         new = np.unique(new)
                     for key in new.tolist():
-                        hd = table[key >> 8]
-                        byte = key & 0xFF
-                        if len(hd) == 1:
-                            node, cfg = hd[0]
-                            outs = memo.cur.get((cfg << 8) | byte)
-                            if outs is None:
-                                outs = step(cfg, byte)
-                            nh = ((node, outs[0][1]),) if (
-                                len(outs) == 1 and outs[0][0] is None) else advance(hd, byte)
-                        else:
-                            nh = advance(hd, byte)
+                        nh = advance(table[key >> 8], key & 0xFF)
                         if not nh:
                             trans[key] = dead
                             continue
