@@ -956,7 +956,8 @@ def test_lookahead_search_walks_deep_regexes():
 
 
 # ---------------------------------------------------------------------------
-# completion_bounds in one pass against its definition (length_range at every level)
+# completion_bounds with one memo of length ranges against its definition (length_range
+# asked afresh at every level)
 
 def _completion_by_definition(x):
     from stackmask.lexer.ir import length_range
@@ -1003,10 +1004,10 @@ def _ir_trees():
 
 @settings(max_examples=300, deadline=None)
 @given(x=_ir_trees())
-def test_completion_bounds_in_one_pass_equal_the_definition(x):
-    from stackmask.lexer.ir import _completion, completion_bounds, length_range
+def test_completion_bounds_with_a_memo_equal_the_definition(x):
+    from stackmask.lexer.ir import completion_bounds, length_range
     assert completion_bounds(x) == _completion_by_definition(x)
-    assert _completion(x)[2:] == length_range(x)
+    assert length_range(x, {}) == length_range(x)
 
 
 def test_completion_bounds_of_a_deep_regex_are_linear():
@@ -1018,22 +1019,22 @@ def test_completion_bounds_of_a_deep_regex_are_linear():
         for _ in range(n):
             x = ("s", (("c", ((98, 98),)), ("r", x, 0, 1)))
         return x
-    assert completion_bounds(deep(300)) == _completion_by_definition(deep(300))
     x = deep(2000)
     calls = 0
     import stackmask.lexer.ir as ir_mod
-    real = ir_mod._completion
+    real = ir_mod._length_range
 
-    def counted(y):
+    def counted(y, memo):
         nonlocal calls
         calls += 1
-        return real(y)
+        return real(y, memo)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 20000))
     try:
-        ir_mod._completion = counted
+        assert completion_bounds(deep(300)) == _completion_by_definition(deep(300))
+        ir_mod._length_range = counted
         assert completion_bounds(x) == (1, 2001)
     finally:
-        ir_mod._completion = real
+        ir_mod._length_range = real
         sys.setrecursionlimit(old)
-    assert calls <= 3 * 2000 + 1
+    assert calls <= 3 * 2000 + 1             # each node's range once

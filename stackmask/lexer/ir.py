@@ -219,15 +219,26 @@ def nullable(x) -> bool:
     return x[2] == 0 or nullable(x[1])
 
 
-def length_range(x) -> tuple:
-    """(min, max) number of characters; max None = unbounded. NONE -> (inf, -1)."""
+def length_range(x, memo: dict | None = None) -> tuple:
+    """(min, max) number of characters; max None = unbounded. NONE -> (inf, -1).
+    ``memo``: the ranges of the nodes already asked (by node identity, the node held), for
+    a caller that asks for every subtree's range."""
+    if memo is None:
+        return _length_range(x, None)
+    got = memo.get(id(x))
+    if got is None:
+        got = memo[id(x)] = (x, _length_range(x, memo))
+    return got[1]
+
+
+def _length_range(x, memo) -> tuple:
     k = x[0]
     if k == "c":
         return (1, 1)
     if k == "s":
         lo, hi = 0, 0
         for y in x[1]:
-            a, b = length_range(y)
+            a, b = length_range(y, memo)
             if b == -1:
                 return (float("inf"), -1)
             lo += a
@@ -236,7 +247,7 @@ def length_range(x) -> tuple:
     if k == "a":
         if not x[1]:
             return (float("inf"), -1)
-        rs = [length_range(y) for y in x[1]]
+        rs = [length_range(y, memo) for y in x[1]]
         rs = [r for r in rs if r[1] != -1]
         if not rs:
             return (float("inf"), -1)
@@ -244,16 +255,16 @@ def length_range(x) -> tuple:
         hi = None if any(r[1] is None for r in rs) else max(r[1] for r in rs)
         return (lo, hi)
     if k == "X":                 # the body's and the positive lookaheads' ranges met
-        lo, hi = length_range(x[1])
+        lo, hi = length_range(x[1], memo)
         for pos, y in x[2]:
             if pos and hi != -1:
-                a, b = length_range(y)
+                a, b = length_range(y, memo)
                 if b == -1:
                     return (float("inf"), -1)
                 lo, hi = max(lo, a), (b if hi is None else hi if b is None else min(hi, b))
         return (float("inf"), -1) if hi is not None and hi != -1 and hi < lo else (lo, hi)
     _, y, a, b = x
-    ylo, yhi = length_range(y)
+    ylo, yhi = length_range(y, memo)
     if k == "L":
         lo = max(ylo, a)
         hi = b if yhi is None else (yhi if b is None else min(yhi, b))
@@ -270,51 +281,42 @@ def completion_bounds(x) -> tuple[int, int]:
     the most from any position whose completions are all bounded (0 when there is none).
     Upper bounds (an alternation takes the larger side's). A counted chain intersected with
     ``x`` keeps counts this near its bounds as positions of their own (:mod:`.counted`)."""
-    need, fin, _, _ = _completion(x)
-    return need, fin
+    # every level asks for its items' length ranges: one memo for the call (without it,
+    # each subtree was walked once per level above it, seconds on a written-out regex)
+    return _completion(x, {})
 
 
-def _completion(x) -> tuple:
-    """``(need, fin, lo, hi)``: :func:`completion_bounds` and :func:`length_range` of
-    ``x`` in one pass (each node's length range is needed by the node above it: asking
-    :func:`length_range` at every level walked each subtree once per level above it,
-    seconds on a long written-out regex)."""
+def _completion(x, memo: dict) -> tuple[int, int]:
     k = x[0]
     if k == "c":
-        return 1, 1, 1, 1
+        return 1, 1
     if k == "s":
         need = fin = 0
         lo_s, hi_s = 0, 0                       # the length range of the items after
         for y in reversed(x[1]):
-            n, f, a, b = _completion(y)
+            n, f = _completion(y, memo)
             need = max(need, n + lo_s)
             if hi_s is not None:
                 fin = max(fin, f + hi_s)
-            if b == -1:                         # an item matches nothing: nor does x
-                return need, fin, float("inf"), -1
+            a, b = length_range(y, memo)
+            if b == -1:
+                return need, fin
             lo_s += a
             hi_s = None if hi_s is None or b is None else hi_s + b
-        return need, fin, lo_s, hi_s
+        return need, fin
     if k == "a":
-        got = [_completion(y) for y in x[1]]
-        need = max((g[0] for g in got), default=0)
-        fin = max((g[1] for g in got), default=0)
-        rs = [(g[2], g[3]) for g in got if g[3] != -1]
-        if not rs:
-            return need, fin, float("inf"), -1
-        lo = min(r[0] for r in rs)
-        hi = None if any(r[1] is None for r in rs) else max(r[1] for r in rs)
-        return need, fin, lo, hi
+        got = [_completion(y, memo) for y in x[1]]
+        return max((n for n, _ in got), default=0), max((f for _, f in got), default=0)
     if k == "r":
         _, y, lo, hi = x
-        n, f, a, b = _completion(y)
+        n, f = _completion(y, memo)
+        a, b = length_range(y, memo)
         if b == -1:
-            return 0, 0, *((0, 0) if lo == 0 else (float("inf"), -1))
+            return 0, 0
         need = n + max(lo - 1, 0) * a
-        rhi = None if (hi is None and b != 0) or b is None else b * (hi if hi is not None else 0)
         if hi is None:
-            return need, 0, a * lo, rhi         # every position can go on for ever
-        return need, (f if b is None else hi * b), a * lo, rhi
+            return need, 0                      # every position can go on for ever
+        return need, (f if b is None else hi * b)
     raise ValueError(f"regex IR node {k!r} has no completion bounds")
 
 
