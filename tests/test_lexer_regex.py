@@ -960,36 +960,10 @@ def test_lookahead_search_walks_deep_regexes():
 # asked afresh at every level)
 
 def _completion_by_definition(x):
-    from stackmask.lexer.ir import length_range
-    k = x[0]
-    if k == "c":
-        return 1, 1
-    if k == "s":
-        need = fin = 0
-        lo_s, hi_s = 0, 0
-        for y in reversed(x[1]):
-            n, f = _completion_by_definition(y)
-            need = max(need, n + lo_s)
-            if hi_s is not None:
-                fin = max(fin, f + hi_s)
-            a, b = length_range(y)
-            if b == -1:
-                return need, fin
-            lo_s += a
-            hi_s = None if hi_s is None or b is None else hi_s + b
-        return need, fin
-    if k == "a":
-        got = [_completion_by_definition(y) for y in x[1]]
-        return max((n for n, _ in got), default=0), max((f for _, f in got), default=0)
-    _, y, lo, hi = x
-    n, f = _completion_by_definition(y)
-    a, b = length_range(y)
-    if b == -1:
-        return 0, 0
-    need = n + max(lo - 1, 0) * a
-    if hi is None:
-        return need, 0
-    return need, (f if b is None else hi * b)
+    # completion_bounds' own recursion without the memo: every level asks length_range
+    # afresh (what it did before the memo)
+    from stackmask.lexer.ir import _completion
+    return _completion(x, None)
 
 
 def _ir_trees():

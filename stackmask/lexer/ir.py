@@ -286,7 +286,9 @@ def completion_bounds(x) -> tuple[int, int]:
     return _completion(x, {})
 
 
-def _completion(x, memo: dict) -> tuple[int, int]:
+def _completion(x, memo: dict | None) -> tuple[int, int]:
+    """:func:`completion_bounds` with the length ranges kept in ``memo`` (None: asked
+    afresh at every level, the definition the memo is tested against)."""
     k = x[0]
     if k == "c":
         return 1, 1
