@@ -1012,3 +1012,16 @@ def test_completion_bounds_of_a_deep_regex_are_linear():
         ir_mod._length_range = real
         sys.setrecursionlimit(old)
     assert calls <= 3 * 2000 + 1             # each node's range once
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 40), k=st.integers(1, 256), wide=st.booleans(), seed=st.integers(0, 2**31))
+def test_expand_classes_is_the_full_table(n, k, wide, seed):
+    # the class table read through each byte's class, as an int32 C-ordered table
+    from stackmask.lexer.dfa import expand_classes
+    rng = np.random.default_rng(seed)
+    t = rng.integers(-1, n, size=(n, k)).astype(np.int64 if wide else np.int32)
+    b2c = rng.integers(0, k, size=256)
+    full = expand_classes(t, b2c)
+    assert full.dtype == np.int32 and full.flags.c_contiguous and full.shape == (n, 256)
+    assert all(full[q, b] == t[q, b2c[b]] for q in range(n) for b in range(256))

@@ -383,7 +383,7 @@ def _x_steps(body, new_nfa: Callable[[], Nfa], leaf_of):
         return None                                 # a word that goes on: no prefix code
     t, old2 = minimize(t, acc.astype(np.int64))
     acc = acc[old2]
-    full = t[:, b2c]
+    full = np.take(t, b2c, axis=1)
     ids = np.cumsum(~acc) - 1                       # the states inside an iteration, renumbered
     inner = np.flatnonzero(~acc)
     rows = full[inner]

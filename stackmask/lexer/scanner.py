@@ -312,7 +312,7 @@ class Scanner:
         r = self._shadow_rep
         if r is None:
             reps = self._byte_classes
-            succ = np.asarray(self.dfa.trans)[:, reps].astype(np.int64)
+            succ = np.take(np.asarray(self.dfa.trans), reps, axis=1).astype(np.int64)
             n = len(succ)
             acc = np.array(self.accepting + [False], dtype=bool)
             # a kill is a state of its own (n, a block of its own); a run leaves at -1
@@ -669,7 +669,7 @@ def _state_of(x):
 def _successors(trans: np.ndarray, reps: list[int]) -> list[list[int]]:
     """Per DFA state, its distinct successors over the bytes ``reps``, ascending."""
     n = len(trans)
-    t = np.sort(np.asarray(trans)[:, reps], axis=1)
+    t = np.sort(np.take(np.asarray(trans), reps, axis=1), axis=1)
     keep = t >= 0
     keep[:, 1:] &= t[:, 1:] != t[:, :-1]
     flat = t[keep].tolist()
