@@ -65,12 +65,16 @@ class SizedCache:
     """A least-recently-used cache bounded by bytes: ``size_of(value)`` per entry, the
     oldest entries dropped while the total passes ``max_bytes`` (the newest is always
     kept). For the lexer's automata, of 1 KB per state: a process that builds many
-    grammars keeps the recent ones, not every one it ever built (thread-safe)."""
+    grammars keeps the recent ones, not every one it ever built (thread-safe).
+    :meth:`settle` brings it down to ``rest_bytes`` between two pieces of work (a
+    grammar's construction reuses its own large automata; the next grammar mostly the
+    small ones)."""
 
-    __slots__ = ("max_bytes", "size_of", "_d", "_total", "_lock")
+    __slots__ = ("max_bytes", "rest_bytes", "size_of", "_d", "_total", "_lock")
 
-    def __init__(self, max_bytes: int, size_of):
+    def __init__(self, max_bytes: int, size_of, rest_bytes: int | None = None):
         self.max_bytes = int(max_bytes)
+        self.rest_bytes = self.max_bytes if rest_bytes is None else int(rest_bytes)
         self.size_of = size_of
         self._d: OrderedDict = OrderedDict()
         self._total = 0
@@ -115,6 +119,17 @@ class SizedCache:
             self._d[key] = (value, n)
             self._total += n
             while self._total > self.max_bytes and len(self._d) > 1:
+                _, (_, m) = self._d.popitem(last=False)
+                self._total -= m
+
+    def settle(self) -> None:
+        """Drop the entries of more than a quarter of ``rest_bytes``, then the oldest
+        while the total passes ``rest_bytes``."""
+        cap = self.rest_bytes // 4
+        with self._lock:
+            for k in [k for k, (_, n) in self._d.items() if n > cap]:
+                self._total -= self._d.pop(k)[1]
+            while self._total > self.rest_bytes and self._d:
                 _, (_, m) = self._d.popitem(last=False)
                 self._total -= m
 

@@ -327,11 +327,24 @@ def test_sized_cache_keeps_the_recent_entries_within_its_bytes():
     assert made == [1] and "k" in g
 
 
+def test_sized_cache_settles_to_its_resting_bytes():
+    from stackmask.memo import SizedCache
+    c = SizedCache(100, len, rest_bytes=40)
+    for k, n in (("a", 5), ("big", 11), ("b", 10), ("c", 10), ("d", 10), ("e", 10)):
+        c.put(k, "x" * n)
+    assert len(c) == 6 and c.nbytes == 56           # within max_bytes: all kept meanwhile
+    c.settle()               # over a quarter of 40 ("big") goes, then the oldest past 40
+    assert "big" not in c and "a" not in c and c.nbytes == 40 and len(c) == 4
+    c.settle()
+    assert len(c) == 4
+    assert SizedCache(100, len).rest_bytes == 100    # by default it rests at its bound
+
+
 def test_the_lexer_caches_are_bounded_by_bytes():
     # a process that builds many grammars keeps the recent automata, not all of them
     from stackmask.lexer import combined, terminal_dfa
     for cache in (combined._LEXER_CACHE, terminal_dfa._TERMINALS, terminal_dfa._GROUPS, terminal_dfa._LOOKAHEAD_PARTS):
-        assert cache.max_bytes <= 256 << 20
+        assert cache.max_bytes <= 256 << 20 and cache.rest_bytes <= 16 << 20
     terminal_dfa.clear_cache()
     old = terminal_dfa._TERMINALS.max_bytes
     terminal_dfa._TERMINALS.max_bytes = 300_000
@@ -343,6 +356,27 @@ def test_the_lexer_caches_are_bounded_by_bytes():
     finally:
         terminal_dfa._TERMINALS.max_bytes = old
         terminal_dfa.clear_cache()
+
+
+def test_a_construction_leaves_the_lexer_caches_at_their_resting_bytes(monkeypatch):
+    # its own automata are reused while it runs (the conversion's in the construction);
+    # after it, the caches keep what later grammars reuse: recent and small
+    from stackmask import Grammar
+    from stackmask.lexer import combined, terminal_dfa
+    caches = (combined._LEXER_CACHE, terminal_dfa._TERMINALS, terminal_dfa._GROUPS,
+              terminal_dfa._LOOKAHEAD_PARTS)
+    for cache in caches:
+        monkeypatch.setattr(cache, "rest_bytes", 64 << 10)
+    vocab = Vocab([bytes([i]) for i in range(32, 127)] + [b"</s>"], eos_token_ids=[95])
+    s = {"type": "object", "properties": {"s": {"type": "string", "maxLength": 300}},
+         "required": ["s"]}
+    g = Grammar.from_json_schema(s)
+    made = [c.nbytes for c in caches]
+    assert max(made) > 64 << 10                       # (the conversion's lexers are large)
+    c = Constraint(g, vocab, cache_dir=False)
+    assert all(cache.nbytes <= 64 << 10 for cache in caches), [x.nbytes for x in caches]
+    assert all(n <= 16 << 10 for cache in caches for _, n in cache._d.values())
+    assert c.get_mask(c.start()) is not None
 
 
 def test_a_long_construction_gives_free_memory_back(monkeypatch):

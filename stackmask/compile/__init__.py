@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from ..glr.lalr import Conflict, LRTables, lalr_conflicts
 from ..glr.normal_form import NormalForm
 from ..grammar import FreeText, Grammar, LexerMode, Rule, TerminalDef
+from ..lexer.combined import settle_caches
 from ..lexer.counted import MIN_BAND
 from ..lexer.dfa import DFA
 from ..lexer.scanner import Scanner, requirement
@@ -243,6 +244,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
         dwa.set_limits(limits.max_automaton_states, memo_bytes, limits.max_token_sequences)
         comp = Compiled(tables=tables, configs=[], dwa=dwa,
                         stats={"mode": "lazy", "tables_s": t1 - t0, "compile_s": t1 - t0})
+        settle_caches()
         return comp, scanner, False
     index = vocab_index(vocab, index_dir)
     # the automaton's states, edges and memos: millions of objects that stay alive (Go's
@@ -270,6 +272,7 @@ def compile_constraint(grammar, vocab, ambiguous: bool = False, cache_dir=None,
     if path is not None and (save_partial or not dwa.budget_exhausted) \
             and _save(path, key, comp, progress and t2 - t0 > 1.0):
         stats["artifact"] = str(path)
+    settle_caches()                  # the lexer's caches down to what later grammars reuse
     if t2 - t0 > TRIM_AFTER_S:
         # a long construction's working memory is freed but kept by the C allocator
         # (a server building schema after schema would stay at its largest peak)

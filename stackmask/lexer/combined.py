@@ -16,10 +16,11 @@ from .counted import DEFAULT_BAND, needs_stall, worth_chain
 from ..memo import SizedCache
 from .dfa import DFA, MAX_DFA_STATES, dfa_nbytes, product, restrict_accepts
 from .terminal_dfa import (clear_cache as _clear_terminals, compile_counted_group, compile_terminal,
-                       counted_parts, lookahead_parts)
+                           counted_parts, lookahead_parts, settle_caches as _settle_terminals)
 from .text import free_text_dfa
 
-__all__ = ["terminal_dfas", "compile_lexer", "compile_modal_lexer", "widest_chain", "clear_caches"]
+__all__ = ["terminal_dfas", "compile_lexer", "compile_modal_lexer", "widest_chain", "clear_caches",
+           "settle_caches"]
 
 
 def _regex_of(t) -> tuple[str, str]:
@@ -47,7 +48,7 @@ def terminal_dfas(terminals: Sequence, band: int = DEFAULT_BAND) -> list[DFA]:
 #: combined lexers by regexes and band, the recently used up to 64 MB (a process that builds
 #: many grammars keeps the recent ones, not all: a server building a schema per request
 #: would otherwise hold hundreds of MB of lexers it may never see again)
-_LEXER_CACHE = SizedCache(64 << 20, dfa_nbytes)
+_LEXER_CACHE = SizedCache(64 << 20, dfa_nbytes, rest_bytes=16 << 20)
 
 
 def compile_lexer(terminals: Sequence, band: int = DEFAULT_BAND,
@@ -255,6 +256,14 @@ def compile_modal_lexer(terminals: Sequence, modes: Sequence[Sequence[int]],
         chains = (grp, pos, xk, ctx, drop, tuple(groups))
     return (DFA(trans=trans, accepts=tuple(accepts), n_states=off, counters=counters,
                 chains=chains), tuple(starts))
+
+
+def settle_caches() -> None:
+    """After a construction: the caches of lexer automata down to what later grammars
+    reuse, small automata such as JSON's strings and numbers (16 MB at most each; a
+    process building schema after schema would otherwise hold ~180 MB of them)."""
+    _LEXER_CACHE.settle()
+    _settle_terminals()
 
 
 def clear_caches() -> None:

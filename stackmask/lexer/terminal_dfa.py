@@ -39,8 +39,10 @@ def _label(name: str, regex: str) -> str:
 
 
 #: terminal automata by regex and band, the recently used up to 48 MB (the lexer caches
-#: together stay under ~180 MB in a process that builds grammar after grammar)
-_TERMINALS = SizedCache(48 << 20, dfa_nbytes)
+#: together stay under ~180 MB in a process that builds grammar after grammar); after a
+#: construction (:func:`settle_caches`) 16 MB, none over 4 MB: a grammar reuses its own
+#: large automata (its conversion's in its construction), later grammars the small ones
+_TERMINALS = SizedCache(48 << 20, dfa_nbytes, rest_bytes=16 << 20)
 
 
 def _compile_regex(regex: str, band: int) -> DFA:
@@ -248,7 +250,9 @@ def counted_parts(regex: str, band: int, any_bounds: bool = False):
 
 
 #: :func:`lookahead_parts` by regex and band (its automata), the recently used up to 16 MB
-_LOOKAHEAD_PARTS = SizedCache(16 << 20, lambda v: 64 if v is None else 64 + dfa_nbytes(v[1]))
+#: (4 MB after a construction)
+_LOOKAHEAD_PARTS = SizedCache(16 << 20, lambda v: 64 if v is None else 64 + dfa_nbytes(v[1]),
+                              rest_bytes=4 << 20)
 
 
 def lookahead_parts(regex: str, band: int):
@@ -305,7 +309,8 @@ def _one_rep(side):
 
 
 #: counted groups by members and band (None: not countable), the recently used up to 48 MB
-_GROUPS = SizedCache(48 << 20, dfa_nbytes)
+#: (16 MB after a construction)
+_GROUPS = SizedCache(48 << 20, dfa_nbytes, rest_bytes=16 << 20)
 
 
 def compile_counted_group(members, band: int, label: str = "", reach: tuple = ()) -> DFA | None:
@@ -345,3 +350,10 @@ def clear_cache() -> None:
     _GROUPS.clear()
     counted_parts.cache_clear()
     _LOOKAHEAD_PARTS.clear()
+
+
+def settle_caches() -> None:
+    """Bring the caches of terminal automata, counted groups and lookahead parts down to
+    what later grammars reuse (:meth:`~stackmask.memo.SizedCache.settle`)."""
+    for cache in (_TERMINALS, _GROUPS, _LOOKAHEAD_PARTS):
+        cache.settle()
