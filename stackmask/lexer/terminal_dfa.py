@@ -143,17 +143,21 @@ def _sees_within(look, rest, name: str, label: str) -> bool:
     """Whether a lookahead ``look`` never reads past the end of a lexeme whose rest is
     ``rest`` (IRs): no word of ``rest`` is a proper prefix of a word of ``look``. Then
     the lookahead matches within the lexeme or not at all, as a lexer that could see the
-    text after the lexeme would find. Checked on the two languages with every repetition
-    unbounded (larger languages: a stronger condition, and no counting) while their
-    automata are small (``SEES_UNBOUNDED_FIRST`` states); otherwise on the languages as
-    written, nothing counted; where those automata are too large, unbounded again, up to
-    the lexer's limit."""
+    text after the lexeme would find. Checked on the two languages with their long
+    repetitions unbounded (:func:`_unbounded`: larger languages, a stronger condition, and
+    no counting) while their automata are small (``SEES_UNBOUNDED_FIRST`` states);
+    otherwise on the languages as written, nothing counted; where those automata are too
+    large, unbounded again, up to the lexer's limit. A language with no long repetition is
+    tried once, as written, up to the limit."""
     def dfa(x):
         def ir(y, band, limit=MAX_DFA_STATES):
             return _ir_dfa(y, ByteNFA(name, MAX_NFA_STATES, label), name, label, band,
                            empty_ok=True, max_states=limit)
+        wide = _unbounded(x)
+        if wide == x:                  # nothing to unbound: one try, up to the limit
+            return ir(x, DEFAULT_BAND)
         try:
-            return ir(_unbounded(x), DEFAULT_BAND, SEES_UNBOUNDED_FIRST)
+            return ir(wide, DEFAULT_BAND, SEES_UNBOUNDED_FIRST)
         except GrammarError:
             pass
         try:
@@ -168,12 +172,23 @@ def _sees_within(look, rest, name: str, label: str) -> bool:
     return intersection(d_rest, proper) is None
 
 
+#: :func:`_unbounded` keeps a repetition whose bound is at most this as written
+UNBOUNDED_FROM = 16
+
+
 def _unbounded(x):
+    """``x`` with its long repetitions (a bound over ``UNBOUNDED_FROM``) unbounded: a
+    larger language, without their counting. Short ones stay as written: unbounded,
+    ``[0-9a-f]{4}`` inside a large alternation (a JSON escape of a Unicode class) makes
+    the alternation's branches overlap, and its automaton blow up."""
     k = x[0]
     if k in ("s", "a"):
         return (k, tuple(_unbounded(y) for y in x[1]))
     if k == "r":
-        return ("r", _unbounded(x[1]), 0, None)
+        _, y, lo, hi = x
+        if hi is not None and hi <= UNBOUNDED_FROM:
+            return ("r", _unbounded(y), lo, hi)
+        return ("r", _unbounded(y), 0, None)
     return x
 
 
